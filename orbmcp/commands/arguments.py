@@ -1,0 +1,474 @@
+"""Turn ``orbmcp call SERVER TOOL [ARGS...]`` arguments into the JSON object sent to ``tools/call``.
+
+Argument forms:
+
+- ``k=v``      ``v`` coerced by the parameter's JSON schema (below);
+- ``k=@FILE``  the file's text, coerced like ``v`` (so an object parameter reads a JSON file);
+  ``k=@@x`` is the literal ``@x``;
+- ``k:=JSON``  raw JSON, never coerced (``k:=@FILE`` reads the JSON from a file);
+- ``--args JSON`` a JSON object; ``-`` a JSON object on stdin.
+
+Merge order, later wins: the stdin object, then ``--args``, then the ``k=...`` tokens in
+command-line order. ``a.b=1`` sets ``b`` inside the object parameter ``a`` (only when ``a`` is an
+object in the schema and no parameter is literally called ``a.b``).
+
+Coercion of ``k=v``: a parameter typed ``string`` keeps ``v`` exactly, even ``42`` or ``null``.
+Other types parse ``v`` as strict JSON (no NaN/Infinity) and check the kind; booleans also take
+``True``/``FALSE``; ``enum``/``const`` accept only their members. When the schema allows several types (a type
+list, ``anyOf``, ``oneOf``), they are tried as null, boolean, integer, number, array, object and
+finally string, so ``string|null`` turns ``null`` into null and anything else into the text
+(use ``k:='"null"'`` for the word). A parameter with no type information stays a string: the
+parser never guesses that text was meant as JSON; ``k:=`` says so explicitly.
+
+A key the schema does not list is an error (with close names suggested) only when the schema
+says ``additionalProperties: false``; otherwise it is passed through, coerced by the
+``additionalProperties`` schema if there is one. ``required`` parameters missing after the merge
+are listed together.
+
+Errors are ``UsageError``s naming the parameter and the expected type. Only this module's
+``parse_call_arguments`` plus the schema helpers ``deref``, ``schema_types`` and
+``json_preview`` are meant for other modules.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from urllib.parse import unquote
+
+from orbmcp.errors import UsageError
+
+# Tried in this order when a schema allows several types: the specific before the permissive.
+TYPE_ORDER = ("null", "boolean", "integer", "number", "array", "object", "string")
+_MAX_REF_HOPS = 16
+_MAX_DEPTH = 8
+_GOT_PREVIEW = 60
+
+
+def _read_text_file(path: str) -> str:
+    return Path(os.path.expanduser(path)).read_text(encoding="utf-8")
+
+
+def parse_call_arguments(
+    tokens: Sequence[str],
+    schema: Mapping[str, object] | None,
+    *,
+    args_json: str | None = None,
+    stdin_text: str | None = None,
+    read_file: Callable[[str], str] = _read_text_file,
+) -> dict[str, object]:
+    """Parse and merge the argument tokens; see the module docstring for forms and order."""
+    root: Mapping[str, object] = schema if isinstance(schema, Mapping) else {}
+    result: dict[str, object] = {}
+    assignments: list[str] = []
+    stdin_used = False
+    for arg in tokens:
+        if arg == "-":
+            if stdin_used:
+                raise UsageError("'-' (a JSON object on stdin) given more than once")
+            stdin_used = True
+        else:
+            assignments.append(arg)
+    if stdin_used:
+        if stdin_text is None:
+            raise UsageError("'-' reads a JSON object from stdin, but there is no stdin")
+        result.update(_json_object(stdin_text, "stdin ('-')"))
+    if args_json is not None:
+        result.update(_json_object(args_json, "--args"))
+    for key in result:
+        _check_known(key, root, root, "")
+    for token in assignments:
+        _apply_token(token, root, result, read_file)
+    _check_required(root, result)
+    return result
+
+
+def _json_object(text: str, source: str) -> dict[str, object]:
+    ok, value = _loads(text)
+    if not ok:
+        raise UsageError(f"{source}: expected a JSON object, got invalid JSON {_preview(text)}")
+    if not isinstance(value, dict):
+        raise UsageError(f"{source}: expected a JSON object, got {_json_kind(value)}")
+    return value
+
+
+def _apply_token(
+    token: str,
+    root: Mapping[str, object],
+    result: dict[str, object],
+    read_file: Callable[[str], str],
+) -> None:
+    key, sep, raw = token.partition("=")
+    if not sep:
+        raise UsageError(
+            f"argument {_preview(token)}: expected k=v, k:=JSON, k=@FILE or '-'",
+            hint="pass a whole object with --args '{...}'",
+        )
+    forced_json = key.endswith(":")
+    if forced_json:
+        key = key[:-1]
+    if not key:
+        raise UsageError(f"argument {_preview(token)}: the parameter name before '=' is empty")
+    path, leaf = _resolve_path(key, root)
+    if forced_json:
+        if raw.startswith("@"):
+            raw = _read(key, raw[1:], read_file)
+        ok, value = _loads(raw)
+        if not ok:
+            raise UsageError(f"argument '{key}': ':=' needs valid JSON, got {_preview(raw)}")
+    else:
+        if raw.startswith("@@"):
+            raw = raw[1:]
+        elif raw.startswith("@"):
+            raw = _read(key, raw[1:], read_file)
+        value = coerce(key, raw, leaf, root)
+    _assign(result, path, key, value)
+
+
+def _read(key: str, path: str, read_file: Callable[[str], str]) -> str:
+    if not path:
+        raise UsageError(f"argument '{key}': '@' needs a file name (use {key}=@@ for a literal '@')")
+    try:
+        return read_file(path)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"argument '{key}': cannot read file '{path}': {reason}") from exc
+
+
+def _assign(result: dict[str, object], path: list[str], key: str, value: object) -> None:
+    target = result
+    for depth, segment in enumerate(path[:-1]):
+        existing = target.get(segment)
+        if existing is None:
+            existing = {}
+            target[segment] = existing
+        if not isinstance(existing, dict):
+            parent = ".".join(path[: depth + 1])
+            raise UsageError(f"argument '{key}': '{parent}' is already set to a non-object value")
+        target = existing
+    target[path[-1]] = value
+
+
+# ---------------------------------------------------------------------------------------- schema
+
+
+def deref(node: object, root: Mapping[str, object]) -> object:
+    """Follow local ``$ref`` pointers (``#/...``) from ``node``; remote refs are never fetched.
+
+    Returns the target, or ``None`` for a ref that is remote, dangling or part of a cycle
+    longer than the hop limit, so callers treat it as "no type information".
+    """
+    seen: set[str] = set()
+    for _ in range(_MAX_REF_HOPS):
+        if not isinstance(node, Mapping):
+            return node
+        ref = node.get("$ref")
+        if not isinstance(ref, str):
+            return node
+        if not ref.startswith("#") or ref in seen:
+            return None
+        seen.add(ref)
+        node = _pointer(root, ref[1:])
+    return None
+
+
+def _pointer(root: Mapping[str, object], pointer: str) -> object:
+    current: object = root
+    if not pointer:
+        return current
+    if not pointer.startswith("/"):
+        return None  # an anchor ("#name"), which local schemas rarely use
+    for raw in pointer[1:].split("/"):
+        segment = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(current, Mapping):
+            current = current.get(segment)
+        elif isinstance(current, list) and segment.isdigit() and int(segment) < len(current):
+            current = current[int(segment)]
+        else:
+            return None
+    return current
+
+
+def schema_types(node: object, root: Mapping[str, object], depth: int = 0) -> set[str] | None:
+    """The JSON types a schema admits, or ``None`` when it does not constrain the type."""
+    node = deref(node, root)
+    if not isinstance(node, Mapping) or depth > _MAX_DEPTH:
+        return None
+    enum = _enum_values(node)
+    if enum is not None:
+        return {_json_kind(value) for value in enum}
+    declared = node.get("type")
+    if isinstance(declared, str):
+        return {declared} & set(TYPE_ORDER) or None
+    if isinstance(declared, list):
+        return {item for item in declared if isinstance(item, str) and item in TYPE_ORDER} or None
+    for keyword in ("anyOf", "oneOf"):
+        branches = node.get(keyword)
+        if isinstance(branches, list) and branches:
+            union: set[str] = set()
+            for branch in branches:
+                types = schema_types(branch, root, depth + 1)
+                if types is None:
+                    return None
+                union |= types
+            return union
+    branches = node.get("allOf")
+    if isinstance(branches, list):
+        for branch in branches:
+            types = schema_types(branch, root, depth + 1)
+            if types is not None:
+                return types
+    if isinstance(node.get("properties"), Mapping):
+        return {"object"}
+    if "items" in node or "prefixItems" in node:
+        return {"array"}
+    return None
+
+
+def _enum_values(node: Mapping[str, object]) -> list[object] | None:
+    if "const" in node:
+        return [node["const"]]
+    enum = node.get("enum")
+    return enum if isinstance(enum, list) and enum else None
+
+
+def _object_schema(node: object, root: Mapping[str, object]) -> Mapping[str, object] | None:
+    """The schema itself when it describes an object with properties (one level of allOf)."""
+    node = deref(node, root)
+    if not isinstance(node, Mapping):
+        return None
+    if isinstance(node.get("properties"), Mapping):
+        return node
+    branches = node.get("allOf")
+    if isinstance(branches, list):
+        for branch in branches:
+            found = deref(branch, root)
+            if isinstance(found, Mapping) and isinstance(found.get("properties"), Mapping):
+                return found
+    return None
+
+
+def _properties(node: Mapping[str, object] | None) -> Mapping[str, object]:
+    props = node.get("properties") if node is not None else None
+    return props if isinstance(props, Mapping) else {}
+
+
+def _resolve_path(key: str, root: Mapping[str, object]) -> tuple[list[str], object]:
+    """Split ``a.b.c`` into the path the schema supports and return the leaf's schema."""
+    path: list[str] = []
+    node: object = root
+    remaining = key
+    while True:
+        obj = _object_schema(node, root)
+        props = _properties(obj)
+        if remaining in props:
+            return [*path, remaining], props[remaining]
+        split = _split_nested(remaining, props, root)
+        if split is None:
+            here = obj if obj is not None else deref(node, root)
+            scope = here if isinstance(here, Mapping) else {}
+            return [*path, remaining], _check_known(remaining, scope, root, ".".join(path))
+        head, remaining = split
+        path.append(head)
+        node = props[head]
+
+
+def _split_nested(
+    key: str, props: Mapping[str, object], root: Mapping[str, object]
+) -> tuple[str, str] | None:
+    start = 0
+    while (dot := key.find(".", start)) != -1:
+        head = key[:dot]
+        if head in props and _object_schema(props[head], root) is not None:
+            return head, key[dot + 1 :]
+        start = dot + 1
+    return None
+
+
+def _check_known(key: str, obj: Mapping[str, object], root: Mapping[str, object], prefix: str) -> object:
+    """The schema for ``key`` when ``obj`` does not list it: an error if extra keys are forbidden."""
+    obj_node = _object_schema(obj, root) or obj
+    props = _properties(obj_node)
+    if key in props:
+        return props[key]
+    extra = obj_node.get("additionalProperties")
+    if extra is False:
+        name = f"{prefix}.{key}" if prefix else key
+        known = [str(p) for p in props]
+        close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+        if close:
+            advice = "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+        elif known:
+            advice = "parameters: " + ", ".join(_truncate_list(known, 12))
+        else:
+            advice = "it takes no parameters here"
+        raise UsageError(f"unknown argument '{name}'; {advice}")
+    return extra if isinstance(extra, Mapping) else None
+
+
+def _check_required(root: Mapping[str, object], result: Mapping[str, object]) -> None:
+    required = root.get("required")
+    if not isinstance(required, list):
+        return
+    props = _properties(root)
+    missing = [name for name in required if isinstance(name, str) and name not in result]
+    if not missing:
+        return
+    described = ", ".join(f"'{name}' ({type_label(props.get(name), root)})" for name in missing)
+    noun = "argument" if len(missing) == 1 else "arguments"
+    raise UsageError(f"missing required {noun}: {described}", hint="pass them as k=v")
+
+
+def type_label(node: object, root: Mapping[str, object]) -> str:
+    types = schema_types(node, root)
+    if types is None:
+        return "any"
+    return " or ".join(t for t in TYPE_ORDER if t in types)
+
+
+# -------------------------------------------------------------------------------------- coercion
+
+
+def coerce(key: str, raw: str, node: object, root: Mapping[str, object]) -> object:
+    """Coerce the text of ``key=raw`` to what the parameter's schema ``node`` admits."""
+    resolved = deref(node, root)
+    types = schema_types(resolved, root)
+    enum = _enum_values(resolved) if isinstance(resolved, Mapping) else None
+    if enum is not None:
+        return _coerce_enum(key, raw, enum)
+    if types is None:
+        return raw
+    for kind in TYPE_ORDER:
+        if kind in types:
+            ok, value = _COERCERS[kind](raw)
+            if ok:
+                return value
+    expected = " or ".join(t for t in TYPE_ORDER if t in types)
+    hint = None
+    if types & {"array", "object"}:
+        hint = f"arrays and objects are JSON, e.g. {key}='[1, 2]' or {key}='{{\"a\": 1}}'"
+    raise UsageError(f"argument '{key}': expected {expected}, got {_preview(raw)}", hint=hint)
+
+
+def _coerce_enum(key: str, raw: str, enum: list[object]) -> object:
+    if any(isinstance(member, str) and member == raw for member in enum):
+        return raw
+    ok, value = _loads(raw)
+    if ok:
+        for member in enum:
+            if _same_json(member, value):
+                return member
+    choices = "|".join(_truncate_list([json_preview(member) for member in enum], 10))
+    raise UsageError(f"argument '{key}': expected one of {choices}, got {_preview(raw)}")
+
+
+def _as_null(raw: str) -> tuple[bool, object]:
+    return (True, None) if raw.strip() == "null" else (False, None)
+
+
+def _as_boolean(raw: str) -> tuple[bool, object]:
+    lowered = raw.strip().lower()
+    if lowered in ("true", "false"):
+        return True, lowered == "true"
+    return False, None
+
+
+def _as_integer(raw: str) -> tuple[bool, object]:
+    ok, value = _loads(raw)
+    if ok and isinstance(value, int) and not isinstance(value, bool):
+        return True, value
+    if ok and isinstance(value, float) and value.is_integer():
+        return True, int(value)
+    return False, None
+
+
+def _as_number(raw: str) -> tuple[bool, object]:
+    ok, value = _loads(raw)
+    if ok and isinstance(value, int | float) and not isinstance(value, bool):
+        return True, value
+    return False, None
+
+
+def _as_array(raw: str) -> tuple[bool, object]:
+    ok, value = _loads(raw)
+    return (True, value) if ok and isinstance(value, list) else (False, None)
+
+
+def _as_object(raw: str) -> tuple[bool, object]:
+    ok, value = _loads(raw)
+    return (True, value) if ok and isinstance(value, dict) else (False, None)
+
+
+def _as_string(raw: str) -> tuple[bool, object]:
+    return True, raw
+
+
+_COERCERS: dict[str, Callable[[str], tuple[bool, object]]] = {
+    "null": _as_null,
+    "boolean": _as_boolean,
+    "integer": _as_integer,
+    "number": _as_number,
+    "array": _as_array,
+    "object": _as_object,
+    "string": _as_string,
+}
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(text: str) -> tuple[bool, object]:
+    """Strict JSON: no NaN/Infinity, no overflowing floats; deep nesting is an error, not a crash."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return False, None
+    if isinstance(value, float) and not math.isfinite(value):
+        return False, None
+    return True, value
+
+
+def _same_json(left: object, right: object) -> bool:
+    kinds = {_json_kind(left), _json_kind(right)}
+    if kinds <= {"integer", "number"}:
+        return left == right
+    return len(kinds) == 1 and left == right
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return "string"
+
+
+def json_preview(value: object, limit: int = 40) -> str:
+    """Compact JSON for messages and signatures, never raising on odd values."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _preview(text: str) -> str:
+    short = text if len(text) <= _GOT_PREVIEW else text[: _GOT_PREVIEW - 1] + "…"
+    return repr(short)
+
+
+def _truncate_list(items: list[str], limit: int) -> list[str]:
+    return items if len(items) <= limit else [*items[:limit], "…"]

@@ -1,0 +1,448 @@
+"""Completion, and the grammar both fronts share: which command a line names, which value comes next.
+
+``complete_line`` answers for slash lines (``/mcp:st`` → ``/mcp:start``) and shell lines
+(``orbmcp st`` → ``start status stop``) from the command table alone, plus server names from the
+config and tool names from the discovery cache. It never connects anything and never imports
+``mcp``, ``httpx2`` or pydantic: shells run it on every Tab.
+
+Slash grammar, derived from ``CommandSpec.slash``: ``/mcp`` is the command whose spellings include
+``"/mcp"``; ``/mcp:<verb>`` and ``/mcp <verb>`` are the same command for every verb a spelling
+names (``/mcp:start`` gives ``/mcp start``, ``/mcp reconnect`` gives ``/mcp:reconnect``); every other
+table command is reachable as ``/mcp <command> ...`` except the front-specific ones in
+``NOT_SLASH``. A word after ``/mcp`` that is no command is a server: ``/mcp <name>``. Commands win
+over servers of the same name; ``/mcp status <name>`` reaches such a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS, GROUPS
+
+if TYPE_CHECKING:
+    from orbmcp.config.model import ResolvedConfig
+
+PROGRAM = "orbmcp"
+SLASH_ROOT = "/mcp"
+SHELLS = ("bash", "zsh", "fish")
+# Commands that only make sense in a terminal of their own (and trust, which must stay a deliberate
+# act of the person at the terminal, never a line an agent forwards) are not slash commands.
+NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
+    {
+        ("shell",),
+        ("slash",),
+        ("complete",),
+        ("completion", "show"),
+        ("completion", "install"),
+        ("trust",),
+        ("untrust",),
+    }
+)
+HELP_FLAGS = ("--help", "-h")
+
+ConfigLoader = Callable[..., "ResolvedConfig"]  # called as loader(project=..., config_file=...)
+
+
+# ------------------------------------------------------------------------------------ grammar
+
+
+def _slash_words(spelling: str) -> tuple[str, ...] | None:
+    """``"/mcp:start"`` → ``("start",)``; ``"/mcp reconnect"`` → ``("reconnect",)``; ``"/mcp"`` → ``()``."""
+    if spelling == SLASH_ROOT:
+        return ()
+    if spelling.startswith(SLASH_ROOT + ":"):
+        return tuple(spelling[len(SLASH_ROOT) + 1 :].split())
+    if spelling.startswith(SLASH_ROOT + " "):
+        return tuple(spelling[len(SLASH_ROOT) + 1 :].split())
+    return None
+
+
+def slash_commands() -> dict[tuple[str, ...], CommandSpec]:
+    """Verb words after ``/mcp`` (or ``/mcp:``) → command."""
+    out: dict[tuple[str, ...], CommandSpec] = {}
+    for spec in COMMANDS:
+        if spec.hidden:
+            continue
+        if spec.path not in NOT_SLASH:
+            out[spec.path] = spec
+        for spelling in spec.slash:
+            words = _slash_words(spelling)
+            if words:
+                out[words] = spec
+    return out
+
+
+def bare_slash_command() -> CommandSpec | None:
+    """The command ``/mcp`` alone runs (and ``/mcp <server>``)."""
+    for spec in COMMANDS:
+        if SLASH_ROOT in spec.slash:
+            return spec
+    return None
+
+
+def slash_spellings() -> list[str]:
+    """What the first word of a slash line can be: ``/mcp`` and one colon form per slash verb."""
+    out = {SLASH_ROOT}
+    for spec in COMMANDS:
+        for spelling in spec.slash:
+            words = _slash_words(spelling)
+            if words and len(words) == 1:
+                out.add(f"{SLASH_ROOT}:{words[0]}")
+    return sorted(out)
+
+
+def shell_commands() -> dict[tuple[str, ...], CommandSpec]:
+    return {spec.path: spec for spec in COMMANDS if not spec.hidden}
+
+
+def resolve(
+    paths: Mapping[tuple[str, ...], CommandSpec], words: Sequence[str]
+) -> tuple[CommandSpec | None, int]:
+    """The command whose path is the longest prefix of ``words``, and that path's length."""
+    best: tuple[CommandSpec | None, int] = (None, 0)
+    for path, spec in paths.items():
+        n = len(path)
+        if n > best[1] and tuple(words[:n]) == path:
+            best = (spec, n)
+    return best
+
+
+def next_words(paths: Iterable[tuple[str, ...]], words: Sequence[str]) -> set[str]:
+    """Words that can follow ``words`` on the way to some command path."""
+    depth = len(words)
+    prefix = tuple(words)
+    return {p[depth] for p in paths if len(p) > depth and p[:depth] == prefix}
+
+
+def split_slash_head(word: str) -> tuple[str, ...] | None:
+    """The verb words carried by the first token: ``/mcp`` → ``()``, ``/mcp:start`` → ``("start",)``."""
+    if word == SLASH_ROOT:
+        return ()
+    if word.startswith(SLASH_ROOT + ":") and len(word) > len(SLASH_ROOT) + 1:
+        return (word[len(SLASH_ROOT) + 1 :],)
+    return None
+
+
+def is_program_word(word: str) -> bool:
+    return Path(word).name == PROGRAM
+
+
+def find_global(flag: str) -> Param | None:
+    for p in GLOBAL_OPTIONS:
+        if flag in p.option_names:
+            return p
+    return None
+
+
+def option_table(spec: CommandSpec) -> dict[str, Param]:
+    return {flag: p for p in spec.params if p.kind != "argument" for flag in p.option_names}
+
+
+# ----------------------------------------------------------------------------------- tokenizer
+
+
+def split_partial(line: str) -> tuple[list[str], str]:
+    """Shell words before the cursor, and the word being typed (``""`` after a space).
+
+    Like ``shlex.split`` (quotes, backslashes), but an unterminated quote is fine: it belongs to
+    the word being typed.
+    """
+    words: list[str] = []
+    cur: list[str] = []
+    in_word = False
+    quote: str | None = None
+    i = 0
+    n = len(line)
+    while i < n:
+        c = line[i]
+        if quote == "'":
+            if c == "'":
+                quote = None
+            else:
+                cur.append(c)
+        elif quote == '"':
+            if c == '"':
+                quote = None
+            elif c == "\\" and i + 1 < n and line[i + 1] in '"\\$`':
+                i += 1
+                cur.append(line[i])
+            else:
+                cur.append(c)
+        elif c in " \t\n":
+            if in_word:
+                words.append("".join(cur))
+                cur = []
+                in_word = False
+        elif c in "'\"":
+            quote = c
+            in_word = True
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            cur.append(line[i])
+            in_word = True
+        else:
+            cur.append(c)
+            in_word = True
+        i += 1
+    return words, ("".join(cur) if in_word else "")
+
+
+# ---------------------------------------------------------------------------------- completion
+
+
+class _World:
+    """What completion may know: the config (loaded at most once, only when needed), the
+    session's running servers, and tool names (live ones from a session, else the cache)."""
+
+    def __init__(
+        self,
+        loader: ConfigLoader | None,
+        project: Path | None,
+        config_file: Path | None,
+        running: set[str] | None,
+        tool_names: Mapping[str, Sequence[str]] | None,
+    ) -> None:
+        self._loader = loader
+        self.project = project
+        self.config_file = config_file
+        self.running = running
+        self.tool_names = tool_names
+        self._config: ResolvedConfig | None = None
+        self._loaded = False
+
+    def config(self) -> ResolvedConfig | None:
+        if not self._loaded:
+            self._loaded = True
+            loader = self._loader
+            if loader is None:
+                from orbmcp.config.loader import load_config
+
+                loader = load_config
+            try:
+                self._config = loader(project=self.project, config_file=self.config_file)
+            except Exception:
+                # Completion is a convenience: a broken config shows no server names, never a
+                # traceback in the middle of the user's command line.
+                self._config = None
+        return self._config
+
+    def servers(self, completer: str) -> list[str]:
+        cfg = self.config()
+        if cfg is None:
+            return []
+        names = list(cfg.servers)
+        if completer == "servers:oauth":
+            return [n for n in names if cfg.servers[n].has_oauth]
+        if completer == "servers:stopped" and self.running is not None:
+            return [n for n in names if n not in self.running]
+        if completer == "servers:running" and self.running is not None:
+            return [n for n in names if n in self.running]
+        return names
+
+    def tools(self, server: str) -> list[str]:
+        live = self.tool_names.get(server) if self.tool_names is not None else None
+        if live:
+            return list(live)
+        from orbmcp.config import paths
+        from orbmcp.core import toolcache
+
+        cfg = self.config()
+        gdir = cfg.global_dir if cfg is not None else paths.global_dir()
+        return toolcache.load(gdir / "cache" / "tools.json").get(server, [])
+
+
+def _match(current: str, candidates: Iterable[str]) -> list[str]:
+    return sorted({c for c in candidates if c.startswith(current)})
+
+
+def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]) -> list[str]:
+    c = p.completer
+    if c is None:
+        return []
+    if c.startswith("servers"):
+        names: list[str] = world.servers(c)
+    elif c == "tools":
+        server = values.get("server")
+        names = world.tools(server) if isinstance(server, str) else []
+    elif c == "shells":
+        names = list(SHELLS)
+    else:
+        names = []
+    if p.multiple:  # don't offer what the line already names
+        given = values.get(p.name)
+        taken = set(given) if isinstance(given, list) else set()
+        names = [n for n in names if n not in taken]
+    return _match(current, names)
+
+
+def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world: _World) -> list[str]:
+    options = option_table(spec)
+    positionals = [p for p in spec.params if p.kind == "argument"]
+    values: dict[str, Any] = {}
+    used: set[str] = set()
+    index = 0
+    only_positional = False
+    expecting: Param | None = None
+    for tok in args:
+        if expecting is not None:
+            values[expecting.name] = tok
+            expecting = None
+            continue
+        if not only_positional and tok == "--":
+            only_positional = True
+            continue
+        if not only_positional and tok.startswith("-") and tok != "-":
+            flag, eq, _ = tok.partition("=")
+            p = options.get(flag)
+            if p is not None:
+                used.add(p.name)
+                if p.kind == "option" and not eq:
+                    expecting = p
+            continue
+        if index < len(positionals):
+            p = positionals[index]
+            if p.multiple:
+                values.setdefault(p.name, []).append(tok)
+            else:
+                values[p.name] = tok
+                index += 1
+    if expecting is not None:
+        return _values_for(expecting, current, world, values)
+    if not only_positional and current.startswith("-"):
+        flags = [
+            f
+            for p in spec.params
+            if p.kind != "argument" and not p.hidden and (p.multiple or p.name not in used)
+            for f in p.option_names
+        ]
+        return _match(current, [*flags, HELP_FLAGS[0]])
+    if index < len(positionals):
+        p = positionals[index]
+        if spec.path == ("slash",) and p.name == "line":
+            return _complete_nested_slash(current, world)
+        return _values_for(p, current, world, values)
+    return []
+
+
+def _complete_nested_slash(current: str, world: _World) -> list[str]:
+    """``orbmcp slash "/mcp:start gi``: the quoted word is a slash line of its own."""
+    if not current.startswith("/"):
+        return []
+    words, inner = split_partial(current)
+    head = current[: len(current) - len(inner)]
+    return [head + c for c in _complete_slash(words, inner, world)]
+
+
+def _complete_slash(words: list[str], current: str, world: _World) -> list[str]:
+    if not words:
+        return _match(current, slash_spellings())
+    head = split_slash_head(words[0])
+    if head is None:
+        return []
+    seq = [*head, *words[1:]]
+    verbs = slash_commands()
+    spec, n = resolve(verbs, seq)
+    if spec is not None:
+        return _complete_params(spec, seq[n:], current, world)
+    bare = bare_slash_command()
+    if not seq:  # "/mcp <Tab>": a command or a server
+        servers = world.servers("servers") if bare is not None else []
+        return _match(current, [*next_words(verbs, []), *servers])
+    following = next_words(verbs, seq)
+    if following:  # inside a multi-word command: "/mcp config <Tab>"
+        return _match(current, following)
+    if head or bare is None:  # "/mcp:frob ...": no such command
+        return []
+    return _complete_params(bare, seq, current, world)  # "/mcp <server> <Tab>"
+
+
+def _complete_shell(words: list[str], current: str, world: _World) -> list[str]:
+    if words and is_program_word(words[0]):
+        words = words[1:]
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        flag, eq, value = words[i].partition("=")
+        p = find_global(flag)
+        if p is not None and p.kind == "option":
+            if not eq:
+                if i + 1 == len(words):
+                    return []  # the value of --config/--project: a path, left to the shell
+                value = words[i + 1]
+                i += 1
+            if p.name == "config":
+                world.config_file = Path(value)
+            elif p.name == "project":
+                world.project = Path(value)
+        i += 1
+    rest = words[i:]
+    paths = shell_commands()
+    if not rest:
+        if current.startswith("-"):
+            return _match(current, [f for p in GLOBAL_OPTIONS for f in p.option_names if f.startswith("--")])
+        return _match(current, {p[0] for p in paths} | set(GROUPS))
+    spec, n = resolve(paths, rest)
+    if spec is None:
+        following = next_words(paths, rest)
+        return _match(current, following) if not current.startswith("-") else _match(current, HELP_FLAGS)
+    return _complete_params(spec, rest[n:], current, world)
+
+
+def complete_line(
+    line: str,
+    *,
+    config_loader: ConfigLoader | None = None,
+    running: set[str] | None = None,
+    tool_names: Mapping[str, Sequence[str]] | None = None,
+    project: Path | None = None,
+    config_file: Path | None = None,
+) -> list[str]:
+    """Candidates for the word being typed at the end of ``line`` (sorted, unique).
+
+    ``line`` is a slash line (``/mcp:start gi``) or a shell line, with or without the program
+    name (``orbmcp call srv ``, ``call srv ``). ``running`` is the set of servers a live session
+    runs (``None``: no session knows, so ``stop`` offers every server). ``tool_names`` are a live
+    session's tools by server; otherwise the discovery cache answers. ``config_loader`` is called as
+    ``config_loader(project=..., config_file=...)`` (default: ``load_config``), with the values of
+    ``--project``/``--config`` on the line if any, else ``project``/``config_file``.
+    """
+    words, current = split_partial(line)
+    world = _World(config_loader, project, config_file, running, tool_names)
+    first = words[0] if words else current
+    if first.startswith("/"):
+        return _complete_slash(words, current, world)
+    return _complete_shell(words, current, world)
+
+
+# ---------------------------------------------------------------------------------------- usage
+
+_TYPE_METAVAR = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH"}
+
+
+def value_metavar(p: Param) -> str:
+    return p.metavar or _TYPE_METAVAR[p.type]
+
+
+def primary_slash(spec: CommandSpec) -> str:
+    """How a slash user spells this command: its first table spelling, else ``/mcp <path>``."""
+    return spec.slash[0] if spec.slash else f"{SLASH_ROOT} {spec.name}"
+
+
+def usage_line(spec: CommandSpec, *, slash: bool = False, program: str = PROGRAM) -> str:
+    """``orbmcp start SERVER [--json]`` or ``/mcp:start <server> [--json]``."""
+    parts = [primary_slash(spec) if slash else f"{program} {spec.name}".strip()]
+    for p in spec.params:
+        if p.hidden:
+            continue
+        if p.kind == "argument":
+            name = f"<{p.name.replace('_', '-')}>" if slash else (p.metavar or p.name.upper())
+            name += "..." if p.multiple else ""
+            parts.append(name if p.required else f"[{name}]")
+        elif p.kind == "flag":
+            parts.append(f"[{p.option_names[0]}]")
+        else:
+            rep = "..." if p.multiple else ""
+            parts.append(f"[{p.option_names[0]} {value_metavar(p)}]{rep}")
+    return " ".join(parts)

@@ -1,0 +1,92 @@
+"""What a handler gets: options, the config, a way to talk to the user, and the session.
+
+Handlers never print. They ask the ``UI`` (a Protocol each front end implements) when they need
+a decision, and they get connections from a ``SessionProvider``: one-shot for the shell, shared and
+long-lived for the REPL, the daemon and agent hosts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from orbmcp.config.model import ResolvedConfig
+    from orbmcp.core.manager import Manager
+
+
+class UI(Protocol):
+    interactive: bool
+
+    def confirm(self, question: str, *, default: bool = False) -> bool: ...
+
+    def choose(self, question: str, options: list[str]) -> str | None: ...
+
+    def notify(self, message: str, *, level: str = "info") -> None: ...
+
+    def open_url(self, url: str) -> bool: ...
+
+    def show_url(self, url: str) -> None: ...
+
+    def prompt_paste(self, message: str) -> str | None: ...
+
+    def progress(self, server: str, tool: str, progress: float, total: float | None, message: str | None) -> None: ...
+
+
+class SessionProvider(Protocol):
+    """Gives handlers the Manager that owns the connections of this session."""
+
+    async def manager(self, ctx: CommandContext) -> Manager: ...
+
+    @property
+    def persistent(self) -> bool:
+        """True when servers stay connected after the command (REPL, daemon, agent host)."""
+        ...
+
+
+def _env_true(v: str | None) -> bool:
+    return (v or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def default_interactive(json_output: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """Interactive means a person can answer: terminal on both ends, no --json, not CI."""
+    env = os.environ if environ is None else environ
+    if json_output or _env_true(env.get("CI")):
+        return False
+    try:
+        return sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+@dataclass
+class CommandContext:
+    ui: UI
+    sessions: SessionProvider | None = None
+    project: Path | None = None
+    config_file: Path | None = None
+    json: bool = False
+    front: str = "cli"  # cli | slash | shell | host | daemon
+    no_color: bool = False  # --no-color or NO_COLOR: fronts that render later (the REPL) need it
+    _config: ResolvedConfig | None = field(default=None, repr=False)
+
+    def config(self, *, reload: bool = False) -> ResolvedConfig:
+        if self._config is None or reload:
+            from orbmcp.config.loader import load_config
+
+            self._config = load_config(project=self.project, config_file=self.config_file)
+        return self._config
+
+    def set_config(self, config: ResolvedConfig) -> None:
+        self._config = config
+
+    async def manager(self) -> Manager:
+        if self.sessions is None:
+            from orbmcp.errors import InternalError
+
+            raise InternalError("this command needs a session provider")
+        return await self.sessions.manager(self)

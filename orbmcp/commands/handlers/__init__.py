@@ -1,0 +1,1 @@
+"""Command handlers: each takes a CommandContext and parameters and returns a result model."""

@@ -1,0 +1,124 @@
+"""/mcp, /mcp <name>, start, stop, reconnect, check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.results import ServerAction, ServerDetail, StatusReport
+from orbmcp.commands.suggest import unknown_server
+from orbmcp.commands.views import server_detail, status_report
+from orbmcp.config.model import ResolvedConfig, ServerConfig
+
+ONE_SHOT_NOTE = (
+    "stopped again: this one-shot command exits now (use `orbmcp shell` to keep servers connected)"
+)
+
+
+def _server(config: ResolvedConfig, name: str) -> ServerConfig:
+    cfg = config.servers.get(name)
+    if cfg is None:
+        raise unknown_server(name, list(config.servers))
+    return cfg
+
+
+def _persistent(ctx: CommandContext) -> bool:
+    return ctx.sessions is not None and ctx.sessions.persistent
+
+
+async def status(ctx: CommandContext, server: str | None = None) -> StatusReport | ServerDetail:
+    config = ctx.config()
+    if server is not None:
+        cfg = _server(config, server)
+        if not config.enabled_servers() and not _persistent(ctx):
+            return server_detail(cfg, config, None, front=ctx.front)
+        manager = await ctx.manager()
+        sup = manager.get(server)
+        if not _persistent(ctx) and cfg.eager:
+            await manager.start(server)
+        return server_detail(cfg, config, sup, front=ctx.front)
+    if not config.enabled_servers():
+        return status_report(config, None)  # zero-work path: nothing imported, nothing connected
+    manager = await ctx.manager()
+    if not _persistent(ctx):
+        await manager.start_eager()
+    return status_report(config, manager, stopped_after=not _persistent(ctx))
+
+
+async def start(ctx: CommandContext, server: str) -> ServerAction:
+    config = ctx.config()
+    cfg = _server(config, server)
+    manager = await ctx.manager()
+    sup = await manager.start(server)
+    note = None if _persistent(ctx) else ONE_SHOT_NOTE
+    detail = server_detail(cfg, config, sup, front=ctx.front, message=note)
+    return ServerAction("start", (detail,), message=note)
+
+
+async def stop(ctx: CommandContext, server: str) -> ServerAction:
+    config = ctx.config()
+    cfg = _server(config, server)
+    manager = await ctx.manager()
+    sup = await manager.stop(server)
+    return ServerAction("stop", (server_detail(cfg, config, sup, front=ctx.front),),
+                        message=f"stopped '{server}'; its tools are inactive")
+
+
+async def reconnect(ctx: CommandContext, server: str | None = None) -> ServerAction:
+    config = ctx.config()
+    if server is not None:
+        _server(config, server)
+    manager = await ctx.manager()
+    sups = await manager.reconnect(server)
+    note = None if _persistent(ctx) else ONE_SHOT_NOTE
+    details = tuple(server_detail(s.cfg, config, s, front=ctx.front) for s in sups)
+    return ServerAction("reconnect", details, message=note)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """`orbmcp check`: for CI. Exit 1 unless every server is ready and every required tool exists."""
+
+    servers: tuple[ServerDetail, ...]
+    missing_tools: tuple[str, ...] = ()
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "servers": [d.row().to_json() | {"lastError": d.last_error} for d in self.servers],
+            "missingTools": list(self.missing_tools),
+            "problems": list(self.problems),
+        }
+
+
+async def check(ctx: CommandContext, servers: list[str] | None = None,
+                require_tool: list[str] | None = None) -> CheckReport:
+    config = ctx.config()
+    names = list(servers or [s.name for s in config.enabled_servers()])
+    for n in names:
+        _server(config, n)
+    if not names:
+        return CheckReport((), problems=("no enabled server to check",))
+    manager = await ctx.manager()
+    await manager.start_many(names)
+    details = tuple(server_detail(config.servers[n], config, manager.get(n), front=ctx.front) for n in names)
+    problems = [f"{d.name}: {d.state}" + (f" ({d.last_error})" if d.last_error else "")
+                for d in details if d.state != "ready"]
+    missing: list[str] = []
+    for req in require_tool or []:
+        srv, _, tool = req.rpartition("/")
+        pool = [t for t in manager.tools.all() if (not srv or t.server == srv)]
+        if not any(t.name == tool for t in pool):
+            missing.append(req)
+            problems.append(f"required tool missing: {req}")
+    return CheckReport(details, tuple(missing), tuple(problems))

@@ -1,0 +1,448 @@
+"""tools, call, resources, read, prompts, prompt.
+
+Everything a user typed is checked before anything is spawned where that is possible (server
+names, argument syntax, --timeout, output paths), so a typo costs milliseconds, not a connect.
+Errors are OrbErrors: the front end maps them to exit codes (2 usage, 4 connection/protocol,
+5 auth, 6 timeout); a tool's own ``isError`` is a result with exit code 1.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from orbmcp.commands.arguments import parse_call_arguments
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.suggest import unknown, unknown_server
+from orbmcp.commands.tool_results import (
+    CallOutcome,
+    PromptListing,
+    PromptMessages,
+    ResourceContents,
+    ResourceListing,
+    ToolEntry,
+    ToolListing,
+    prompt_arguments,
+)
+from orbmcp.core.naming import sanitize
+from orbmcp.core.results import AudioBlock, ImageBlock, ToolResult
+from orbmcp.core.state import State
+from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError
+
+if TYPE_CHECKING:
+    from orbmcp.config.model import ResolvedConfig, ServerConfig
+    from orbmcp.core.manager import Manager
+    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.tools import BridgedTool
+
+T = TypeVar("T")
+
+# Extensions for saved media, chosen by us from the MIME type: a file name never comes from the server.
+MEDIA_EXTENSIONS: dict[str, str] = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/jpg": "jpg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "image/svg+xml": "svg",
+    "image/bmp": "bmp",
+    "image/tiff": "tiff",
+    "image/avif": "avif",
+    "audio/wav": "wav",
+    "audio/wave": "wav",
+    "audio/x-wav": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+    "audio/ogg": "ogg",
+    "audio/webm": "webm",
+    "audio/flac": "flac",
+    "audio/aac": "aac",
+    "audio/mp4": "m4a",
+}
+_MAX_SAVE_ATTEMPTS = 1000
+_RESOURCE_NOT_FOUND = "(code -32002)"  # the spec's "resource not found" JSON-RPC error
+
+
+# -- shared helpers ------------------------------------------------------------------------------
+
+
+def _server_cfg(config: ResolvedConfig, name: str) -> ServerConfig:
+    cfg = config.servers.get(name)
+    if cfg is None:
+        raise unknown_server(name, list(config.servers))
+    return cfg
+
+
+def _persistent(ctx: CommandContext) -> bool:
+    return ctx.sessions is not None and ctx.sessions.persistent
+
+
+async def _read_stdin() -> str:
+    # Abandoned on cancel: Ctrl-C while waiting for input must not hang on a blocked read.
+    return await anyio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
+
+
+def _has_capability(sup: Supervisor, kind: str) -> bool:
+    try:
+        caps = sup.client.server_capabilities
+    except Exception:
+        return True  # unknown: let the request itself say what is wrong
+    return getattr(caps, kind, None) is not None
+
+
+async def _ready_servers(
+    ctx: CommandContext, server: str | None, verb: str
+) -> tuple[list[Supervisor], list[str]]:
+    """The connected servers a listing covers, plus notices about the ones it leaves out.
+
+    One server: connect it (lazy ones too) or raise why not. Every server: a one-shot command
+    connects the eager ones; a persistent session lists what is connected. Failures are warnings
+    unless nothing could be listed at all.
+    """
+    config = ctx.config()
+    if server is not None:
+        _server_cfg(config, server)
+        manager = await ctx.manager()
+        return [await manager.ready(server)], []
+    enabled = config.enabled_servers()
+    if not enabled:
+        return [], ["No enabled MCP server is configured (see `orbmcp config show`)."]
+    manager = await ctx.manager()
+    if not _persistent(ctx):
+        await manager.start_eager()
+    ready: list[Supervisor] = []
+    failed: list[Supervisor] = []
+    notices: list[str] = []
+    for cfg in enabled:
+        sup = manager.get(cfg.name)
+        if sup.state == State.READY:
+            ready.append(sup)
+        elif sup.state in (State.FAILED, State.NEEDS_AUTH):
+            failed.append(sup)
+        elif sup.state == State.STARTING:
+            notices.append(f"{cfg.name}: still connecting")
+        else:
+            notices.append(
+                f"{cfg.name}: {cfg.lifecycle}, not connected (`orbmcp {verb} {cfg.name}` connects it)"
+            )
+    if failed and not ready:
+        from orbmcp.core.hints import failure_error
+
+        raise failure_error(failed[0])
+    for sup in failed:
+        error = sup.snap.last_error or str(sup.state)
+        ctx.ui.notify(f"server '{sup.name}' is {sup.state}: {error}", level="warning")
+    return ready, notices
+
+
+async def _each(sups: list[Supervisor], fn: Callable[[Supervisor], Awaitable[T]]) -> list[T]:
+    """``fn`` on every server concurrently, results in the servers' order."""
+    results: dict[int, T] = {}
+
+    async def one(index: int, sup: Supervisor) -> None:
+        results[index] = await fn(sup)
+
+    async with anyio.create_task_group() as tg:
+        for index, sup in enumerate(sups):
+            tg.start_soon(one, index, sup)
+    return [results[i] for i in range(len(sups))]
+
+
+# -- tools ---------------------------------------------------------------------------------------
+
+
+def _entry(tool: BridgedTool) -> ToolEntry:
+    from orbmcp.commands.signature import signature
+
+    return ToolEntry(
+        server=tool.server,
+        name=tool.name,
+        bridged_name=tool.bridged_name,
+        description=tool.description,
+        raw_description=tool.raw_description,
+        input_schema=tool.input_schema,
+        annotations=tool.annotations,
+        signature=signature(tool.name, tool.input_schema),
+    )
+
+
+async def tools(ctx: CommandContext, server: str | None = None, schema: bool = False) -> ToolListing:
+    sups, notices = await _ready_servers(ctx, server, "tools")
+    entries: list[ToolEntry] = []
+    for sup in sups:
+        entries += [_entry(t) for t in sup.runtime.tools.for_server(sup.name)]
+    return ToolListing(tuple(entries), tuple(s.name for s in sups), schema=schema, notices=tuple(notices))
+
+
+# -- call ----------------------------------------------------------------------------------------
+
+
+def find_tool(manager: Manager, server: str, name: str) -> BridgedTool:
+    """A tool by its server-side name, or by its bridged name; 'did you mean' otherwise."""
+    registry = manager.tools
+    found = registry.get(server, name)
+    if found is not None and found.present:
+        return found
+    offered = registry.for_server(server)
+    for tool in offered:
+        if tool.bridged_name == name:
+            return tool
+    err = unknown("tool", name, [t.name for t in offered], server=server)
+    raise UsageError(f"unknown tool '{name}' on server '{server}'", server=server, hint=err.hint)
+
+
+def _check_options(timeout: float | None, max_output: int | None) -> None:
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise UsageError(f"--timeout: expected a positive number of seconds, got {timeout}")
+    if max_output is not None and max_output < 0:
+        raise UsageError(f"--max-output: expected a number of bytes >= 0, got {max_output}")
+
+
+def _prepare_dir(directory: Path) -> Path:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--save-images {directory}: cannot create the directory ({exc.strerror or exc})"
+        ) from None
+    if not directory.is_dir():
+        raise UsageError(f"--save-images {directory}: not a directory")
+    return directory
+
+
+def _check_output(path: Path) -> None:
+    parent = path.parent
+    if path.is_dir():
+        raise UsageError(f"--output {path}: is a directory")
+    if not parent.is_dir():
+        raise UsageError(f"--output {path}: directory {parent} does not exist")
+
+
+def _write_new(directory: Path, stem: str, ext: str, data: bytes) -> Path:
+    """Create a file that did not exist (never overwrite, never follow a planted symlink)."""
+    for n in range(_MAX_SAVE_ATTEMPTS):
+        path = directory / (f"{stem}.{ext}" if n == 0 else f"{stem}-{n}.{ext}")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return path
+    raise UsageError(f"--save-images {directory}: too many files named {stem}-*.{ext}")
+
+
+def save_media(ctx: CommandContext, result: ToolResult, directory: Path, tool: str) -> dict[int, str]:
+    """Write every image and audio block to ``directory``; returns content index -> path."""
+    stem_base = sanitize(tool)[:40].strip("_-") or "tool"
+    saved: dict[int, str] = {}
+    for index, block in enumerate(result.content):
+        if not isinstance(block, ImageBlock | AudioBlock):
+            continue
+        try:
+            data = base64.b64decode("".join(block.data_b64.split()), validate=True)
+        except (binascii.Error, ValueError):
+            ctx.ui.notify(
+                f"content block {index + 1} of '{tool}' is not valid base64; not saved", level="warning"
+            )
+            continue
+        mime = block.mime_type.split(";", 1)[0].strip().lower()
+        ext = MEDIA_EXTENSIONS.get(mime, "bin")
+        try:
+            path = _write_new(directory, f"{stem_base}-{index + 1}", ext, data)
+        except OSError as exc:
+            raise UsageError(f"--save-images {directory}: cannot write ({exc.strerror or exc})") from None
+        saved[index] = str(path)
+    return saved
+
+
+async def call(
+    ctx: CommandContext,
+    server: str,
+    tool: str,
+    *,
+    arguments: list[str] | None = None,
+    args: str | None = None,
+    timeout: float | None = None,
+    save_images: Path | None = None,
+    max_output: int | None = None,
+    output: Path | None = None,
+) -> CallOutcome:
+    from orbmcp.core.calls import call_tool
+
+    config = ctx.config()
+    _server_cfg(config, server)
+    _check_options(timeout, max_output)
+    tokens = list(arguments or [])
+    stdin_text = await _read_stdin() if "-" in tokens else None
+    # Syntax first (bad JSON, k without =, unreadable @file): no server needed to reject those.
+    parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text)
+    media_dir = _prepare_dir(Path(save_images).expanduser()) if save_images is not None else None
+    out_path = Path(output).expanduser() if output is not None else None
+    if out_path is not None:
+        _check_output(out_path)
+
+    manager = await ctx.manager()
+    sup = await manager.ready(server)
+    bridged = find_tool(manager, server, tool)
+    values = parse_call_arguments(tokens, bridged.input_schema, args_json=args, stdin_text=stdin_text)
+
+    def on_progress(value: float, total: float | None, message: str | None) -> None:
+        ctx.ui.progress(server, bridged.name, value, total, message)
+
+    try:
+        result = await call_tool(sup, bridged.name, values, timeout_s=timeout, progress=on_progress)
+    except TimeoutFailed:
+        seconds = timeout if timeout is not None else sup.cfg.request_timeout_ms / 1000
+        raise TimeoutFailed(
+            f"server '{server}': tool '{bridged.name}' did not answer within {seconds:g} s; "
+            "the call was cancelled",
+            server=server,
+            hint="allow more time with --timeout SECONDS, or requestTimeoutMs in the server's entry",
+        ) from None
+
+    saved = save_media(ctx, result, media_dir, bridged.name) if media_dir is not None else {}
+    outcome = CallOutcome(server, bridged.name, result, saved, max_output=max_output)
+    if out_path is not None:
+        body = (
+            json.dumps(outcome.to_json(), indent=2, ensure_ascii=False) + "\n"
+            if ctx.json
+            else outcome.full_text()
+        )
+        data = body.encode("utf-8", "replace")
+        try:
+            out_path.write_bytes(data)
+        except OSError as exc:
+            raise UsageError(f"--output {out_path}: cannot write ({exc.strerror or exc})") from None
+        outcome = CallOutcome(
+            server,
+            bridged.name,
+            result,
+            saved,
+            max_output=max_output,
+            output_file=str(out_path),
+            output_bytes=len(data),
+        )
+    if result.is_error and not ctx.json:
+        ctx.ui.notify(f"tool '{bridged.name}' on server '{server}' returned an error", level="error")
+    return outcome
+
+
+# -- resources -----------------------------------------------------------------------------------
+
+
+async def _list_templates(sup: Supervisor) -> list[dict[str, Any]]:
+    from orbmcp.core.calls import request
+    from orbmcp.core.discovery import collect_pages, wire
+
+    async def run(client: Any) -> list[dict[str, Any]]:
+        async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+            page = await client.list_resource_templates(cursor=cursor)
+            return [wire(t) for t in page.resource_templates], page.next_cursor
+
+        return await collect_pages(fetch, what="resource templates", server=sup.name, warn=sup._warn)
+
+    try:
+        return await request(sup, "resources/templates/list", run)
+    except ProtocolError:
+        return []  # optional for servers; the resources themselves were listed
+
+
+async def resources(ctx: CommandContext, server: str | None = None) -> ResourceListing:
+    from orbmcp.core.calls import list_resources
+
+    sups, notices = await _ready_servers(ctx, server, "resources")
+    offering = [s for s in sups if _has_capability(s, "resources")]
+    notices += [f"{s.name}: offers no resources" for s in sups if s not in offering]
+
+    async def one(sup: Supervisor) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        return await list_resources(sup), await _list_templates(sup)
+
+    rows: list[dict[str, Any]] = []
+    templates: list[dict[str, Any]] = []
+    for sup, (found, tmpl) in zip(offering, await _each(offering, one), strict=True):
+        rows += [{"server": sup.name, **item} for item in found]
+        templates += [{"server": sup.name, **item} for item in tmpl]
+    return ResourceListing(tuple(rows), tuple(templates), tuple(s.name for s in offering), tuple(notices))
+
+
+async def read(ctx: CommandContext, server: str, uri: str) -> ResourceContents:
+    from orbmcp.core.calls import read_resource
+
+    _server_cfg(ctx.config(), server)
+    manager = await ctx.manager()
+    sup = await manager.ready(server)
+    try:
+        contents = await read_resource(sup, uri)
+    except ProtocolError as err:
+        if _RESOURCE_NOT_FOUND in err.message:
+            raise UsageError(
+                f"server '{server}' has no resource '{uri}'",
+                server=server,
+                hint=f"`orbmcp resources {server}` lists them",
+            ) from None
+        raise
+    return ResourceContents(server, uri, tuple(contents))
+
+
+# -- prompts -------------------------------------------------------------------------------------
+
+
+async def prompts(ctx: CommandContext, server: str | None = None) -> PromptListing:
+    from orbmcp.core.calls import list_prompts
+
+    sups, notices = await _ready_servers(ctx, server, "prompts")
+    offering = [s for s in sups if _has_capability(s, "prompts")]
+    notices += [f"{s.name}: offers no prompts" for s in sups if s not in offering]
+    rows: list[dict[str, Any]] = []
+    for sup, found in zip(offering, await _each(offering, list_prompts), strict=True):
+        rows += [{"server": sup.name, **item} for item in found]
+    return PromptListing(tuple(rows), tuple(s.name for s in offering), tuple(notices))
+
+
+def prompt_schema(prompt: Mapping[str, Any]) -> dict[str, Any]:
+    """Prompt arguments as a JSON schema, so ``k=v`` parsing (and its errors) match ``call``."""
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for arg in prompt_arguments(prompt):
+        name = str(arg["name"])
+        props[name] = {"type": "string"}
+        if arg.get("required"):
+            required.append(name)
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+async def prompt(
+    ctx: CommandContext, server: str, name: str, arguments: list[str] | None = None
+) -> PromptMessages:
+    from orbmcp.core.calls import get_prompt, list_prompts
+
+    _server_cfg(ctx.config(), server)
+    tokens = list(arguments or [])
+    stdin_text = await _read_stdin() if "-" in tokens else None
+    parse_call_arguments(tokens, None, stdin_text=stdin_text)
+    manager = await ctx.manager()
+    sup = await manager.ready(server)
+    if not _has_capability(sup, "prompts"):
+        raise UsageError(f"server '{server}' offers no prompts", server=server)
+    offered = await list_prompts(sup)
+    found = next((p for p in offered if p.get("name") == name), None)
+    if found is None:
+        err = unknown("prompt", name, [str(p.get("name")) for p in offered], server=server)
+        raise UsageError(f"unknown prompt '{name}' on server '{server}'", server=server, hint=err.hint)
+    values = parse_call_arguments(tokens, prompt_schema(found), stdin_text=stdin_text)
+    strings: dict[str, str] = {}
+    for key, value in values.items():
+        if not isinstance(value, str):
+            raise UsageError(f"argument '{key}': prompt arguments are strings, got {json.dumps(value)[:40]}")
+        strings[key] = value
+    return PromptMessages(server, name, await get_prompt(sup, name, strings))

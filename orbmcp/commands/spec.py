@@ -1,0 +1,73 @@
+"""The shape of a command definition.
+
+A command is defined once (``table.py``): its name, help, parameters, completers, slash forms and
+the dotted path of its handler. The Typer CLI, the slash dispatcher, shell completion scripts and
+the man page are all generated from these definitions. Handlers are referenced by import path so
+that loading the table (on every ``--help`` and every completion keystroke) imports nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+ParamKind = Literal["argument", "option", "flag"]
+ValueType = Literal["str", "int", "float", "path"]
+
+# Completer names understood by orbmcp.commands.complete.
+Completer = Literal[
+    "servers",  # every configured server
+    "servers:stopped",  # servers not running (falls back to all when no session knows)
+    "servers:running",  # running servers (falls back to all)
+    "servers:oauth",  # servers with OAuth configured
+    "tools",  # tools of the server named earlier on the line (from the discovery cache)
+    "shells",  # bash, zsh, fish
+]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str  # python identifier passed to the handler
+    help: str
+    kind: ParamKind = "argument"
+    flags: tuple[str, ...] = ()  # option spellings, e.g. ("--timeout",); derived from name when empty
+    type: ValueType = "str"
+    required: bool = False
+    default: object = None
+    multiple: bool = False  # variadic argument or repeatable option
+    completer: Completer | None = None
+    metavar: str | None = None
+    hidden: bool = False
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        if self.kind == "argument":
+            return ()
+        return self.flags or ("--" + self.name.replace("_", "-"),)
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    path: tuple[str, ...]  # ("status",) or ("config", "show")
+    help: str
+    handler: str  # "module:function" under orbmcp.commands.handlers
+    params: tuple[Param, ...] = ()
+    slash: tuple[str, ...] = ()  # slash spellings: "/mcp", "/mcp:start" (space forms are derived)
+    connects: bool = False  # needs MCP connections (imports mcp); False keeps it fast
+    hidden: bool = False
+    epilog: str | None = None
+    examples: tuple[str, ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        return " ".join(self.path)
+
+    @property
+    def summary(self) -> str:
+        return self.help.split("\n", 1)[0]
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)

@@ -1,0 +1,231 @@
+"""Every orbmcp command, defined once. Adding a command means adding one entry here.
+
+The Typer front (frontends/cli.py), the slash dispatcher (frontends/slash.py), completion
+(commands/complete.py), the shell completion scripts and the man page are built from ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+from orbmcp.commands.spec import CommandSpec, Param
+
+# Options of the program itself (before the command). The Typer root callback in frontends/cli.py
+# declares the same ones; completion and the man page read them from here.
+GLOBAL_OPTIONS: tuple[Param, ...] = (
+    Param("version", "Show the version and exit.", kind="flag", flags=("--version", "-V")),
+    Param("project", "Project directory (default: the working directory); env ORBMCP_PROJECT.",
+          kind="option", type="path", flags=("--project", "-p"), metavar="DIR"),
+    Param("config", "Use only this config file (trusted because you named it); env ORBMCP_CONFIG.",
+          kind="option", type="path", flags=("--config", "-c"), metavar="FILE"),
+    Param("no_color", "No colours or rich tables (also NO_COLOR).", kind="flag"),
+    Param("json", "JSON output for every command.", kind="flag"),
+    Param("help", "Show help and exit (also after any command).", kind="flag", flags=("--help", "-h")),
+)
+
+JSON = Param("json", "Print machine-readable JSON (errors go to stderr as one JSON line).", kind="flag")
+SERVER = Param("server", "Server name.", required=True, completer="servers")
+H = "orbmcp.commands.handlers"
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec(
+        ("status",),
+        "Show every configured server (state, tools, auth, source), or why one server is in its state.",
+        f"{H}.status:status",
+        (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
+        slash=("/mcp",),
+        connects=True,
+        examples=("orbmcp status", "orbmcp status github --json"),
+    ),
+    CommandSpec(
+        ("start",),
+        "Connect a server (lazy ones too) and show its detail view.",
+        f"{H}.status:start",
+        (Param("server", "Server to start.", required=True, completer="servers:stopped"), JSON),
+        slash=("/mcp:start",),
+        connects=True,
+    ),
+    CommandSpec(
+        ("stop",),
+        "Stop a server: tools deactivated, process tree gone.",
+        f"{H}.status:stop",
+        (Param("server", "Server to stop.", required=True, completer="servers:running"), JSON),
+        slash=("/mcp:stop",),
+        connects=True,
+    ),
+    CommandSpec(
+        ("reconnect",),
+        "Recreate one connection, or every connection.",
+        f"{H}.status:reconnect",
+        (Param("server", "Server to reconnect (default: all).", completer="servers"), JSON),
+        slash=("/mcp reconnect",),
+        connects=True,
+    ),
+    CommandSpec(
+        ("auth",),
+        "Authorize an OAuth server (browser, or --no-browser to paste the redirect URL).",
+        f"{H}.auth:auth",
+        (
+            Param("server", "OAuth server to authorize.", required=True, completer="servers:oauth"),
+            Param("reset", "Discard the cached client registration and tokens first.", kind="flag"),
+            Param("status", "Only show the stored authorization state.", kind="flag"),
+            Param("no_browser", "Print the URL and read the pasted redirect URL.", kind="flag"),
+            JSON,
+        ),
+        slash=("/mcp:auth",),
+        connects=True,
+    ),
+    CommandSpec(
+        ("logout",),
+        "Forget the stored tokens and client registration of an OAuth server.",
+        f"{H}.auth:logout",
+        (Param("server", "OAuth server.", required=True, completer="servers:oauth"), JSON),
+    ),
+    CommandSpec(
+        ("tools",),
+        "List tools with readable signatures.",
+        f"{H}.tools:tools",
+        (
+            Param("server", "Only this server.", completer="servers"),
+            Param("schema", "Show each tool's input schema.", kind="flag"),
+            JSON,
+        ),
+        connects=True,
+    ),
+    CommandSpec(
+        ("call",),
+        "Call a tool: k=v (typed by the schema), k=@file, --args JSON, or - for a JSON object on stdin.",
+        f"{H}.tools:call",
+        (
+            SERVER,
+            Param("tool", "Tool name.", required=True, completer="tools"),
+            Param("arguments", "Arguments as k=v, k=@file, k:=json, or -.", multiple=True),
+            Param("args", "Arguments as one JSON object.", kind="option", metavar="JSON"),
+            Param("timeout", "Per-call timeout in seconds.", kind="option", type="float"),
+            Param("save_images", "Save images and audio into this directory.", kind="option", type="path"),
+            Param("max_output", "Truncate text output beyond this many bytes.", kind="option", type="int"),
+            Param("output", "Write the full text output to this file.", kind="option", type="path"),
+            JSON,
+        ),
+        connects=True,
+        examples=('orbmcp call everything echo text="hello"', "echo '{\"a\": 1}' | orbmcp call srv add -"),
+    ),
+    CommandSpec(
+        ("resources",),
+        "List resources.",
+        f"{H}.tools:resources",
+        (Param("server", "Only this server.", completer="servers"), JSON),
+        connects=True,
+    ),
+    CommandSpec(
+        ("read",),
+        "Read a resource.",
+        f"{H}.tools:read",
+        (SERVER, Param("uri", "Resource URI.", required=True), JSON),
+        connects=True,
+    ),
+    CommandSpec(
+        ("prompts",),
+        "List prompts.",
+        f"{H}.tools:prompts",
+        (Param("server", "Only this server.", completer="servers"), JSON),
+        connects=True,
+    ),
+    CommandSpec(
+        ("prompt",),
+        "Get a prompt with k=v arguments.",
+        f"{H}.tools:prompt",
+        (
+            SERVER,
+            Param("name", "Prompt name.", required=True),
+            Param("arguments", "Arguments as k=v.", multiple=True),
+            JSON,
+        ),
+        connects=True,
+    ),
+    CommandSpec(
+        ("config", "show"),
+        "Show the resolved configuration (secrets masked) with its warnings.",
+        f"{H}.config:show",
+        (JSON,),
+    ),
+    CommandSpec(("config", "paths"), "Show where orbmcp reads and writes.", f"{H}.config:paths", (JSON,)),
+    CommandSpec(
+        ("config", "validate"),
+        "Validate the configuration; exit 3 on any error or invalid entry.",
+        f"{H}.config:validate",
+        (JSON,),
+    ),
+    CommandSpec(
+        ("trust",),
+        "Review exactly what a project's config would run, and approve it.",
+        f"{H}.config:trust",
+        (Param("yes", "Approve without asking.", kind="flag", flags=("--yes", "-y")), JSON),
+    ),
+    CommandSpec(("untrust",), "Revoke a project's approval.", f"{H}.config:untrust", (JSON,)),
+    CommandSpec(
+        ("check",),
+        "Smoke-test servers for CI: connect, discover, optionally require tools; exit 1 on failure.",
+        f"{H}.status:check",
+        (
+            Param("servers", "Servers to check (default: every enabled server).", multiple=True,
+                  completer="servers"),
+            Param("require_tool", "Fail unless this tool exists (server/tool or tool).", kind="option",
+                  multiple=True, flags=("--require-tool",)),
+            JSON,
+        ),
+        connects=True,
+    ),
+    CommandSpec(
+        ("slash",),
+        'Run one slash command line, e.g. orbmcp slash "/mcp:start github".',
+        f"{H}.slash:slash",
+        (Param("line", "The slash command line.", required=True), JSON),
+        connects=True,
+    ),
+    CommandSpec(
+        ("complete",),
+        "Print completion candidates for a partial slash or shell line, one per line.",
+        f"{H}.slash:complete",
+        (Param("line", "The partial line.", required=True), JSON),
+    ),
+    CommandSpec(
+        ("completion", "show"),
+        "Print the completion script of a shell.",
+        f"{H}.completion:show",
+        (Param("shell", "bash, zsh or fish.", required=True, completer="shells"),),
+    ),
+    CommandSpec(
+        ("completion", "install"),
+        "Install the completion script of a shell for the current user.",
+        f"{H}.completion:install",
+        (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
+    ),
+    CommandSpec(
+        ("shell",),
+        "Interactive session: slash and shell-style commands, servers stay connected.",
+        f"{H}.shell:shell",
+        (),
+        # False: the REPL runs its own event loop in a thread, since line editing (readline)
+        # only works in the main thread; its servers do connect.
+        connects=False,
+    ),
+    CommandSpec(
+        ("conformance-client",),
+        "Client for the MCP conformance suite (reads MCP_CONFORMANCE_SCENARIO).",
+        f"{H}.conformance:conformance_client",
+        (Param("url", "Server URL.", required=True),),
+        connects=True,
+        hidden=True,
+    ),
+)
+
+GROUPS: dict[str, str] = {
+    "config": "Inspect and validate configuration.",
+    "completion": "Shell completion scripts.",
+}
+
+
+def find(path: tuple[str, ...]) -> CommandSpec | None:
+    for c in COMMANDS:
+        if c.path == path:
+            return c
+    return None

@@ -1,0 +1,275 @@
+"""Resolve the layered configuration into one ResolvedConfig.
+
+Layers, lowest first: servers registered by extensions, global ``settings.json``, global
+``mcp.json``, project ``.orb/settings.json``, project ``.orb/mcp.json`` (project layers only for
+servers the user approved). ``--config FILE`` / ``ORBMCP_CONFIG`` replaces all file layers. A full
+entry replaces a lower one with the same name; a project entry without command/url/type/transport
+partially overrides it. Only the winners are expanded, and only after trust (T-G1, T-G7).
+
+Kept to stdlib + json5: shell completion runs this on every keystroke. Never writes anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orbmcp.config import paths, registry
+from orbmcp.config.jsonc import read_jsonc
+from orbmcp.config.model import (
+    ConfigWarning,
+    ProjectInfo,
+    ResolvedConfig,
+    ServerConfig,
+    Settings,
+    Source,
+    TrustState,
+)
+from orbmcp.config.schema import (
+    apply_override,
+    apply_settings,
+    finalize,
+    is_partial,
+    parse_override,
+    parse_server,
+    parse_settings,
+    servers_block,
+)
+from orbmcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from orbmcp.config.trust import ProjectReview
+
+
+class _Layer:
+    """One source of entries. Plain classes, not dataclasses: each dataclass costs import time."""
+
+    __slots__ = ("document", "file", "servers", "source")
+
+    def __init__(
+        self, source: Source, file: Path | None, servers: Mapping[str, object], document: Mapping[str, object]
+    ) -> None:
+        self.source = source
+        self.file = file
+        self.servers = servers
+        self.document = document  # for settings; empty for the extension layer
+
+    @property
+    def allows_partial(self) -> bool:
+        return self.source == "project"
+
+
+class _Winner:
+    """The entry currently in effect for one name (raw kept so a partial override can re-merge)."""
+
+    __slots__ = ("file", "override_file", "raw", "server", "source")
+
+    def __init__(
+        self,
+        raw: Mapping[str, object],
+        source: Source,
+        file: str | None,
+        server: ServerConfig,
+        override_file: str | None = None,
+    ) -> None:
+        self.raw = raw
+        self.source = source
+        self.file = file
+        self.server = server
+        self.override_file = override_file
+
+
+def load_config(
+    *,
+    project: Path | None = None,
+    config_file: Path | None = None,
+    global_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> ResolvedConfig:
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    work = (cwd if cwd is not None else Path.cwd()).absolute()
+    gdir = global_dir if global_dir is not None else paths.global_dir(env)
+    gdir = gdir if gdir.is_absolute() else work / gdir
+    pdir = paths.project_dir(project, cwd=work)
+    warnings: list[ConfigWarning] = []
+
+    override = config_file
+    if override is None and env.get(paths.CONFIG_ENV):
+        override = Path(env[paths.CONFIG_ENV])
+    if override is not None:
+        override = override.expanduser()
+        override = override if override.is_absolute() else work / override
+
+    file_layers: list[_Layer] = []
+    if override is not None:
+        document = read_jsonc(override)
+        if document is None:
+            raise ConfigError(
+                f"{override}: config file not found",
+                file=str(override),
+                hint=f"--config and {paths.CONFIG_ENV} must name an existing file",
+            )
+        file_layers.append(_file_layer("config", override, document))
+        project_info = _project_info(gdir, pdir, load=False)[0]
+    else:
+        for path in paths.global_files(gdir):
+            document = read_jsonc(path)
+            if document is not None:
+                file_layers.append(_file_layer("global", path, document))
+        project_info, project_layers, project_warnings = _project_info(gdir, pdir, load=True)
+        file_layers.extend(project_layers)
+        warnings.extend(project_warnings)
+
+    settings = Settings()
+    for layer in file_layers:
+        stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
+        settings = apply_settings(settings, stated)
+        warnings.extend(settings_warnings)
+
+    extension = _Layer(
+        "extension",
+        None,
+        {name: entry for name, entry, _ in registry.registered_entries()},
+        {},
+    )
+    winners = _merge([extension, *file_layers], settings, warnings)
+
+    servers: dict[str, ServerConfig] = {}
+    for name, winner in winners.items():
+        final, final_warnings = finalize(winner.server, environ=env, cwd=work)
+        warnings.extend(final_warnings)
+        if final is not None:
+            servers[name] = replace(final, override_file=winner.override_file)
+
+    return ResolvedConfig(
+        servers=servers,
+        settings=settings,
+        warnings=tuple(dict.fromkeys(warnings)),
+        project=project_info,
+        global_dir=gdir,
+        files=tuple(layer.file for layer in file_layers if layer.file is not None),
+        config_override=override,
+    )
+
+
+def _str(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _file_layer(source: Source, path: Path, document: Mapping[str, object]) -> _Layer:
+    return _Layer(source, path, servers_block(document, file=str(path)), document)
+
+
+def _project_info(
+    gdir: Path, pdir: Path, *, load: bool
+) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning]]:
+    """What the project contributes: nothing unless trusted, and then only approved servers."""
+    existing = tuple(p for p in paths.project_files(pdir) if p.is_file())
+    if not existing:
+        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], []
+    # Only now: most directories have no project config, and trust costs hashing and imports.
+    from orbmcp.config.trust import check_trust, has_record, read_project, review_documents
+
+    try:
+        documents = read_project(pdir)
+        review: ProjectReview | None = review_documents(pdir, documents)
+    except ConfigError:
+        # A broken file in a project the user never trusted is none of our business (it may be a
+        # cloned repo); in a trusted one it is the user's own config and must fail loudly.
+        if load and has_record(gdir, pdir):
+            raise
+        documents, review = [], None
+    if review is None:
+        return ProjectInfo(pdir, existing, trusted=False, loaded=False), [], []
+    check = check_trust(gdir, review)
+    state: TrustState = check.state
+    info = ProjectInfo(
+        pdir,
+        existing,
+        trusted=state == "trusted",
+        loaded=load and state != "untrusted",
+        trust_state=state,
+        pending=check.pending,
+    )
+    warnings = list(check.warnings)
+    if not info.loaded:
+        return info, [], warnings
+    warnings.extend(review.warnings)
+    layers = []
+    for path, document in documents:
+        block = servers_block(document, file=str(path))
+        approved = {name: entry for name, entry in block.items() if name in check.approved}
+        layers.append(_Layer("project", path, approved, document))
+    return info, layers, warnings
+
+
+def _merge(layers: list[_Layer], settings: Settings, warnings: list[ConfigWarning]) -> dict[str, _Winner]:
+    winners: dict[str, _Winner] = {}
+    invalid: set[str] = set()  # names some layer defined with an invalid entry
+    for layer in layers:
+        file = _str(layer.file)
+        for name, raw in layer.servers.items():
+            if layer.allows_partial and is_partial(raw):
+                _apply_partial(
+                    name=name,
+                    raw=raw,
+                    file=file,
+                    winners=winners,
+                    invalid=invalid,
+                    settings=settings,
+                    warnings=warnings,
+                )
+                continue
+            server, entry_warnings = parse_server(
+                name, raw, file=file, source=layer.source, settings=settings
+            )
+            warnings.extend(entry_warnings)
+            if server is None:
+                invalid.add(name)  # skipped: whatever a lower layer defined stays in effect
+                continue
+            assert isinstance(raw, dict)  # parse_server accepted it
+            winners[name] = _Winner(raw, layer.source, file, server)
+    return winners
+
+
+def _apply_partial(
+    *,
+    name: str,
+    raw: object,
+    file: str | None,
+    winners: dict[str, _Winner],
+    invalid: set[str],
+    settings: Settings,
+    warnings: list[ConfigWarning],
+) -> None:
+    assert isinstance(raw, dict)  # is_partial checked it
+    override, override_warnings = parse_override(name, raw, file=file)
+    warnings.extend(override_warnings)
+    if override is None:
+        return
+    base = winners.get(name)
+    if base is None:
+        why = (
+            "the entry it overrides is invalid (see the warning above)"
+            if name in invalid
+            else "no lower layer (global config or extension) defines this server"
+        )
+        warnings.append(
+            ConfigWarning(
+                f'partial override ignored: {why}; give "command" or "url" to define a server here',
+                file,
+                name,
+            )
+        )
+        return
+    merged = apply_override(base.raw, override)
+    server, merged_warnings = parse_server(
+        name, merged, file=base.file, source=base.source, settings=settings
+    )
+    warnings.extend(merged_warnings)
+    if server is not None:
+        winners[name] = _Winner(merged, base.source, base.file, server, override_file=file)

@@ -1,0 +1,147 @@
+"""The resolved configuration: what every other layer reads.
+
+Frozen dataclasses rather than pydantic models: shell completion and the config commands load the
+config on every keystroke/run, and their budget (1.3x of ``import typer, rich.console``) has no room
+for pydantic's import and model construction. Validation is done by hand in ``schema.py``, which
+also needs per-key, per-entry messages that name file and server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Transport = Literal["stdio", "streamable-http", "sse"]
+Lifecycle = Literal["eager", "lazy"]
+Source = Literal["global", "project", "config", "extension"]
+TrustState = Literal["untrusted", "trusted", "changed"]
+
+DEFAULT_TIMEOUT_MS = 10_000
+DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+DEFAULT_MAX_RETRIES = 5
+DEFAULT_TOOL_PREFIX = "mcp"
+
+
+@dataclass(frozen=True)
+class AuthConfig:
+    """OAuth 2.1 settings of one HTTP server (``auth`` or its alias ``oauth``)."""
+
+    type: str = "oauth"
+    client_id: str | None = None
+    client_secret: str | None = None
+    client_name: str | None = None
+    scope: str | None = None
+    redirect_port: int | None = None
+    client_metadata_url: str | None = None
+    # The spec says refuse when the AS does not advertise S256; an entry may opt out explicitly.
+    allow_missing_pkce_advertisement: bool = False
+    token_endpoint_auth_method: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    name: str
+    transport: Transport
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    lifecycle: Lifecycle = "eager"
+    enabled: bool = True
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+    max_retries: int = DEFAULT_MAX_RETRIES
+    auth: AuthConfig | None = None
+    health_check_interval_ms: int | None = None
+    source: Source = "global"
+    file: str | None = None
+    # A trusted project's partial override (enabled/lifecycle only) that changed this entry.
+    override_file: str | None = None
+
+    @property
+    def is_stdio(self) -> bool:
+        return self.transport == "stdio"
+
+    @property
+    def has_oauth(self) -> bool:
+        return self.auth is not None
+
+    @property
+    def eager(self) -> bool:
+        return self.enabled and self.lifecycle == "eager"
+
+    def definition(self) -> dict[str, object]:
+        """What would run or be contacted: the part of the entry that trust and caches bind to."""
+        return {
+            "transport": self.transport,
+            "command": self.command,
+            "args": list(self.args),
+            "env": dict(sorted(self.env.items())),
+            "cwd": self.cwd,
+            "url": self.url,
+            "headers": dict(sorted(self.headers.items())),
+        }
+
+    def definition_hash(self) -> str:
+        import hashlib  # ~2 ms at import; the config commands never need it
+
+        blob = json.dumps([self.name, self.definition()], sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Settings:
+    tool_prefix: str = DEFAULT_TOOL_PREFIX
+    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+    max_retries: int = DEFAULT_MAX_RETRIES
+    extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
+
+
+@dataclass(frozen=True)
+class ConfigWarning:
+    message: str
+    file: str | None = None
+    server: str | None = None
+
+    def __str__(self) -> str:
+        where = ", ".join(p for p in (self.file, f"server {self.server!r}" if self.server else None) if p)
+        return f"{where}: {self.message}" if where else self.message
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    dir: Path
+    files: tuple[Path, ...]  # the project config files that exist
+    trusted: bool
+    loaded: bool  # files exist, are trusted, and were read
+    # "changed": approved once, but some server definitions differ from what was approved.
+    trust_state: TrustState = "untrusted"
+    pending: tuple[str, ...] = ()  # project servers not loaded because they await (re-)approval
+
+    @property
+    def config_path(self) -> Path:
+        return self.dir / ".orb"
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    servers: Mapping[str, ServerConfig]
+    settings: Settings
+    warnings: tuple[ConfigWarning, ...]
+    project: ProjectInfo
+    global_dir: Path
+    files: tuple[Path, ...] = ()  # every config file that was read, in precedence order (lowest first)
+    config_override: Path | None = None  # --config / ORBMCP_CONFIG
+
+    def enabled_servers(self) -> list[ServerConfig]:
+        if not self.settings.extension_enabled:
+            return []
+        return [s for s in self.servers.values() if s.enabled]
+
+    def eager_servers(self) -> list[ServerConfig]:
+        return [s for s in self.enabled_servers() if s.lifecycle == "eager"]

@@ -1,0 +1,345 @@
+"""Project trust: a project's servers run only after the user approved exactly those definitions.
+
+Approval is recorded in the user's global dir (never in the project), keyed by the project's real
+path and bound per server to a hash of its raw, unexpanded entries (R-F7, T-G2): change a server's
+command, args, env, url, ... and that server is invisible again until re-approved, while the
+unchanged ones keep working (T-G10). A new server needs its own approval (T-G3). Nothing a project
+file says can grant trust (T-G4).
+
+The store is small JSON, written atomically (temp + fsync + rename) with mode 0600 in a 0700 dir.
+A store that is a symlink, owned by someone else, or writable by group/others is ignored: whoever
+can write it could approve anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, cast
+
+from orbmcp.config import paths
+from orbmcp.config.expand import referenced_variables
+from orbmcp.config.jsonc import read_jsonc
+from orbmcp.config.model import ConfigWarning, ServerConfig, Settings, TrustState
+from orbmcp.config.schema import (
+    apply_override,
+    is_partial,
+    parse_server,
+    parse_settings,
+    servers_block,
+    trust_key_warnings,
+)
+from orbmcp.errors import ConfigError
+
+STORE_VERSION = 1
+LOCK_TIMEOUT_S = 10.0
+
+ReviewKind = Literal["server", "override", "invalid"]
+
+
+@dataclass(frozen=True)
+class ServerReview:
+    """What one project server would run or contact, as the user must see it before approving."""
+
+    name: str
+    file: str  # the project file whose entry decides (mcp.json over settings.json)
+    kind: ReviewKind  # "override": a partial override of a server defined outside the project
+    digest: str
+    transport: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env_names: tuple[str, ...] = ()
+    url: str | None = None
+    header_names: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()  # ${VAR} names that would be read from the environment
+    overrides: Mapping[str, object] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()  # why an "invalid" entry would be skipped
+
+
+@dataclass(frozen=True)
+class ProjectReview:
+    dir: Path
+    real_dir: str
+    files: tuple[Path, ...]  # the project files that exist
+    servers: tuple[ServerReview, ...]
+    settings: Mapping[str, object]  # the settings keys the project states (Settings field names)
+    warnings: tuple[ConfigWarning, ...]
+    digest: str  # what `approve` must be given: binds every server of this review
+
+    def server(self, name: str) -> ServerReview | None:
+        return next((s for s in self.servers if s.name == name), None)
+
+
+@dataclass(frozen=True)
+class TrustCheck:
+    state: TrustState
+    approved: frozenset[str]  # servers whose current definition matches the approval
+    pending: tuple[str, ...]  # servers that are new or changed since the approval
+    warnings: tuple[ConfigWarning, ...] = ()
+
+
+# ---- reading a project --------------------------------------------------------------------------
+
+
+def _canonical(value: object) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _sha256(value: object) -> str:
+    import hashlib  # ~2 ms; only projects with config files get here
+
+    return hashlib.sha256(_canonical(value)).hexdigest()
+
+
+def real_project_dir(project_dir: Path) -> str:
+    return os.path.realpath(project_dir)
+
+
+def read_project(project_dir: Path) -> list[tuple[Path, dict[str, object]]]:
+    """The project files that exist, parsed (lowest precedence first). Reading runs nothing."""
+    out: list[tuple[Path, dict[str, object]]] = []
+    for path in paths.project_files(project_dir):
+        document = read_jsonc(path)
+        if document is not None:
+            servers_block(document, file=str(path))  # a malformed mcpServers fails here, loudly
+            out.append((path, document))
+    return out
+
+
+def review_documents(project_dir: Path, documents: list[tuple[Path, dict[str, object]]]) -> ProjectReview:
+    real = real_project_dir(project_dir)
+    blocks = [(path, servers_block(doc, file=str(path))) for path, doc in documents]
+    names = list(dict.fromkeys(name for _, block in blocks for name in block))
+    reviews: list[ServerReview] = []
+    for name in names:
+        entries = {path.name: block[name] for path, block in blocks if name in block}
+        digest = _sha256({"project": real, "name": name, "entries": entries})
+        reviews.append(_review_server(name, blocks, digest))
+    stated: dict[str, object] = {}
+    warnings: list[ConfigWarning] = []
+    for path, doc in documents:
+        file_settings, settings_warnings = parse_settings(doc, file=str(path))
+        stated.update(file_settings)
+        warnings.extend(settings_warnings)
+        warnings.extend(trust_key_warnings(doc, file=str(path)))
+    digest = _sha256({"project": real, "servers": {r.name: r.digest for r in reviews}})
+    return ProjectReview(
+        dir=project_dir,
+        real_dir=real,
+        files=tuple(path for path, _ in documents),
+        servers=tuple(reviews),
+        settings=stated,
+        warnings=tuple(warnings),
+        digest=digest,
+    )
+
+
+def _review_server(name: str, blocks: list[tuple[Path, Mapping[str, object]]], digest: str) -> ServerReview:
+    present = [(path, block[name]) for path, block in blocks if name in block]
+    path, raw = present[-1]
+    if is_partial(raw) and len(present) > 1 and not is_partial(present[0][1]):
+        # project mcp.json partially overriding a full project settings.json entry
+        raw = apply_override(cast("dict[str, object]", present[0][1]), cast("dict[str, object]", raw))
+    elif is_partial(raw):
+        return ServerReview(
+            name=name,
+            file=str(path),
+            kind="override",
+            digest=digest,
+            overrides=cast("dict[str, object]", raw),
+        )
+    server, warnings = parse_server(name, raw, file=str(path), source="project", settings=Settings())
+    if server is None:
+        return ServerReview(
+            name=name,
+            file=str(path),
+            kind="invalid",
+            digest=digest,
+            problems=tuple(w.message for w in warnings),
+        )
+    return ServerReview(
+        name=name,
+        file=str(path),
+        kind="server",
+        digest=digest,
+        transport=server.transport,
+        command=server.command,
+        args=server.args,
+        cwd=server.cwd,
+        env_names=tuple(server.env),
+        url=server.url,
+        header_names=tuple(server.headers),
+        variables=_variables(server),
+    )
+
+
+def _variables(server: ServerConfig) -> tuple[str, ...]:
+    texts = [server.command or "", *server.args, *server.env.values(), server.cwd or "", server.url or ""]
+    texts.extend(server.headers.values())
+    return tuple(dict.fromkeys(v for text in texts for v in referenced_variables(text)))
+
+
+def describe_project(project_dir: Path) -> ProjectReview:
+    """Exactly what the project would run, per server; raises ConfigError for a malformed file."""
+    return review_documents(project_dir, read_project(project_dir))
+
+
+# ---- the store ------------------------------------------------------------------------------------
+
+
+def _read_store(global_dir: Path) -> tuple[dict[str, object], ConfigWarning | None]:
+    """The store's ``projects`` map, or {} plus a warning when it cannot be relied on."""
+    path = paths.trust_store_path(global_dir)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:
+        return {}, ConfigWarning(
+            f"trust store ignored ({exc.strerror or exc}); no project is trusted", str(path)
+        )
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return {}, ConfigWarning("trust store is not a regular file; ignored", str(path))
+        if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
+            return {}, ConfigWarning(
+                f"trust store is writable by others or not yours (mode {stat.S_IMODE(info.st_mode):o}); "
+                "ignored, no project is trusted: approve again with `orbmcp trust`",
+                str(path),
+            )
+        data = handle.read()
+    try:
+        document = json.loads(data)
+        projects = document["projects"]
+        if not isinstance(projects, dict):
+            raise TypeError("projects")  # noqa: TRY301  # same outcome as any other corrupt shape
+    except (ValueError, KeyError, TypeError):
+        return {}, ConfigWarning(
+            "trust store is corrupt; ignored, no project is trusted: approve again with `orbmcp trust`",
+            str(path),
+        )
+    return cast("dict[str, object]", projects), None
+
+
+def _record(projects: Mapping[str, object], real: str) -> dict[str, str] | None:
+    record = projects.get(real)
+    if not isinstance(record, dict):
+        return None
+    servers = record.get("servers")
+    if not isinstance(servers, dict):
+        return None
+    return {str(k): str(v) for k, v in servers.items()}
+
+
+def has_record(global_dir: Path, project_dir: Path) -> bool:
+    projects, _ = _read_store(global_dir)
+    return _record(projects, real_project_dir(project_dir)) is not None
+
+
+def check_trust(global_dir: Path, review: ProjectReview) -> TrustCheck:
+    projects, problem = _read_store(global_dir)
+    warnings = (problem,) if problem else ()
+    approved_digests = _record(projects, review.real_dir)
+    if approved_digests is None:
+        return TrustCheck("untrusted", frozenset(), tuple(s.name for s in review.servers), warnings)
+    approved = frozenset(s.name for s in review.servers if approved_digests.get(s.name) == s.digest)
+    pending = tuple(s.name for s in review.servers if s.name not in approved)
+    return TrustCheck("changed" if pending else "trusted", approved, pending, warnings)
+
+
+def trust_record(global_dir: Path, project_dir: Path) -> TrustState:
+    return check_trust(global_dir, describe_project(project_dir)).state
+
+
+def approve(global_dir: Path, project_dir: Path, digest: str) -> None:
+    """Record approval of the project as reviewed. ``digest`` comes from the review the user saw:
+    if the files changed since, nothing is approved (the user did not see the new definitions)."""
+    review = describe_project(project_dir)
+    if review.digest != digest:
+        raise ConfigError(
+            f"{paths.project_config_dir(project_dir)}: the project configuration changed while it was "
+            "being reviewed; nothing was approved",
+            file=str(paths.project_config_dir(project_dir)),
+            hint="run `orbmcp trust` again and review the new definitions",
+        )
+    record = {
+        "digest": review.digest,
+        "servers": {s.name: s.digest for s in review.servers},
+        "approvedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    _update_store(global_dir, review.real_dir, record)
+
+
+def revoke(global_dir: Path, project_dir: Path) -> bool:
+    """Forget the project's approval; False when there was none (nothing is written then)."""
+    real = real_project_dir(project_dir)
+    if not paths.trust_store_path(global_dir).exists():
+        return False
+    return _update_store(global_dir, real, None)
+
+
+def _update_store(global_dir: Path, real: str, record: Mapping[str, object] | None) -> bool:
+    from filelock import FileLock, Timeout  # only trust/untrust write: keep it off the load path
+
+    _make_private_dir(global_dir)
+    path = paths.trust_store_path(global_dir)
+    lock = FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S, mode=0o600)
+    try:
+        with lock:
+            projects, problem = _read_store(global_dir)
+            if problem is not None and path.exists():
+                # Keep what we could not trust for inspection; start a clean store.
+                os.replace(path, f"{path}.corrupt-{int(time.time())}")
+            projects = dict(projects)
+            changed = real in projects if record is None else True
+            if record is None:
+                projects.pop(real, None)
+            else:
+                projects[real] = dict(record)
+            if changed:
+                _atomic_write(path, _canonical({"version": STORE_VERSION, "projects": projects}))
+            return changed
+    except Timeout:
+        raise ConfigError(
+            f"{path}: another orbmcp is updating the trust store (lock {lock.lock_file} held)",
+            file=str(path),
+            hint="try again in a moment",
+        ) from None
+
+
+def _make_private_dir(directory: Path) -> None:
+    missing: list[Path] = []
+    current = directory
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        path.mkdir(mode=0o700, exist_ok=True)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    import tempfile
+
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # 0600, O_EXCL
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -1,0 +1,131 @@
+"""Requests on a live connection: tool calls, resources, prompts.
+
+A request that fails because the connection died tells the supervisor at once (its tools are
+deactivated before the error reaches the caller). Calls are never retried: their side effects may
+already have happened. Cancelling the calling task makes the SDK send notifications/cancelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
+
+if TYPE_CHECKING:
+    from orbmcp.core.results import ToolResult
+    from orbmcp.core.supervisor import Supervisor
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None] | None]
+T = TypeVar("T")
+
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+
+_DEAD_STREAM_ERRORS: tuple[type[BaseException], ...] = (
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+    BrokenPipeError,
+    ConnectionResetError,
+)
+
+
+def _client(sup: Supervisor) -> Any:
+    client = sup.client
+    if client is None:
+        from orbmcp.core.hints import failure_error
+
+        raise failure_error(sup) if sup.snap.last_error else ConnectionFailed(
+            f"server '{sup.name}' is not connected ({sup.state})", server=sup.name,
+            hint=f"orbmcp start {sup.name}")
+    return client
+
+
+async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]]) -> T:
+    """Run one request on the live client and translate its failures."""
+    from mcp import MCPError
+
+    client = _client(sup)
+    try:
+        return await fn(client)
+    except MCPError as exc:
+        code = exc.error.code
+        if code == CONNECTION_CLOSED:
+            msg = f"server '{sup.name}' closed the connection during {what}"
+            sup.connection_lost(msg)
+            raise ConnectionFailed(msg, server=sup.name,
+                                   hint="the call was not retried; its side effects may have happened") from None
+        if code == REQUEST_TIMEOUT:
+            raise TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name) from None
+        raise ProtocolError(sup.runtime.redact(f"server '{sup.name}': {what} failed: {exc.error.message} "
+                                               f"(code {code})"), server=sup.name) from None
+    except _DEAD_STREAM_ERRORS:
+        msg = f"server '{sup.name}' connection died during {what}"
+        sup.connection_lost(msg)
+        raise ConnectionFailed(msg, server=sup.name) from None
+    except TimeoutError:
+        raise TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name) from None
+    except OrbError:
+        raise
+    except anyio.get_cancelled_exc_class():
+        raise
+    except Exception as exc:
+        if sup.client is None:  # the owner task tore the session down under us
+            raise ConnectionFailed(f"server '{sup.name}' disconnected during {what}", server=sup.name) from None
+        raise ProtocolError(sup.runtime.redact(f"server '{sup.name}': {what} failed: "
+                                               f"{type(exc).__name__}: {exc}"), server=sup.name) from None
+
+
+async def call_tool(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    *,
+    timeout_s: float | None = None,
+    progress: ProgressFn | None = None,
+) -> ToolResult:
+    from orbmcp.core.results import from_sdk
+
+    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        if progress is not None:
+            out = progress(float(value), None if total is None else float(total), message)
+            if out is not None:
+                await out
+
+    async def run(client: Any) -> Any:
+        return await client.call_tool(tool, arguments or {}, read_timeout_seconds=timeout,
+                                      progress_callback=on_progress if progress else None)
+
+    result = await request(sup, f"tools/call {tool}", run)
+    return from_sdk(result)
+
+
+async def read_resource(sup: Supervisor, uri: str) -> list[dict[str, Any]]:
+    from orbmcp.core.discovery import wire
+
+    result = await request(sup, f"resources/read {uri}", lambda c: c.read_resource(uri))
+    return [wire(c) for c in result.contents]
+
+
+async def get_prompt(sup: Supervisor, name: str, arguments: dict[str, str]) -> dict[str, Any]:
+    from orbmcp.core.discovery import wire
+
+    result = await request(sup, f"prompts/get {name}", lambda c: c.get_prompt(name, arguments))
+    return wire(result)
+
+
+async def list_resources(sup: Supervisor) -> list[dict[str, Any]]:
+    from orbmcp.core.discovery import list_resources as _list
+
+    return await request(sup, "resources/list", lambda c: _list(c, server=sup.name, warn=sup._warn))
+
+
+async def list_prompts(sup: Supervisor) -> list[dict[str, Any]]:
+    from orbmcp.core.discovery import list_prompts as _list
+
+    return await request(sup, "prompts/list", lambda c: _list(c, server=sup.name, warn=sup._warn))

@@ -1,0 +1,122 @@
+"""Opening one connection for a supervisor: process or HTTP client, SDK Client, negotiated era.
+
+Connect-time only. For stdio the process is spawned *before* the SDK import finishes, so a server's
+start-up overlaps the ~0.7 s ``import mcp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from orbmcp import __version__
+from orbmcp.core.sdk import ensure_sdk
+
+if TYPE_CHECKING:
+    from orbmcp.core.supervisor import Supervisor
+
+
+async def _spawn(sup: Supervisor) -> None:
+    from orbmcp.core.process import SpawnSpec, StderrTail, spawn
+    from orbmcp.core.reaper import GroupRegistry
+
+    cfg = sup.cfg
+    assert cfg.command is not None
+    spec = SpawnSpec(name=cfg.name, command=cfg.command, args=list(cfg.args), env=dict(cfg.env), cwd=cfg.cwd)
+    if sup.stderr is None:  # one tail per server, kept across restarts for `/mcp <name>`
+        sup.stderr = StderrTail(redact=sup.runtime.redact)
+    sup.process = await spawn(spec, task_group=sup.runtime.task_group(), registry=GroupRegistry(
+        sup.runtime.global_dir), redact=sup.runtime.redact, stderr_tail=sup.stderr)
+
+
+@asynccontextmanager
+async def open_client(sup: Supervisor) -> AsyncIterator[Any]:
+    """Yield a connected ``mcp.Client``; the caller's task must be the one that leaves the block."""
+    cfg = sup.cfg
+    if cfg.is_stdio:
+        await _spawn(sup)  # before the SDK import: the server boots while Python imports
+    await ensure_sdk()
+
+    from mcp import Client
+    from mcp_types import Implementation
+
+    from orbmcp.core import era
+
+    cache = era.EraCache(sup.runtime.era_cache_path)
+    key = cfg.definition_hash()
+    cached = cache.get(key)
+    mode = era.client_mode_for(cached)
+    transport = await _transport(sup, probe_timeout=era.discover_timeout_for(cached))
+    client = Client(
+        transport,
+        mode=mode,  # type: ignore[arg-type,unused-ignore]
+        read_timeout_seconds=cfg.request_timeout_ms / 1000,
+        message_handler=_message_handler(sup),
+        client_info=Implementation(name="orbmcp", version=__version__),
+        cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
+    )
+    async with client:
+        version = client.protocol_version
+        sup.snap.protocol_version = version
+        info = client.server_info
+        sup.snap.server_info = f"{info.name} {info.version}" if info is not None else None
+        cache.record(key, version)
+        yield client
+
+
+async def _transport(sup: Supervisor, *, probe_timeout: float | None) -> Any:
+    from orbmcp.core import transports
+
+    cfg = sup.cfg
+    if cfg.is_stdio:
+        proc = sup.process
+        assert proc is not None
+
+        def garbage(line: str) -> None:
+            sup._warn(f"skipped a non-JSON line from stdout: {line[:200]}")
+
+        return transports.stdio_pipe_transport(
+            proc.stdin, proc.stdout, server=cfg.name, on_garbage=garbage, discover_timeout_s=probe_timeout
+        )
+    assert cfg.url is not None
+    auth = await _auth_for(sup)
+    factory = transports.sse_transport if cfg.transport == "sse" else transports.http_transport
+    return factory(
+        cfg.url,
+        headers=dict(cfg.headers),
+        auth=auth,
+        timeout_s=cfg.timeout_ms / 1000,
+        request_timeout_s=cfg.request_timeout_ms / 1000,
+        on_response=lambda status, headers: sup.record_http_status(status, headers.get("www-authenticate")),
+    )
+
+
+async def _auth_for(sup: Supervisor) -> Any:
+    if sup.cfg.auth is None:
+        return None
+    from orbmcp.auth.provider import build_auth
+
+    return build_auth(
+        sup.cfg,
+        sup.runtime.global_dir,
+        interactive=sup.runtime.interactive and sup.runtime.auth_ui is not None,
+        ui=sup.runtime.auth_ui,
+    )
+
+
+def _message_handler(sup: Supervisor) -> Any:
+    from mcp_types import ToolListChangedNotification
+
+    async def handle(message: Any) -> None:
+        # 2025-era sessions push list_changed here; 2026-07-28 ones tee listen() events here too.
+        root = getattr(message, "root", message)
+        if isinstance(root, ToolListChangedNotification) or isinstance(message, ToolListChangedNotification):
+            sup.request_rediscovery()
+        elif isinstance(message, Exception):
+            sup._warn(f"transport: {type(message).__name__}")
+        await anyio.lowlevel.checkpoint()
+
+    return handle

@@ -1,0 +1,172 @@
+"""The manager: every supervisor of one session, and the task group that owns them.
+
+Used as ``async with Manager(config, ...) as m``. Leaving the block stops every server, the ones
+still connecting included, with their process trees (shielded, so Ctrl-C cannot skip it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from orbmcp.core.runtime import Runtime
+from orbmcp.core.state import State
+from orbmcp.core.supervisor import Supervisor
+from orbmcp.core.tools import ToolRegistry
+from orbmcp.errors import ConnectionFailed, UsageError
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from orbmcp.config.model import ResolvedConfig, ServerConfig
+
+
+def _secrets_of(servers: Iterable[ServerConfig]) -> tuple[str, ...]:
+    """Configured header and env values: masked wherever they might be echoed back."""
+    out: set[str] = set()
+    for s in servers:
+        for value in [*s.headers.values(), *s.env.values()]:
+            if len(value) >= 4:
+                out.add(value)
+                if " " in value:  # "Bearer xyz": the credential part alone too
+                    out.add(value.split(" ", 1)[1])
+        if s.auth and s.auth.client_secret:
+            out.add(s.auth.client_secret)
+    return tuple(sorted(out, key=len, reverse=True))
+
+
+class Manager:
+    def __init__(
+        self,
+        config: ResolvedConfig,
+        *,
+        retries: bool = True,
+        interactive: bool = False,
+        auth_ui: Any = None,
+        tools: ToolRegistry | None = None,
+    ) -> None:
+        self.config = config
+        self.runtime = Runtime(
+            global_dir=config.global_dir,
+            tools=tools or ToolRegistry(prefix=config.settings.tool_prefix),
+            retries_enabled=retries,
+            interactive=interactive,
+            extra_secrets=_secrets_of(config.servers.values()),
+            auth_ui=auth_ui,
+        )
+        self.supervisors: dict[str, Supervisor] = {
+            name: Supervisor(cfg, config.settings, self.runtime) for name, cfg in config.servers.items()
+        }
+        self._tg: TaskGroup | None = None
+        self._stack: AsyncExitStack | None = None
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.runtime.tools
+
+    async def __aenter__(self) -> Manager:
+        self._reap_stale()
+        stack = AsyncExitStack()
+        self._tg = await stack.enter_async_context(anyio.create_task_group())
+        self.runtime.tg = self._tg
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        with anyio.CancelScope(shield=True):
+            await self.stop_all()
+        stack, self._stack, self._tg = self._stack, None, None
+        self.runtime.tg = None
+        assert stack is not None
+        return await stack.__aexit__(et, ev, tb)
+
+    def _reap_stale(self) -> None:
+        """Kill process groups that a crashed orbmcp run left behind (verified to be ours)."""
+        if not any(s.is_stdio for s in self.config.servers.values()):
+            return
+        from orbmcp.core.reaper import GroupRegistry
+
+        try:
+            GroupRegistry(self.config.global_dir).reap_stale()
+        except OSError:
+            pass
+
+    # -- lookup ----------------------------------------------------------------------------------
+
+    def get(self, name: str) -> Supervisor:
+        sup = self.supervisors.get(name)
+        if sup is None:
+            from orbmcp.commands.suggest import unknown_server
+
+            raise unknown_server(name, list(self.supervisors))
+        return sup
+
+    # -- control ---------------------------------------------------------------------------------
+
+    async def start_eager(self) -> None:
+        """Connect every eager server concurrently; return once each has settled its first try."""
+        await self.start_many([s.name for s in self.config.eager_servers()])
+
+    async def start_many(self, names: Iterable[str]) -> None:
+        sups = [self.get(n) for n in names]
+        tg = self._require_tg()
+        for sup in sups:
+            sup.start(tg)
+        async with anyio.create_task_group() as waits:
+            for sup in sups:
+                waits.start_soon(sup.wait_settled)
+
+    async def start(self, name: str) -> Supervisor:
+        sup = self.get(name)
+        if sup.state == State.READY and sup.running:
+            return sup
+        if sup.running:  # connecting or waiting for a retry: join that attempt
+            await sup.wait_settled()
+            return sup
+        sup.start(self._require_tg())
+        await sup.wait_settled()
+        return sup
+
+    async def stop(self, name: str) -> Supervisor:
+        sup = self.get(name)
+        await sup.stop()
+        return sup
+
+    async def reconnect(self, name: str | None = None) -> list[Supervisor]:
+        names = [name] if name else [n for n, s in self.supervisors.items() if s.running or s.cfg.eager]
+        sups = [self.get(n) for n in names]
+        async with anyio.create_task_group() as tg:
+            for sup in sups:
+                tg.start_soon(sup.stop)
+        await self.start_many(names)
+        return sups
+
+    async def stop_all(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for sup in self.supervisors.values():
+                if sup.running:
+                    tg.start_soon(sup.stop)
+
+    async def ready(self, name: str) -> Supervisor:
+        """The supervisor of a connected server, connecting it (lazy ones too) if needed."""
+        sup = await self.start(name)
+        if sup.state != State.READY:
+            from orbmcp.core.hints import failure_error
+
+            raise failure_error(sup)
+        return sup
+
+    def _require_tg(self) -> TaskGroup:
+        if self._tg is None:
+            raise ConnectionFailed("the session is closed")
+        return self._tg
+
+    def check_known(self, name: str) -> None:
+        if name not in self.supervisors:
+            raise UsageError(f"unknown server '{name}'")

@@ -1,0 +1,276 @@
+"""A disk record of live server process groups, so the next run can reap what a crashed run left.
+
+Each spawned group is one small JSON file under ``<state_dir>/procs/`` (dir 0700, files 0600,
+written atomically) naming the server, the leader's pid, pgid and start time, and the owning
+orbmcp process with its start time. ``reap_stale()`` (run at start-up) handles records whose
+owner is gone and kills only processes it can prove belong to the recorded group: a pid whose
+start time differs from the record is a recycled pid and is never signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+_log = logging.getLogger(__name__)
+
+_RECORD_VERSION = 1
+# Start times come from /proc tick counts turned into floats; allow for float noise only.
+_START_TIME_TOLERANCE = 0.01
+_POLL_INTERVAL = 0.02
+# A temp file this old is a write that a crash interrupted.
+_STALE_TEMP_SECONDS = 3600.0
+
+
+@dataclass(frozen=True)
+class GroupRecord:
+    server: str
+    pid: int
+    pgid: int
+    create_time: float
+    owner_pid: int
+    owner_create_time: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "version": _RECORD_VERSION,
+            "server": self.server,
+            "pid": self.pid,
+            "pgid": self.pgid,
+            "create_time": self.create_time,
+            "owner_pid": self.owner_pid,
+            "owner_create_time": self.owner_create_time,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> GroupRecord:
+        """Parse a record; ``ValueError`` if it is not one this version wrote."""
+        if not isinstance(data, dict) or data.get("version") != _RECORD_VERSION:
+            raise ValueError("not a version 1 process record")
+        server, pid, pgid = data.get("server"), data.get("pid"), data.get("pgid")
+        create_time, owner_pid = data.get("create_time"), data.get("owner_pid")
+        owner_create_time = data.get("owner_create_time")
+        if not (
+            isinstance(server, str)
+            and _is_pid(pid)
+            and _is_pid(pgid)
+            and _is_pid(owner_pid)
+            and isinstance(create_time, int | float)
+            and isinstance(owner_create_time, int | float)
+        ):
+            raise ValueError("malformed process record")
+        assert isinstance(pid, int) and isinstance(pgid, int) and isinstance(owner_pid, int)
+        return cls(server, pid, pgid, float(create_time), owner_pid, float(owner_create_time))
+
+
+def _is_pid(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1
+
+
+@dataclass(frozen=True)
+class ReapedGroup:
+    """A stale record that ``reap_stale`` handled; ``killed`` lists the pids it signalled."""
+
+    server: str
+    pgid: int
+    leader_pid: int
+    killed: tuple[int, ...]
+
+
+class GroupRegistry:
+    def __init__(self, state_dir: Path) -> None:
+        self.directory = state_dir / "procs"
+        self._owner: tuple[int, float] | None = None
+
+    def add(self, server: str, pid: int, pgid: int) -> Path | None:
+        """Record a freshly spawned group. Best effort: a failure is logged, never raised,
+        because the record is only a backstop for a crash."""
+        try:
+            create_time = psutil.Process(pid).create_time()
+            owner_pid, owner_create_time = self._owner_identity()
+            return self.write_record(
+                GroupRecord(server, pid, pgid, create_time, owner_pid, owner_create_time)
+            )
+        except (OSError, psutil.Error) as exc:
+            _log.warning("could not record process group %d of server %r: %s", pgid, server, exc)
+            return None
+
+    def write_record(self, record: GroupRecord) -> Path:
+        """Write one record atomically (temp file + rename), file 0600 in a 0700 directory."""
+        self._ensure_directory()
+        path = self.directory / f"{record.owner_pid}-{record.pid}.json"
+        temp = self.directory / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(temp, flags, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(record.to_json(), handle)
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise
+        return path
+
+    def remove(self, path: Path) -> None:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            _log.warning("could not remove process record %s: %s", path, exc)
+
+    def records(self) -> list[tuple[Path, GroupRecord]]:
+        """Every readable record; unreadable or malformed files are deleted."""
+        try:
+            paths = sorted(self.directory.glob("*.json"))
+        except OSError:
+            return []
+        found: list[tuple[Path, GroupRecord]] = []
+        for path in paths:
+            try:
+                record = GroupRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:
+                _log.warning("dropping unreadable process record %s: %s", path.name, exc)
+                self.remove(path)
+                continue
+            found.append((path, record))
+        return found
+
+    def reap_stale(self, *, term_grace: float = 1.0, kill_grace: float = 1.0) -> list[ReapedGroup]:
+        """Kill the groups of dead owners (SIGTERM, ``term_grace``, SIGKILL) and drop their records.
+
+        Blocks for at most ``term_grace + kill_grace``, and only when something is left to kill;
+        records of live owners (this process, a daemon, a concurrent CLI run) are left alone.
+        """
+        stale: list[tuple[Path, GroupRecord, list[psutil.Process]]] = []
+        for path, record in self.records():
+            if _is_running(record.owner_pid, record.owner_create_time):
+                continue
+            stale.append((path, record, _verified_members(record)))
+        targets = {proc.pid: proc for _, _, members in stale for proc in members}
+        _terminate(list(targets.values()), term_grace, kill_grace)
+        reaped: list[ReapedGroup] = []
+        for path, record, members in stale:
+            self.remove(path)
+            killed = tuple(sorted(proc.pid for proc in members))
+            reaped.append(ReapedGroup(record.server, record.pgid, record.pid, killed))
+            if killed:
+                _log.warning(
+                    "reaped %d leftover process(es) of server %r (group %d) from a run that died",
+                    len(killed),
+                    record.server,
+                    record.pgid,
+                )
+        self._remove_stale_temp_files()
+        return reaped
+
+    def _owner_identity(self) -> tuple[int, float]:
+        if self._owner is None:
+            self._owner = (os.getpid(), psutil.Process().create_time())
+        return self._owner
+
+    def _ensure_directory(self) -> None:
+        self.directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, exist_ok=True)
+        if self.directory.stat().st_mode & 0o777 != 0o700:
+            os.chmod(self.directory, 0o700)
+
+    def _remove_stale_temp_files(self) -> None:
+        cutoff = time.time() - _STALE_TEMP_SECONDS
+        with contextlib.suppress(OSError):
+            for temp in self.directory.glob(".*.tmp"):
+                with contextlib.suppress(OSError):
+                    if temp.stat().st_mtime < cutoff:
+                        temp.unlink()
+
+
+def _same_start(actual: float, recorded: float) -> bool:
+    return abs(actual - recorded) <= _START_TIME_TOLERANCE
+
+
+def _is_running(pid: int, create_time: float) -> bool:
+    """Whether ``pid`` is still the process that started at ``create_time`` and not a zombie."""
+    try:
+        proc = psutil.Process(pid)
+        return bool(_same_start(proc.create_time(), create_time) and proc.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def _verified_members(record: GroupRecord) -> list[psutil.Process]:
+    """Running processes provably from the recorded group; empty if its pid was recycled.
+
+    orbmcp spawns each server as a session leader, so pgid == sid == leader pid. If the leader
+    still runs with the recorded start time, every process in its session or group is ours. If
+    the leader is gone, a process qualifies only if it is in that session or group AND started
+    no earlier than the leader did; if a different process now holds the leader's pid, the
+    pid was recycled and nothing is touched.
+    """
+    try:
+        leader = psutil.Process(record.pid)
+        if not _same_start(leader.create_time(), record.create_time):
+            return []
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.Error:
+        return []
+    me, my_group, my_uid = os.getpid(), os.getpgrp(), os.getuid()
+    members: list[psutil.Process] = []
+    for proc in psutil.process_iter(["create_time", "status", "uids"]):
+        info = proc.info
+        if proc.pid == me or info["status"] in (None, psutil.STATUS_ZOMBIE):
+            continue
+        if info["create_time"] is None or info["create_time"] < record.create_time - _START_TIME_TOLERANCE:
+            continue
+        if info["uids"] is None or info["uids"].real != my_uid:
+            continue
+        try:
+            pgid, sid = os.getpgid(proc.pid), os.getsid(proc.pid)
+        except OSError:
+            continue
+        if pgid == my_group or record.pgid not in (pgid, sid):
+            continue
+        members.append(proc)
+    return members
+
+
+def _terminate(procs: list[psutil.Process], term_grace: float, kill_grace: float) -> None:
+    # psutil re-checks each pid's start time before signalling, so a pid recycled since the
+    # scan is never hit.
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    survivors = _wait_gone(procs, term_grace)
+    for proc in survivors:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    for proc in _wait_gone(survivors, kill_grace):
+        _log.warning("process %d survived SIGKILL; leaving it", proc.pid)
+
+
+def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    deadline = time.monotonic() + timeout
+    alive = procs
+    while True:
+        alive = [proc for proc in alive if _still_running(proc)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(_POLL_INTERVAL)
+
+
+def _still_running(proc: psutil.Process) -> bool:
+    # Killed orphans wait for init to reap them; an init that never reaps leaves zombies.
+    try:
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+__all__ = ["GroupRecord", "GroupRegistry", "ReapedGroup"]

@@ -1,0 +1,188 @@
+"""orbmcp's own tool-result model, free of SDK types so renderers and hosts never import ``mcp``.
+
+``from_sdk`` converts an ``mcp_types.CallToolResult`` (imported lazily: it costs start-up time);
+``ToolResult.to_json`` gives back the MCP wire shape for ``--json``; ``ToolResult.text`` is the
+plain-text view for terminals and agents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    import mcp_types
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    data_b64: str
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class AudioBlock:
+    data_b64: str
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceTextBlock:
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceBlobBlock:
+    uri: str
+    blob_b64: str
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceLinkBlock:
+    uri: str
+    name: str
+    mime_type: str | None = None
+    description: str | None = None
+
+
+Block: TypeAlias = (
+    TextBlock | ImageBlock | AudioBlock | ResourceTextBlock | ResourceBlobBlock | ResourceLinkBlock
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """One tool call's outcome. ``structured`` and ``meta`` are the details an agent host keeps
+    beside the content; ``is_error`` routes the result through the caller's error path."""
+
+    content: list[Block] = field(default_factory=list)
+    structured: object | None = None
+    meta: dict[str, object] | None = None
+    is_error: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        """The MCP wire shape (camelCase), omitting absent optional fields as the wire does."""
+        body: dict[str, object] = {"content": [block_to_json(block) for block in self.content]}
+        if self.structured is not None:
+            body["structuredContent"] = self.structured
+        body["isError"] = self.is_error
+        if self.meta is not None:
+            body["_meta"] = self.meta
+        return body
+
+    def text(self) -> str:
+        """Text and embedded text resources verbatim; one summary line per binary or linked block."""
+        return "\n".join(block_text(block) for block in self.content)
+
+    @staticmethod
+    def decoded_size(block: Block) -> int:
+        return decoded_size(block)
+
+
+def block_to_json(block: Block) -> dict[str, object]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ImageBlock):
+        return {"type": "image", "data": block.data_b64, "mimeType": block.mime_type}
+    if isinstance(block, AudioBlock):
+        return {"type": "audio", "data": block.data_b64, "mimeType": block.mime_type}
+    if isinstance(block, ResourceTextBlock):
+        text_resource: dict[str, object] = {"uri": block.uri}
+        if block.mime_type is not None:
+            text_resource["mimeType"] = block.mime_type
+        text_resource["text"] = block.text
+        return {"type": "resource", "resource": text_resource}
+    if isinstance(block, ResourceBlobBlock):
+        blob_resource: dict[str, object] = {"uri": block.uri}
+        if block.mime_type is not None:
+            blob_resource["mimeType"] = block.mime_type
+        blob_resource["blob"] = block.blob_b64
+        return {"type": "resource", "resource": blob_resource}
+    link: dict[str, object] = {"type": "resource_link", "uri": block.uri, "name": block.name}
+    if block.mime_type is not None:
+        link["mimeType"] = block.mime_type
+    if block.description is not None:
+        link["description"] = block.description
+    return link
+
+
+def block_text(block: Block) -> str:
+    """The plain-text line(s) for one block: ``[image image/png, 1.2 KB]``, ``[resource link: uri]``."""
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ResourceTextBlock):
+        return block.text
+    if isinstance(block, ImageBlock | AudioBlock):
+        kind = "image" if isinstance(block, ImageBlock) else "audio"
+        return f"[{kind} {block.mime_type}, {format_size(decoded_size(block))}]"
+    if isinstance(block, ResourceBlobBlock):
+        mime = f" {block.mime_type}" if block.mime_type else ""
+        return f"[resource {block.uri}{mime}, {format_size(decoded_size(block))}]"
+    return f"[resource link: {block.uri}]"
+
+
+def decoded_size(block: Block) -> int:
+    """Bytes of the block's payload: decoded base64 for binary blocks, UTF-8 for text.
+
+    Computed from the base64 length, so a multi-megabyte image is never decoded just to be sized.
+    """
+    if isinstance(block, ImageBlock | AudioBlock):
+        return _base64_size(block.data_b64)
+    if isinstance(block, ResourceBlobBlock):
+        return _base64_size(block.blob_b64)
+    if isinstance(block, TextBlock | ResourceTextBlock):
+        return len(block.text.encode("utf-8", "surrogatepass"))
+    return 0
+
+
+def _base64_size(data: str) -> int:
+    compact = "".join(data.split())
+    padding = len(compact) - len(compact.rstrip("="))
+    return max(0, len(compact) * 3 // 4 - min(padding, 2))
+
+
+def format_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    value = float(size)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1024
+        if value < 1024 or unit == "GB":
+            break
+    return f"{value:.1f} {unit}"
+
+
+def from_sdk(result: mcp_types.CallToolResult) -> ToolResult:
+    """Map an SDK result onto orbmcp's model; embedded resources keep their text or blob."""
+    import mcp_types
+
+    blocks: list[Block] = []
+    for item in result.content:
+        if isinstance(item, mcp_types.TextContent):
+            blocks.append(TextBlock(item.text))
+        elif isinstance(item, mcp_types.ImageContent):
+            blocks.append(ImageBlock(item.data, item.mime_type))
+        elif isinstance(item, mcp_types.AudioContent):
+            blocks.append(AudioBlock(item.data, item.mime_type))
+        elif isinstance(item, mcp_types.ResourceLink):
+            blocks.append(ResourceLinkBlock(item.uri, item.name, item.mime_type, item.description))
+        elif isinstance(item, mcp_types.EmbeddedResource):
+            resource = item.resource
+            if isinstance(resource, mcp_types.TextResourceContents):
+                blocks.append(ResourceTextBlock(resource.uri, resource.text, resource.mime_type))
+            else:
+                blocks.append(ResourceBlobBlock(resource.uri, resource.blob, resource.mime_type))
+        else:
+            # A content type newer than this SDK's union: say so rather than drop it silently.
+            kind = getattr(item, "type", type(item).__name__)
+            blocks.append(TextBlock(f"[unsupported content: {kind}]"))
+    meta = dict(result.meta) if result.meta is not None else None
+    return ToolResult(blocks, result.structured_content, meta, bool(result.is_error))

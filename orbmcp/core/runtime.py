@@ -1,0 +1,67 @@
+"""What every supervisor of one session shares: tools, caches, redaction, policies, hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orbmcp.core.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from orbmcp.core.state import State
+    from orbmcp.core.supervisor import Supervisor
+
+
+StateListener = Callable[["Supervisor", "State", "State"], None]
+
+
+@dataclass
+class Runtime:
+    global_dir: Path
+    tools: ToolRegistry
+    # One-shot shell commands report the first attempt instead of waiting through the retry
+    # schedule (1+3+5+10+30 s); sessions that stay up (REPL, daemon, agent host) retry.
+    retries_enabled: bool = True
+    interactive: bool = False
+    stdin_grace_s: float = 2.0
+    term_grace_s: float = 2.0
+    extra_secrets: tuple[str, ...] = ()
+    auth_ui: Any = None  # orbmcp.auth.provider.AuthUI when a person can authorize
+    state_listeners: list[StateListener] = field(default_factory=list)
+    tg: TaskGroup | None = None  # the manager's task group: background tasks of children live here
+    _redactor: Callable[[str], str] | None = None
+
+    def redact(self, text: str) -> str:
+        if self._redactor is None:
+            from orbmcp.redact import redact
+
+            secrets = self.extra_secrets
+
+            def _redact(t: str) -> str:
+                return redact(t, extra_secrets=secrets)
+
+            self._redactor = _redact
+        return self._redactor(text)
+
+    def task_group(self) -> TaskGroup:
+        if self.tg is None:
+            from orbmcp.errors import ConnectionFailed
+
+            raise ConnectionFailed("the session is closed")
+        return self.tg
+
+    def state_changed(self, sup: Supervisor, old: State, new: State) -> None:
+        for listener in list(self.state_listeners):
+            listener(sup, old, new)
+
+    @property
+    def era_cache_path(self) -> Path:
+        return self.global_dir / "cache" / "protocol-eras.json"
+
+    @property
+    def tool_cache_path(self) -> Path:
+        return self.global_dir / "cache" / "tools.json"

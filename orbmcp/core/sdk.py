@@ -1,0 +1,61 @@
+"""Loading the MCP SDK off the event loop, once.
+
+``import mcp`` costs 0.6–1.1 s. A one-shot command spawns its stdio servers first and imports the
+SDK in a worker thread meanwhile, so the server's start-up and the import overlap (DESIGN hint in
+the connections issue).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+import warnings
+
+import anyio
+
+_MODULES = (
+    "mcp",
+    "mcp_types",
+    "mcp.client.client",
+    "mcp.shared.exceptions",
+    "mcp.shared.message",
+    "httpx2",
+)
+_lock: anyio.Lock | None = None
+
+
+def _import_all() -> None:
+    for name in _MODULES:
+        importlib.import_module(name)
+    quiet_sdk_logging()
+
+
+def quiet_sdk_logging() -> None:
+    # The SDK and httpx2 log through stdlib logging at INFO (every request, cancelled-stream
+    # tracebacks); that output would garble the terminal and can carry URLs with credentials.
+    for name in ("mcp", "client", "httpx2", "httpcore", "httpcore2", "uvicorn", "sse_starlette"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", module=r"mcp(\..*)?")
+    try:
+        from mcp.shared.exceptions import MCPDeprecationWarning  # type: ignore[attr-defined,unused-ignore]
+
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+    except ImportError:  # pragma: no cover - older SDKs
+        pass
+
+
+def loaded() -> bool:
+    return all(name in sys.modules for name in _MODULES)
+
+
+async def ensure_sdk() -> None:
+    """Import the SDK in a worker thread; concurrent callers share one import."""
+    global _lock
+    if loaded():
+        return
+    if _lock is None:
+        _lock = anyio.Lock()
+    async with _lock:
+        if not loaded():
+            await anyio.to_thread.run_sync(_import_all)

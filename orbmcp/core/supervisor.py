@@ -1,0 +1,313 @@
+"""One supervisor per server: it owns the process, transport and SDK session.
+
+An SDK session must be closed by the task that opened it, so every connection lives inside
+``_lifecycle``, a task of the manager's task group. Other tasks only *ask*: ``start``/``stop``/
+``reconnect`` set flags and cancel scopes; calls use the live client but report a dead connection
+back here (``connection_lost``), which deactivates the server's tools at once.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from orbmcp.core.state import State, effective_max_retries, retry_delay
+from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from orbmcp.config.model import ServerConfig, Settings
+    from orbmcp.core.process import ManagedProcess, StderrTail
+    from orbmcp.core.runtime import Runtime
+
+
+def _log(event: str, **fields: Any) -> None:
+    from orbmcp.log import log_event
+
+    log_event(event, **fields)
+
+
+@dataclass
+class Snapshot:
+    """What status views read; updated only by the supervisor."""
+
+    state: State = State.STOPPED
+    retries: int = 0
+    last_error: str | None = None
+    last_error_code: str | None = None
+    started_at: float | None = None
+    ready_at: float | None = None
+    protocol_version: str | None = None
+    server_info: str | None = None
+    warnings: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+
+
+class Supervisor:
+    def __init__(self, cfg: ServerConfig, settings: Settings, runtime: Runtime) -> None:
+        self.cfg = cfg
+        self.settings = settings
+        self.runtime = runtime
+        self.snap = Snapshot()
+        self.client: Any = None  # mcp.Client while ready
+        self.process: ManagedProcess | None = None
+        self.stderr: StderrTail | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._done: anyio.Event | None = None
+        self._settled = anyio.Event()
+        self._lost = anyio.Event()
+        self._rediscover = anyio.Event()
+        self._want_running = False
+        self._http_status: tuple[int, str | None] | None = None
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name
+
+    @property
+    def state(self) -> State:
+        return self.snap.state
+
+    @property
+    def running(self) -> bool:
+        return self._done is not None and not self._done.is_set()
+
+    @property
+    def max_retries(self) -> int:
+        return effective_max_retries(self.cfg.max_retries)
+
+    def stderr_tail(self) -> list[str]:
+        return self.stderr.lines() if self.stderr is not None else []
+
+    # -- control (any task) ----------------------------------------------------------------------
+
+    def start(self, tg: TaskGroup) -> None:
+        """Begin connecting unless already running; ``wait_settled`` tells the outcome."""
+        if self.running:
+            return
+        self._want_running = True
+        self._settled = anyio.Event()
+        self._done = anyio.Event()
+        tg.start_soon(self._lifecycle, name=f"orbmcp:{self.name}")
+
+    async def wait_settled(self) -> State:
+        await self._settled.wait()
+        return self.snap.state
+
+    async def stop(self) -> None:
+        self._want_running = False
+        if self._scope is not None:
+            self._scope.cancel()
+        if self._done is not None:
+            await self._done.wait()
+
+    def connection_lost(self, reason: str) -> None:
+        """A request saw the connection die: deactivate tools now, reconnect in the owner task."""
+        self.runtime.tools.set_server_active(self.name, False)
+        self.snap.last_error = self.runtime.redact(reason)
+        self._lost.set()
+
+    def request_rediscovery(self) -> None:
+        self._rediscover.set()
+
+    def record_http_status(self, status: int, www_authenticate: str | None) -> None:
+        if status in (401, 403):
+            self._http_status = (status, www_authenticate)
+
+    # -- the owner task --------------------------------------------------------------------------
+
+    async def _lifecycle(self) -> None:
+        done = self._done
+        assert done is not None
+        attempt = 0
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                while self._want_running:
+                    try:
+                        await self._connect_and_serve()
+                        attempt = 0  # a once-healthy server starts its schedule afresh
+                        self.snap.retries = 0
+                    except AuthError as err:
+                        self._set_error(err)
+                        self._set_state(State.NEEDS_AUTH)
+                        self._settled.set()
+                        return
+                    except OrbError as err:
+                        self._set_error(err)
+                    if not self._want_running:
+                        break
+                    if not self.runtime.retries_enabled or attempt >= self.max_retries:
+                        self._set_state(State.FAILED)
+                        self._settled.set()
+                        return
+                    attempt += 1
+                    self.snap.retries = attempt
+                    delay = retry_delay(attempt)
+                    self._set_state(State.STARTING)
+                    _log("server.retry", server=self.name, attempt=attempt, delay_ms=int(delay * 1000),
+                         max_retries=self.max_retries)
+                    await anyio.sleep(delay)
+                    # After each wait: the user may have stopped it meanwhile.
+        finally:
+            self.runtime.tools.set_server_active(self.name, False)
+            if self.snap.state in (State.STARTING, State.READY) or not self._want_running:
+                self._set_state(State.STOPPED)
+            self._scope = None
+            self._settled.set()
+            done.set()
+
+    async def _connect_and_serve(self) -> None:
+        cfg = self.cfg
+        self._lost = anyio.Event()
+        self._http_status = None
+        self.snap.started_at = time.time()
+        self._set_state(State.STARTING)
+        timeout_s = cfg.timeout_ms / 1000
+        try:
+            # One deadline bounds spawn + initialize + initial discovery; it is lifted once ready.
+            with anyio.CancelScope(deadline=anyio.current_time() + timeout_s) as connect_scope:
+                try:
+                    await self._open_and_serve(connect_scope)
+                except BaseException as exc:
+                    if isinstance(exc, anyio.get_cancelled_exc_class()):
+                        raise
+                    raise self._classify(exc) from None
+            if connect_scope.cancelled_caught and not self._is_ready_state():
+                raise TimeoutFailed(
+                    f"server '{cfg.name}' did not become ready within {cfg.timeout_ms} ms "
+                    "(connect + initialize + discovery)",
+                    server=cfg.name,
+                    hint=f"raise timeoutMs for '{cfg.name}' or check its command/URL",
+                )
+            if self._lost.is_set():
+                raise ConnectionFailed(self.snap.last_error or f"server '{cfg.name}' closed the connection",
+                                       server=cfg.name)
+        finally:
+            self.client = None
+            self.runtime.tools.set_server_active(self.name, False)
+            await self._stop_process()
+
+    def _is_ready_state(self) -> bool:
+        return self.snap.state == State.READY
+
+    def _mark_ready(self) -> None:
+        self.snap.ready_at = time.time()
+        self.snap.last_error = None
+        self.snap.last_error_code = None
+        self._set_state(State.READY)
+        self._settled.set()
+
+    async def _open_and_serve(self, connect_scope: anyio.CancelScope) -> None:
+        from orbmcp.core.connect import open_client
+
+        async with open_client(self) as client:
+            self.client = client
+            await self._discover(client)
+            connect_scope.deadline = math.inf
+            self._mark_ready()
+            await self._serve(client)
+
+    async def _discover(self, client: Any) -> None:
+        from orbmcp.core.discovery import list_tools
+
+        tools = await list_tools(client, server=self.name, warn=self._warn)
+        added, removed = self.runtime.tools.sync(self.name, tools, active=True)
+        _log("server.discovered", server=self.name, tools=len(tools), count=added)
+
+    async def _serve(self, client: Any) -> None:
+        """Wait until the connection dies or the user stops it; meanwhile keep tools fresh."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch_rediscovery, client)
+            if self.process is not None:
+                tg.start_soon(self._watch_process)
+            if self.cfg.health_check_interval_ms:
+                tg.start_soon(self._health_checks, client)
+            if self.snap.protocol_version and self.snap.protocol_version >= "2026":
+                tg.start_soon(self._listen_modern, client)
+            await self._lost.wait()
+            tg.cancel_scope.cancel()
+
+    async def _watch_rediscovery(self, client: Any) -> None:
+        while True:
+            await self._rediscover.wait()
+            self._rediscover = anyio.Event()
+            try:
+                with anyio.fail_after(self.cfg.request_timeout_ms / 1000):
+                    await self._discover(client)
+            except Exception as exc:  # a failed refresh keeps the old list; the error is shown
+                self._warn(f"re-discovery failed: {self._classify(exc).message}")
+
+    async def _listen_modern(self, client: Any) -> None:
+        # On 2026-07-28 sessions list_changed only arrives inside subscriptions/listen.
+        try:
+            async with client.listen(tools_list_changed=True) as sub:
+                async for _event in sub:
+                    self.request_rediscovery()
+        except Exception as exc:
+            _log("server.listen_unavailable", server=self.name, reason=type(exc).__name__)
+
+    async def _watch_process(self) -> None:
+        proc = self.process
+        assert proc is not None
+        code = await proc.wait()
+        self.connection_lost(f"server '{self.name}' exited (code {code})")
+
+    async def _health_checks(self, client: Any) -> None:
+        interval = (self.cfg.health_check_interval_ms or 0) / 1000
+        while True:
+            await anyio.sleep(interval)
+            try:
+                with anyio.fail_after(min(interval, self.cfg.request_timeout_ms / 1000)):
+                    if self.snap.protocol_version and self.snap.protocol_version < "2026":
+                        await client.session.send_ping()
+                    else:
+                        await client.list_tools()
+            except Exception as exc:
+                _log("server.health_failed", server=self.name, reason=type(exc).__name__)
+                self.connection_lost(f"health check failed: {self._classify(exc).message}")
+                return
+
+    async def _stop_process(self) -> None:
+        proc = self.process
+        if proc is None:
+            return
+        with anyio.CancelScope(shield=True):
+            await proc.stop(stdin_grace=self.runtime.stdin_grace_s, term_grace=self.runtime.term_grace_s)
+        self.process = None
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _classify(self, exc: BaseException) -> OrbError:
+        if isinstance(exc, OrbError):
+            return exc
+        from orbmcp.core.era import classify_error
+
+        status, www = self._http_status or (None, None)
+        return classify_error(exc, server=self.name, http_status=status, www_authenticate=www)
+
+    def _set_error(self, err: OrbError) -> None:
+        self.snap.last_error = self.runtime.redact(err.message)
+        self.snap.last_error_code = err.code
+        _log("server.error", level="warn", server=self.name, code=err.code, error=self.snap.last_error)
+
+    def _warn(self, message: str) -> None:
+        self.snap.warnings.append(self.runtime.redact(message))
+        _log("server.warning", level="warn", server=self.name, message=message)
+
+    def _set_state(self, state: State) -> None:
+        old = self.snap.state
+        if old == state:
+            return
+        self.snap.state = state
+        _log("server.state", server=self.name, message=f"Server {self.name} state {old} -> {state}",
+             **{"from": str(old), "to": str(state)})
+        self.runtime.state_changed(self, old, state)
+

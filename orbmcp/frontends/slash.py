@@ -1,0 +1,323 @@
+"""The slash front: a ``/mcp`` line runs the handler the shell runs, rendered as plain text or JSON.
+
+``dispatch(line, ctx)`` parses the line with the grammar of ``commands/complete.py`` (derived from
+the command table), binds its words to the command's parameters exactly as the Typer front would
+(same names, same defaults, same conversions), runs the handler and returns
+``(result_model, exit_code)``. Errors are ``OrbError``s: the caller decides how to show them
+(``run_slash`` renders them for an agent's UI; ``orbmcp slash`` exits 2 on a usage error).
+
+Agent hosts keep one ``PersistentSessions`` (frontends/sessions.py) and call ``run_slash`` per line.
+No typer, no rich: hosts embed this module.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from orbmcp.commands.complete import (
+    HELP_FLAGS,
+    SLASH_ROOT,
+    bare_slash_command,
+    is_program_word,
+    next_words,
+    option_table,
+    resolve,
+    shell_commands,
+    slash_commands,
+    slash_spellings,
+    split_slash_head,
+    usage_line,
+)
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.results import Document
+from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.suggest import close_names
+from orbmcp.errors import OrbError, UsageError
+
+MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A parsed line: which command, the handler's keyword arguments, and how to show the result."""
+
+    spec: CommandSpec
+    kwargs: dict[str, Any]
+    json: bool = False  # the line itself asked for --json
+    help: bool = False  # --help / -h: show the command's help instead of running it
+    front: str = "slash"  # "slash" or "shell": hints name commands the way this front spells them
+
+
+@dataclass(frozen=True)
+class SlashReply:
+    """What an agent's UI shows for one line: text (plain or JSON), exit status, and the model."""
+
+    text: str
+    exit_code: int
+    result: Any = None
+    error: OrbError | None = None
+
+
+# -------------------------------------------------------------------------------------- parsing
+
+
+def _listing(names: Sequence[str]) -> str:
+    shown = sorted(names)[:MAX_LISTED]
+    more = f" (+{len(names) - MAX_LISTED} more)" if len(names) > MAX_LISTED else ""
+    return ", ".join(shown) + more if shown else "none"
+
+
+def _split(line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:  # "No closing quotation"
+        raise UsageError(f"cannot parse the line: {exc}", hint="close the quote, or escape it") from exc
+
+
+def parse_slash(line: str, *, servers: Callable[[], Sequence[str]] | None = None) -> Invocation:
+    """Parse one slash line. ``servers`` lists configured servers, for ``/mcp <name>``."""
+    words = _split(line)
+    if not words:
+        raise UsageError("empty slash command", hint=f"try {SLASH_ROOT}")
+    head = split_slash_head(words[0])
+    spellings = slash_spellings()
+    if head is None:
+        close = close_names(words[0], spellings)
+        raise UsageError(
+            f"unknown slash command '{words[0]}' (commands: {', '.join(spellings)})",
+            hint=f"did you mean '{close[0]}'?" if close else f"every slash command starts with {SLASH_ROOT}",
+        )
+    verbs = slash_commands()
+    seq = [*head, *words[1:]]
+    spec, n = resolve(verbs, seq)
+    if spec is not None:
+        return _invocation(spec, seq[n:], slash=True)
+    bare = bare_slash_command()
+    following = next_words(verbs, seq) if seq else set()
+    if following or head or bare is None:
+        _unknown_verb(words, seq, following, verbs)
+    assert bare is not None
+    if seq and not seq[0].startswith("-"):
+        known = list(servers()) if servers is not None else None
+        if known is not None and seq[0] not in known:
+            commands = sorted({p[0] for p in verbs})
+            close = close_names(seq[0], [*commands, *known])
+            raise UsageError(
+                f"unknown command or server '{seq[0]}' (commands: {_listing(commands)}; "
+                f"servers: {_listing(known)})",
+                hint=f"did you mean '{close[0]}'?" if close else None,
+            )
+    return _invocation(bare, seq, slash=True)
+
+
+def _unknown_verb(
+    words: Sequence[str], seq: Sequence[str], following: set[str], verbs: dict[tuple[str, ...], CommandSpec]
+) -> None:
+    if following:
+        said = " ".join(words)
+        raise UsageError(f"'{said}' needs a command: {', '.join(sorted(following))}")
+    spellings = slash_spellings()
+    close = close_names(words[0], spellings) or close_names(seq[0], sorted({p[0] for p in verbs}))
+    raise UsageError(
+        f"unknown slash command '{words[0]}' (commands: {', '.join(spellings)}, "
+        f"{SLASH_ROOT} <server>, {SLASH_ROOT} <command>)",
+        hint=f"did you mean '{close[0]}'?" if close else None,
+    )
+
+
+def parse_shell(line: str | Sequence[str]) -> Invocation:
+    """Parse a shell-style line (``status``, ``call srv tool k=v``, ``orbmcp tools``) for the REPL."""
+    words = _split(line) if isinstance(line, str) else list(line)
+    if words and is_program_word(words[0]):
+        words = words[1:]
+    if not words:
+        raise UsageError("empty command", hint="try `help`")
+    if words[0].startswith("-"):
+        raise UsageError(
+            f"'{words[0]}' is an option of the orbmcp program; here, give it after a command",
+            hint="e.g. `status --json`",
+        )
+    paths = shell_commands()
+    spec, n = resolve(paths, words)
+    if spec is None:
+        following = next_words(paths, words[:1])
+        if following and len(words) == 1:
+            raise UsageError(f"'{words[0]}' needs a command: {', '.join(sorted(following))}")
+        names = sorted({p[0] for p in paths})
+        close = close_names(words[0], names)
+        raise UsageError(
+            f"unknown command '{words[0]}'",
+            hint=f"did you mean '{close[0]}'?" if close else f"commands: {_listing(names)}",
+        )
+    return _invocation(spec, words[n:], slash=False)
+
+
+def _convert(p: Param, raw: str, where: str) -> Any:
+    if p.type == "int":
+        try:
+            return int(raw)
+        except ValueError:
+            raise UsageError(f"{where}: expected an integer, got {raw!r}") from None
+    if p.type == "float":
+        try:
+            return float(raw)
+        except ValueError:
+            raise UsageError(f"{where}: expected a number, got {raw!r}") from None
+    if p.type == "path":
+        return Path(raw)
+    return raw
+
+
+def bind(spec: CommandSpec, args: Sequence[str], *, slash: bool = False) -> tuple[dict[str, Any], bool]:
+    """Bind words to parameters as the Typer front does. Returns ``(kwargs, help_requested)``.
+
+    Missing optional values are ``None``, flags ``False``, repeatable ones a list or ``None``:
+    the handler cannot tell which front called it.
+    """
+    usage = usage_line(spec, slash=slash)
+    options = option_table(spec)
+    positionals = [p for p in spec.params if p.kind == "argument"]
+    kwargs: dict[str, Any] = {}
+    index = 0
+    only_positional = False
+    help_requested = False
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        i += 1
+        if not only_positional and tok == "--":
+            only_positional = True
+            continue
+        if not only_positional and tok.startswith("-") and tok != "-":
+            flag, eq, value = tok.partition("=")
+            if flag in HELP_FLAGS:
+                help_requested = True
+                continue
+            p = options.get(flag)
+            if p is None:
+                known = sorted(f for q in spec.params if q.kind != "argument" for f in q.option_names[:1])
+                close = close_names(flag, known)
+                raise UsageError(
+                    f"no such option {flag!r} for {spec.name} (options: {', '.join(known) or 'none'})",
+                    hint=f"did you mean '{close[0]}'?" if close else f"usage: {usage}",
+                )
+            if p.kind == "flag":
+                if eq:
+                    raise UsageError(f"option {flag} takes no value", hint=f"usage: {usage}")
+                kwargs[p.name] = True
+                continue
+            if not eq:
+                if i >= len(args):
+                    raise UsageError(f"option {flag} needs a value", hint=f"usage: {usage}")
+                value = args[i]
+                i += 1
+            converted = _convert(p, value, flag)
+            if p.multiple:
+                kwargs.setdefault(p.name, []).append(converted)
+            else:
+                kwargs[p.name] = converted
+            continue
+        if index >= len(positionals):
+            raise UsageError(f"unexpected argument {tok!r} for {spec.name}", hint=f"usage: {usage}")
+        p = positionals[index]
+        converted = _convert(p, tok, p.name.upper())
+        if p.multiple:
+            kwargs.setdefault(p.name, []).append(converted)
+        else:
+            kwargs[p.name] = converted
+            index += 1
+    for p in spec.params:
+        if p.name in kwargs:
+            continue
+        if p.kind == "argument" and p.required and not help_requested:
+            name = f"<{p.name}>" if slash else (p.metavar or p.name.upper())
+            raise UsageError(f"missing argument {name} for {spec.name}", hint=f"usage: {usage}")
+        kwargs[p.name] = False if p.kind == "flag" else (None if p.default is None else p.default)
+    return kwargs, help_requested
+
+
+def _invocation(spec: CommandSpec, args: Sequence[str], *, slash: bool) -> Invocation:
+    kwargs, help_requested = bind(spec, args, slash=slash)
+    return Invocation(
+        spec, kwargs, json=bool(kwargs.get("json")), help=help_requested, front="slash" if slash else "shell"
+    )
+
+
+def help_document(spec: CommandSpec, *, slash: bool) -> Document:
+    lines = [f"usage: {usage_line(spec, slash=slash)}", "", spec.help]
+    params = [p for p in spec.params if not p.hidden]
+    if params:
+        lines.append("")
+    for p in params:
+        name = (
+            (f"<{p.name}>" if slash else (p.metavar or p.name.upper()))
+            if p.kind == "argument"
+            else ", ".join(p.option_names)
+        )
+        lines.append(f"  {name:<18} {p.help}")
+    data = {"command": spec.name, "usage": usage_line(spec, slash=slash), "help": spec.help}
+    return Document(data=data, text="\n".join(lines))
+
+
+# ------------------------------------------------------------------------------------- running
+
+
+async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Any, int]:
+    if inv.help:
+        return help_document(inv.spec, slash=inv.front == "slash"), 0
+    from orbmcp.frontends.runner import call_handler
+    from orbmcp.render import exit_code_of
+
+    sub = replace(ctx, front=inv.front, json=ctx.json or inv.json)
+    result = await call_handler(inv.spec, sub, inv.kwargs)
+    if sub._config is not None and ctx._config is None:
+        ctx.set_config(sub._config)  # keep what the handler loaded for the next line
+    return result, exit_code_of(result)
+
+
+async def dispatch(line: str, ctx: CommandContext) -> tuple[Any, int]:
+    """Run one slash line through the command's handler: ``(result_model, exit_code)``."""
+    inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
+    return await run_invocation(inv, ctx)
+
+
+def render(result: Any, *, json_output: bool) -> str:
+    """Plain text for an agent's UI (server strings escaped), or compact JSON."""
+    if result is None:
+        return ""
+    if json_output:
+        from orbmcp.render import to_json_text
+
+        return to_json_text(result, pretty=False)
+    from orbmcp.render.plain import render_plain
+
+    return render_plain(result)
+
+
+def format_error(err: OrbError, *, json_output: bool) -> str:
+    if json_output:
+        return json.dumps(err.to_json(), ensure_ascii=False)
+    from orbmcp.render.escape import one_line
+
+    text = f"error: {one_line(err.message)}"
+    if err.hint:
+        text += f"\nhint: {one_line(err.hint)}"
+    return text
+
+
+async def run_slash(line: str, ctx: CommandContext, *, json_output: bool | None = None) -> SlashReply:
+    """For agent hosts: one line in, what to show out. Never raises an ``OrbError``."""
+    as_json = ctx.json if json_output is None else json_output
+    try:
+        inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
+        if json_output is None:
+            as_json = as_json or inv.json
+        result, code = await run_invocation(inv, ctx)
+    except OrbError as err:
+        return SlashReply(format_error(err, json_output=as_json), int(err.exit_code), None, err)
+    return SlashReply(render(result, json_output=as_json), code, result, None)

@@ -1,0 +1,161 @@
+"""The shell's UI (prompts on stderr) and its one-shot session: connect, run, stop everything."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from orbmcp.errors import Interrupted
+
+if TYPE_CHECKING:
+    from orbmcp.commands.context import CommandContext
+    from orbmcp.core.manager import Manager
+
+
+class TerminalUI:
+    """Talks to a person on stderr; stdout stays for results (and JSON)."""
+
+    def __init__(self, *, interactive: bool, json_output: bool = False) -> None:
+        self.interactive = interactive
+        self.json_output = json_output
+        self._progress_shown = False
+
+    def _err(self, text: str) -> None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        if not self.interactive:
+            return False
+        suffix = " [Y/n] " if default else " [y/N] "
+        self._err(question + suffix)
+        try:
+            answer = sys.stdin.readline().strip().lower()
+        except (OSError, ValueError):
+            return False
+        return default if not answer else answer in ("y", "yes")
+
+    def choose(self, question: str, options: list[str]) -> str | None:
+        if not self.interactive:
+            return None
+        self._err(question + "\n" + "".join(f"  {i}) {o}\n" for i, o in enumerate(options, 1)) + "> ")
+        answer = sys.stdin.readline().strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return options[int(answer) - 1]
+        return None
+
+    def notify(self, message: str, *, level: str = "info") -> None:
+        from orbmcp.render.escape import one_line
+
+        if self.json_output and level == "info":
+            return
+        prefix = "" if level == "info" else f"{level}: "
+        self._err(f"orbmcp: {prefix}{one_line(message)}\n")
+
+    def open_url(self, url: str) -> bool:
+        from orbmcp.auth.urlpolicy import open_in_browser
+
+        return open_in_browser(url)
+
+    def show_url(self, url: str) -> None:
+        self._err(f"Open this URL to authorize:\n  {url}\n")
+
+    def prompt_paste(self, message: str) -> str | None:
+        if not self.interactive:
+            return None
+        self._err(message + "\n> ")
+        line = sys.stdin.readline().strip()
+        return line or None
+
+    def progress(self, server: str, tool: str, progress: float, total: float | None, message: str | None) -> None:
+        if not sys.stderr.isatty():
+            return
+        from orbmcp.render.escape import one_line
+
+        width = 24
+        if total and total > 0:
+            frac = max(0.0, min(1.0, progress / total))
+            bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+            head = f"[{bar}] {frac * 100:5.1f}%"
+        else:
+            head = f"[{progress:g}]"
+        note = f" {one_line(message, max_len=60)}" if message else ""
+        self._err(f"\r\x1b[2K{head}{note}")
+        self._progress_shown = True
+
+    def end_progress(self) -> None:
+        if self._progress_shown:
+            self._err("\r\x1b[2K")
+            self._progress_shown = False
+
+
+class OneShotSessions:
+    """A Manager that lives for one shell command; closing stops every server it started."""
+
+    persistent = False
+
+    def __init__(self) -> None:
+        self._manager: Manager | None = None
+
+    async def manager(self, ctx: CommandContext) -> Manager:
+        if self._manager is None:
+            from orbmcp.core.manager import Manager
+
+            m = Manager(ctx.config(), retries=False, interactive=ctx.ui.interactive, auth_ui=ctx.ui)
+            await m.__aenter__()
+            self._manager = m
+        return self._manager
+
+    async def __aenter__(self) -> OneShotSessions:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        m, self._manager = self._manager, None
+        if m is not None:
+            # Manager.__aexit__ shields the stopping itself; its task group must be left in the
+            # same cancel scope it was entered in, so no extra shield here.
+            await m.__aexit__(None, None, None)
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+async def run_with_signals(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """Run a connecting handler; SIGINT/SIGTERM/SIGHUP cancel it and every child is stopped."""
+    ctx: CommandContext = next(a for a in args if hasattr(a, "sessions"))
+    sessions = ctx.sessions
+    received: list[int] = []
+    result: Any = None
+    error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(*_SIGNALS) as signals:
+                async for signum in signals:
+                    received.append(signum)
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(watch)
+        try:
+            result = await fn(*args)
+        except Exception as exc:  # raised again below, outside the task group: no ExceptionGroup
+            error = exc
+        finally:
+            if isinstance(sessions, OneShotSessions):
+                await sessions.__aexit__(None, None, None)
+            if isinstance(ctx.ui, TerminalUI):
+                ctx.ui.end_progress()
+        tg.cancel_scope.cancel()
+    if received:
+        raise Interrupted(f"interrupted by {signal.Signals(received[0]).name}; every server was stopped")
+    if error is not None:
+        raise error
+    return result

@@ -1,0 +1,254 @@
+"""The redacted debug log: JSON Lines at ``<global dir>/logs/orbmcp.log`` when ``ORBMCP_DEBUG`` is on.
+
+The log is itself a secret file (R-H6): 0600 in a 0700 directory, one 2 MB backup, only
+allow-listed fields, every string redacted. It is best-effort: a failed write disables the log
+for the rest of the process and never reaches the caller. Off, it creates nothing and costs one
+attribute check per call.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orbmcp.redact import redact, redact_mapping
+
+DEBUG_ENV = "ORBMCP_DEBUG"
+LOG_DIR_NAME = "logs"
+LOG_FILE_NAME = "orbmcp.log"
+BACKUP_SUFFIX = ".1"
+MAX_BYTES = 2 * 1024 * 1024
+
+_TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
+ALLOWED_FIELDS = frozenset(
+    {
+        "from",
+        "to",
+        "ms",
+        "attempt",
+        "delay_ms",
+        "max_retries",
+        "code",
+        "status",
+        "transport",
+        "tools",
+        "reason",
+        "pid",
+        "exit_code",
+        "error",
+        "lock",
+        "holder_pid",
+        "scope",
+        "url",
+        "phase",
+        "count",
+        "signal",
+        "method",
+        "request_id",
+        "timeout_ms",
+        "source",
+        "kind",
+    }
+)
+_FILE_MODE = 0o600
+_DIR_MODE = 0o700
+# O_NONBLOCK: a FIFO planted at the log path fails the open instead of hanging the process.
+_OPEN_FLAGS = (
+    os.O_WRONLY
+    | os.O_APPEND
+    | os.O_CREAT
+    | os.O_NONBLOCK
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+@dataclass
+class _State:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    configured: bool = False
+    enabled: bool = False
+    log_dir: Path | None = None
+    dir_ready: bool = False
+    failed: bool = False
+
+
+_state = _State()
+
+
+def env_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    value = (os.environ if environ is None else environ).get(DEBUG_ENV, "")
+    return value.strip().lower() in _TRUE_VALUES
+
+
+def configure(global_dir: Path, enabled: bool | None = None) -> None:
+    """Point the log at ``global_dir``; ``enabled=None`` reads ``ORBMCP_DEBUG``. Creates nothing."""
+    with _state.lock:
+        _state.configured = True
+        _state.enabled = env_enabled() if enabled is None else enabled
+        _state.log_dir = Path(global_dir) / LOG_DIR_NAME
+        _state.dir_ready = False
+        _state.failed = False
+
+
+def is_enabled() -> bool:
+    if not _state.configured:
+        _configure_from_env()
+    return _state.enabled and not _state.failed
+
+
+def log_path() -> Path | None:
+    """Where records go while the log is enabled, for ``doctor`` and bug reports."""
+    if not is_enabled() or _state.log_dir is None:
+        return None
+    return _state.log_dir / LOG_FILE_NAME
+
+
+def log_event(
+    event: str,
+    *,
+    level: str = "info",
+    server: str | None = None,
+    message: str | None = None,
+    **fields: object,
+) -> None:
+    """Append one record. Unknown field names are dropped; strings are redacted. Never raises."""
+    if not is_enabled():
+        return
+    try:
+        line = _format_record(event, level=level, server=server, message=message, fields=fields)
+    except Exception:
+        return
+    with _state.lock:
+        if _state.failed or not _state.enabled or _state.log_dir is None:
+            return
+        try:
+            _write_line(_state.log_dir, line)
+        except Exception:
+            # Best-effort: a read-only home or a full disk must not break a connection or a call.
+            _state.failed = True
+
+
+def _configure_from_env() -> None:
+    # Library callers that never call configure() still get the log the environment asks for.
+    from orbmcp.config.paths import global_dir
+
+    with _state.lock:
+        if _state.configured:
+            return
+        _state.configured = True
+        _state.enabled = env_enabled()
+        _state.log_dir = global_dir() / LOG_DIR_NAME if _state.enabled else None
+
+
+def _format_record(
+    event: str, *, level: str, server: str | None, message: str | None, fields: dict[str, object]
+) -> str:
+    record: dict[str, object] = {
+        "ts": _timestamp(),
+        "level": redact(str(level)),
+        "event": redact(str(event)),
+        "server": None if server is None else redact(str(server)),
+        "message": None if message is None else redact(str(message)),
+    }
+    for name, value in fields.items():
+        if name in ALLOWED_FIELDS:
+            record[name] = _clean_value(value)
+    # ensure_ascii keeps CR, LF, U+2028 and every other line breaker escaped, so server-controlled
+    # text cannot start a forged record.
+    line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False, default=str)
+    if "\n" in line or "\r" in line:
+        raise ValueError("record would span lines")
+    return line + "\n"
+
+
+def _clean_value(value: object) -> object:
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, BaseException):
+        return redact(f"{type(value).__name__}: {value}")
+    if isinstance(value, dict | list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        return redact_mapping(items)
+    return redact(str(value))
+
+
+def _timestamp() -> str:
+    now = time.time()
+    millis = int(now * 1000) % 1000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{millis:03d}Z"
+
+
+def _write_line(log_dir: Path, line: str) -> None:
+    if not _state.dir_ready:
+        _prepare_dir(log_dir)
+        _state.dir_ready = True
+    data = line.encode("utf-8")
+    path = log_dir / LOG_FILE_NAME
+    fd = _open_log(path)
+    try:
+        # Another process may have rotated while we waited: follow the name, not the inode.
+        if _lock_file(fd) and not _same_file(fd, path):
+            os.close(fd)
+            fd = _open_log(path)
+            _lock_file(fd)
+        size = os.fstat(fd).st_size
+        if size > 0 and size + len(data) > MAX_BYTES:
+            os.replace(path, path.with_name(LOG_FILE_NAME + BACKUP_SUFFIX))
+            os.close(fd)
+            fd = _open_log(path)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _prepare_dir(log_dir: Path) -> None:
+    log_dir.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
+    info = os.lstat(log_dir)
+    if not stat.S_ISDIR(info.st_mode):
+        raise NotADirectoryError(str(log_dir))
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(log_dir, _DIR_MODE)
+
+
+def _open_log(path: Path) -> int:
+    fd = os.open(path, _OPEN_FLAGS, _FILE_MODE)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        try:
+            os.fchmod(fd, _FILE_MODE)
+        except OSError:
+            os.close(fd)
+            raise
+    return fd
+
+
+def _lock_file(fd: int) -> bool:
+    """Serialise size check, rotation and write across processes; released when ``fd`` closes."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return False
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return True
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        on_disk = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino)

@@ -1,0 +1,85 @@
+"""Make server-supplied text safe to print: no terminal control, no bidi tricks, no rich markup.
+
+A server name, tool description or stderr line can carry escape sequences that recolour, retitle,
+hyperlink or overwrite the terminal. Everything a server supplies passes through here first.
+Stdlib only, so renderers that never load rich can use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings, and the two-byte and nF escapes, in
+# both 7-bit (ESC ...) and 8-bit (C1) introducers. An unterminated string is left for the
+# control-character pass, which makes its ESC visible and harmless.
+_ESCAPE_SEQUENCE_RE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)"
+    r"|\x1b[ -/]+[0-~]"
+    r"|\x1b[0-~]"
+)
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_NEWLINE_RE = re.compile(r"\r\n|[\n\x0b\x0c\x85\u2028\u2029]")
+_COLLAPSE_RE = re.compile(r"[ \t]*⏎[ \t⏎]*")
+_MARKUP_RE = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+_LINE_BREAK = "⏎"
+_REPLACEMENT = "\ufffd"
+
+
+def _control_table(*, multiline: bool) -> dict[int, str]:
+    # C0 controls become their visible Control Pictures (U+2400 block): a `\r` overwrite trick
+    # shows up as ␍ instead of hiding the text before it.
+    table = {code: chr(0x2400 + code) for code in range(0x20)}
+    table[0x7F] = "\u2421"
+    table.update(dict.fromkeys(range(0x80, 0xA0), _REPLACEMENT))
+    # Explicit bidi embeddings, overrides and isolates reorder what the user reads (Trojan Source).
+    table.update(dict.fromkeys((*range(0x202A, 0x202F), *range(0x2066, 0x206A)), _REPLACEMENT))
+    table[ord("\t")] = "\t" if multiline else " "
+    if multiline:
+        table[ord("\n")] = "\n"
+    return table
+
+
+_SINGLE_LINE_TABLE = _control_table(multiline=False)
+_MULTILINE_TABLE = _control_table(multiline=True)
+
+
+def safe_text(s: str, *, max_len: int | None = None, multiline: bool = False) -> str:
+    """``s`` with escape sequences removed and control characters made visible.
+
+    Newlines and tabs survive only with ``multiline``; otherwise a newline becomes ``⏎``. With
+    ``max_len`` the result keeps that many characters and ends with ``…[+N chars]``.
+    """
+    if not isinstance(s, str):
+        s = str(s)
+    if _SURROGATE_RE.search(s):
+        s = _SURROGATE_RE.sub(_REPLACEMENT, s)
+    if "\x1b" in s or any(c in s for c in "\x90\x98\x9b\x9d\x9e\x9f"):
+        s = _ESCAPE_SEQUENCE_RE.sub("", s)
+    s = _NEWLINE_RE.sub("\n" if multiline else _LINE_BREAK, s)
+    s = s.translate(_MULTILINE_TABLE if multiline else _SINGLE_LINE_TABLE)
+    return _truncate(s, max_len)
+
+
+def one_line(s: str, *, max_len: int | None = None) -> str:
+    """For a table cell or a status line: line breaks collapse to a single `` ⏎ ``, ends trimmed."""
+    text = safe_text(s).strip(" \t" + _LINE_BREAK)
+    text = _COLLAPSE_RE.sub(f" {_LINE_BREAK} ", text)
+    return _truncate(text, max_len)
+
+
+def rich_markup_escape(s: str) -> str:
+    """Same result as ``rich.markup.escape``, without importing rich."""
+    escaped = _MARKUP_RE.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", s)
+    if escaped.endswith("\\") and not escaped.endswith("\\\\"):
+        return escaped + "\\"
+    return escaped
+
+
+def _truncate(s: str, max_len: int | None) -> str:
+    if max_len is None or len(s) <= max_len:
+        return s
+    keep = max(max_len, 0)
+    return f"{s[:keep]}…[+{len(s) - keep} chars]"

@@ -1,0 +1,23 @@
+"""Test isolation: every test gets its own global dir; nothing touches the real ~/.orb."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_agent_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    agent = tmp_path_factory.mktemp("agent-home") / "agent"
+    monkeypatch.setenv("ORB_AGENT_DIR", str(agent))
+    monkeypatch.delenv("ORBMCP_CONFIG", raising=False)
+    monkeypatch.delenv("ORBMCP_DEBUG", raising=False)
+    monkeypatch.delenv("ORBMCP_PROJECT", raising=False)
+    yield agent
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

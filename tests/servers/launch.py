@@ -1,0 +1,216 @@
+"""Helpers that run the servers of this folder as real processes (usable without pytest).
+
+- ``server_cmd("raw", "--hang")`` gives the argv of a stdio server.
+- ``run_http_server([...])`` / ``http_server([...])`` run ``everything.py`` on a free loopback port.
+- ``LivenessServer`` collects ``"<pid> <role>"`` lines from ``raw.py --liveness`` process trees and
+  tells a test when every one of those processes has died (EOF on its connection).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import anyio
+from anyio.abc import Process, SocketAttribute, SocketStream, TaskGroup
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+SERVERS_DIR = Path(__file__).resolve().parent
+LISTENING = b"LISTENING "
+MAX_LINE = 256
+KILL_WAIT = 5.0
+
+
+def python_exe() -> str:
+    return sys.executable
+
+
+def server_cmd(name: str, *args: str) -> list[str]:
+    """argv running ``tests/servers/<name>.py`` with the test interpreter."""
+    script = SERVERS_DIR / (name if name.endswith(".py") else f"{name}.py")
+    if not script.is_file():
+        raise FileNotFoundError(f"no test server {script}")
+    return [python_exe(), str(script), *args]
+
+
+async def stop_process(proc: Process) -> None:
+    """SIGKILL (if still running) and reap, even when the caller is being cancelled."""
+    with anyio.CancelScope(shield=True):
+        if proc.returncode is None:
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                pass
+        with anyio.move_on_after(KILL_WAIT):
+            await proc.aclose()
+
+
+@dataclass
+class HttpServer:
+    url: str
+    port: int
+    process: Process
+
+
+async def _read_port(proc: Process) -> int:
+    assert proc.stdout is not None
+    reader = BufferedByteReceiveStream(proc.stdout)
+    try:
+        line = await reader.receive_until(b"\n", MAX_LINE)
+    except anyio.DelimiterNotFound as exc:
+        raise RuntimeError(f"everything.py printed {MAX_LINE}+ bytes instead of 'LISTENING <port>'") from exc
+    except (anyio.IncompleteRead, anyio.EndOfStream) as exc:
+        code = await proc.wait()
+        raise RuntimeError(f"everything.py exited with code {code} before announcing its port") from exc
+    if not line.startswith(LISTENING):
+        raise RuntimeError(f"everything.py printed {line!r} instead of 'LISTENING <port>'")
+    return int(line[len(LISTENING) :])
+
+
+@asynccontextmanager
+async def http_server(
+    script_args: Sequence[str] = (), *, timeout: float = 20, env: Mapping[str, str] | None = None
+) -> AsyncIterator[HttpServer]:
+    """Run ``everything.py`` over HTTP (``--http 0`` unless ``--sse``/``--http`` is given).
+
+    ``env`` is merged over this process's environment. The process is killed on exit; use
+    ``stop_process(server.process)`` to kill it earlier (e.g. to test a server that goes away).
+    """
+    args = list(script_args)
+    sse = "--sse" in args
+    if not sse and "--http" not in args:
+        args = ["--http", "0", *args]
+    proc = await anyio.open_process(
+        server_cmd("everything", *args),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=None,
+        env={**os.environ, **env} if env is not None else None,
+    )
+    try:
+        with anyio.fail_after(timeout):
+            port = await _read_port(proc)
+        path = "/sse" if sse else "/mcp"
+        yield HttpServer(url=f"http://127.0.0.1:{port}{path}", port=port, process=proc)
+    finally:
+        await stop_process(proc)
+
+
+@asynccontextmanager
+async def run_http_server(
+    script_args: Sequence[str] = (), *, timeout: float = 20, env: Mapping[str, str] | None = None
+) -> AsyncIterator[str]:
+    """Like ``http_server`` but yields only the URL (``http://127.0.0.1:<port>/mcp`` or ``/sse``)."""
+    async with http_server(script_args, timeout=timeout, env=env) as server:
+        yield server.url
+
+
+@dataclass
+class Peer:
+    pid: int
+    role: str
+    alive: bool = True
+
+
+class LivenessServer:
+    """TCP listener on 127.0.0.1:0 for ``raw.py --liveness HOST:PORT``.
+
+    Each process of the tree connects, sends ``"<pid> <role>\\n"`` and keeps the connection open
+    until it dies, so EOF is proof of death (immune to pid reuse and zombies). On exit, processes
+    still connected are SIGKILLed so a failing test leaks nothing; their connection being open
+    proves the pid is still theirs.
+    """
+
+    def __init__(self, *, kill_survivors: bool = True) -> None:
+        self.peers: list[Peer] = []
+        self.port = 0
+        self._kill_survivors = kill_survivors
+        self._changed = anyio.Event()
+        self._stack = AsyncExitStack()
+        self._tg: TaskGroup | None = None
+
+    @property
+    def address(self) -> str:
+        """The ``HOST:PORT`` to pass as ``--liveness``."""
+        return f"127.0.0.1:{self.port}"
+
+    async def __aenter__(self) -> LivenessServer:
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        await self._stack.enter_async_context(listener)
+        self.port = listener.extra(SocketAttribute.local_port)
+        self._tg = await self._stack.enter_async_context(anyio.create_task_group())
+        self._tg.start_soon(listener.serve, self._handle)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._kill_survivors:
+            self.kill_survivors()
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+        await self._stack.__aexit__(exc_type, exc, tb)
+
+    def alive_pids(self) -> list[int]:
+        return [p.pid for p in self.peers if p.alive]
+
+    def roles(self) -> dict[str, int]:
+        """role -> pid of every process that registered (dead or alive)."""
+        return {p.role: p.pid for p in self.peers}
+
+    def kill_survivors(self) -> None:
+        for pid in self.alive_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    async def wait_registered(self, count: int, timeout: float) -> list[Peer]:
+        """Wait until ``count`` processes have registered; raises TimeoutError."""
+        with anyio.fail_after(timeout):
+            while len(self.peers) < count:
+                await self._wait_change()
+        return list(self.peers)
+
+    async def wait_all_dead(self, timeout: float) -> None:
+        """Wait for EOF on every registered connection; raises TimeoutError.
+
+        Raises RuntimeError if nothing ever registered, so an empty tree cannot pass vacuously.
+        """
+        if not self.peers:
+            raise RuntimeError("no process registered with the liveness server")
+        with anyio.fail_after(timeout):
+            while self.alive_pids():
+                await self._wait_change()
+
+    async def _wait_change(self) -> None:
+        await self._changed.wait()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def _handle(self, stream: SocketStream) -> None:
+        async with stream:
+            reader = BufferedByteReceiveStream(stream)
+            try:
+                line = await reader.receive_until(b"\n", MAX_LINE)
+                pid, _, role = line.decode().partition(" ")
+                peer = Peer(int(pid), role.strip() or "?")
+            except (anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.BrokenResourceError, ValueError):
+                return
+            self.peers.append(peer)
+            self._notify()
+            try:
+                while True:
+                    await reader.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                peer.alive = False
+                self._notify()
