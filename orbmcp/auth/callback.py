@@ -340,24 +340,35 @@ class HeadlessBrowser:
         self.notices.append(msg)
 
     def _play(self, url: str) -> None:
-        import httpx2
-
+        # http.client, not httpx2: the URLs carry state and code, and httpx2 logs every request line.
         try:
-            with httpx2.Client(timeout=self.timeout_s, follow_redirects=False) as client:
-                response = client.get(url)
-                location = response.headers.get("location")
-                if not location:
-                    self.errors.append(
-                        f"authorization endpoint answered {response.status_code} without Location"
-                    )
-                    return
-                self.locations.append(location)
-                if self.mode == "paste":
-                    self._pasted.append(location)
-                    self._ready.set()
-                    return
-                target = urlsplit(location)
-                if target.scheme == "http" and target.hostname in ("127.0.0.1", "localhost"):
-                    client.get(location)
+            status, location = _get_no_redirect(url, self.timeout_s)
+            if not location:
+                self.errors.append(f"authorization endpoint answered {status} without Location")
+                return
+            self.locations.append(location)
+            if self.mode == "paste":
+                self._pasted.append(location)
+                self._ready.set()
+                return
+            target = urlsplit(location)
+            if target.scheme == "http" and target.hostname in ("127.0.0.1", "localhost"):
+                _get_no_redirect(location, self.timeout_s)
         except Exception as exc:
             self.errors.append(type(exc).__name__)
+
+
+def _get_no_redirect(url: str, timeout_s: float) -> tuple[int, str | None]:
+    import http.client
+
+    parts = urlsplit(url)
+    conn_cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = conn_cls(parts.hostname or "", parts.port, timeout=timeout_s)
+    try:
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        conn.request("GET", target, headers={"Accept": "text/html"})
+        response = conn.getresponse()
+        response.read()
+        return response.status, response.getheader("Location")
+    finally:
+        conn.close()

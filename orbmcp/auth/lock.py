@@ -41,7 +41,7 @@ class LockHolder:
 
 def process_create_time(pid: int) -> float | None:
     try:
-        import psutil  # type: ignore[import-untyped]  # no stubs in the dev env (types-psutil)
+        import psutil
 
         return float(psutil.Process(pid).create_time())
     except Exception:

@@ -38,6 +38,7 @@ FILE_MODE = 0o600
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _TMP_RE = re.compile(r"^\.(?P<name>[0-9a-f]{64}\.json)\.tmp-(?P<pid>\d+)-[0-9a-f]+$")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_TOKENISH_RE = re.compile(r"[A-Za-z0-9_\-.~+/=]{20,}")
 
 
 # -- helpers shared by the auth package (stdlib only) -----------------------------------------
@@ -301,11 +302,16 @@ class AuthStore:
         return record
 
     def _quarantine(self, why: str) -> None:
+        """Move the unreadable file aside (0600), redacted: a half-written record still holds tokens."""
         backup = self.path.with_name(f"{self.path.name}.corrupt-{time.time_ns() // 1_000_000}")
         try:
-            os.replace(self.path, backup)
-            os.chmod(backup, FILE_MODE, follow_symlinks=False)
-        except OSError:
+            raw = read_private_file(self.path) or b""
+            text = raw.decode("utf-8", errors="backslashreplace")
+            # Keys and structure help diagnose; long token-like runs are credentials whatever their key.
+            masked = _TOKENISH_RE.sub("<redacted>", safe_text(text))
+            atomic_write(backup, masked.encode())
+            os.unlink(self.path)
+        except (OSError, AuthError):
             return
         self.corrupt_backup = backup
         log_auth_event(

@@ -34,7 +34,9 @@ class UI(Protocol):
 
     def prompt_paste(self, message: str) -> str | None: ...
 
-    def progress(self, server: str, tool: str, progress: float, total: float | None, message: str | None) -> None: ...
+    def progress(
+        self, server: str, tool: str, progress: float, total: float | None, message: str | None
+    ) -> None: ...
 
 
 class SessionProvider(Protocol):

@@ -76,10 +76,18 @@ class ServerDetail:
     server_info: str | None = None
     tool_names: tuple[str, ...] = ()
     message: str | None = None  # e.g. "stopped again: one-shot command"
+    error_code: str | None = None  # OrbError code of the last error
 
     def row(self) -> StatusRow:
-        return StatusRow(self.name, self.lifecycle, self.state, self.tools, self.oauth or "not configured",
-                         self.source, self.last_error)
+        return StatusRow(
+            self.name,
+            self.lifecycle,
+            self.state,
+            self.tools,
+            self.oauth or "not configured",
+            self.source,
+            self.last_error,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,8 +105,9 @@ class ServerDetail:
             "lastError": self.last_error,
             "hint": self.hint,
             "recentOutput": list(self.recent_output),
-            "projectConfig": None if self.project_not_loaded is None else
-            {"loaded": False, "path": self.project_not_loaded},
+            "projectConfig": None
+            if self.project_not_loaded is None
+            else {"loaded": False, "path": self.project_not_loaded},
             "protocolVersion": self.protocol_version,
             "serverInfo": self.server_info,
         }
@@ -111,6 +120,17 @@ class ServerAction:
     action: str
     details: tuple[ServerDetail, ...]
     message: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """start/reconnect fail when a server did not become ready (4, or 5 auth, 6 timeout)."""
+        if self.action == "stop":
+            return 0
+        codes = {"auth": 5, "timeout": 6, "config": 3}
+        for d in self.details:
+            if d.state != "ready":
+                return 5 if d.state == "needs-auth" else codes.get(d.error_code or "", 4)
+        return 0
 
     def to_json(self) -> list[dict[str, Any]]:
         return [d.row().to_json() for d in self.details]

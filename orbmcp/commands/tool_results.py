@@ -83,7 +83,9 @@ class ToolListing:
             for tool in mine:
                 lines.append("  " + one_line(tool.signature))
                 if tool.description:
-                    lines.append(_indent(safe_text(tool.description, multiline=True)))
+                    # Paragraph breaks (description, then the hints line) are noise in a listing.
+                    compact = "\n".join(x for x in tool.description.splitlines() if x.strip())
+                    lines.append(_indent(safe_text(compact, multiline=True)))
                 if self.schema:
                     lines.append(f"{INDENT}bridged name: {tool.bridged_name}")
                     lines.append(f"{INDENT}input schema:")

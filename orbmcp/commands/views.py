@@ -44,7 +44,9 @@ def status_row(cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None
     )
 
 
-def status_report(config: ResolvedConfig, manager: Manager | None, *, stopped_after: bool = False) -> StatusReport:
+def status_report(
+    config: ResolvedConfig, manager: Manager | None, *, stopped_after: bool = False
+) -> StatusReport:
     rows = tuple(
         status_row(cfg, config, manager.supervisors.get(name) if manager else None)
         for name, cfg in config.servers.items()
@@ -60,7 +62,11 @@ def status_report(config: ResolvedConfig, manager: Manager | None, *, stopped_af
 
 
 def server_detail(
-    cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None, *, front: str = "cli",
+    cfg: ServerConfig,
+    config: ResolvedConfig,
+    sup: Supervisor | None,
+    *,
+    front: str = "cli",
     message: str | None = None,
 ) -> ServerDetail:
     from orbmcp.core.hints import hint_for
@@ -88,4 +94,5 @@ def server_detail(
         server_info=sup.snap.server_info if sup is not None else None,
         tool_names=tuple(t.name for t in tools),
         message=message,
+        error_code=sup.snap.last_error_code if sup is not None else None,
     )

@@ -98,8 +98,9 @@ async def call_tool(
                 await out
 
     async def run(client: Any) -> Any:
+        # Always a callback: the SDK sends a progress token only with one, and every call carries one.
         return await client.call_tool(tool, arguments or {}, read_timeout_seconds=timeout,
-                                      progress_callback=on_progress if progress else None)
+                                      progress_callback=on_progress)
 
     result = await request(sup, f"tools/call {tool}", run)
     return from_sdk(result)

@@ -416,7 +416,8 @@ class ManagedProcess:
                 return
             if self._stopping:
                 self._escalated = True
-                _signal_group(self.pgid, signal.SIGKILL)
+                if self._group.alive():
+                    _signal_group(self.pgid, signal.SIGKILL)
                 await self._stopped.wait()
                 return
             self._stopping = True

@@ -19,7 +19,9 @@ from orbmcp import __version__
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
 
-_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "path": Path}
+# Typer 0.29 converts Path parameters through pydantic (~50 ms of imports): paths stay strings here
+# and become Paths in the handlers.
+_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "path": str}
 
 
 class GlobalOptions:
@@ -41,15 +43,17 @@ def _version(value: bool) -> None:
 def _root(
     version: bool = typer.Option(False, "--version", "-V", help="Show the version and exit.",
                                  callback=_version, is_eager=True),
-    project: Path | None = typer.Option(None, "--project", "-p", help="Project directory (default: cwd).",
+    project: str | None = typer.Option(None, "--project", "-p", help="Project directory (default: cwd).",
                                         envvar="ORBMCP_PROJECT"),
-    config: Path | None = typer.Option(None, "--config", "-c", help="Use only this config file (trusted).",
+    config: str | None = typer.Option(None, "--config", "-c", help="Use only this config file (trusted).",
                                        envvar="ORBMCP_CONFIG"),
     no_color: bool = typer.Option(False, "--no-color", help="No colours or rich tables (also NO_COLOR)."),
     json_output: bool = typer.Option(False, "--json", help="JSON output for every command."),
 ) -> None:
     """orbmcp: check, start, stop, authorize and call your MCP servers."""
-    OPTS.project, OPTS.config_file, OPTS.no_color, OPTS.json = project, config, no_color, json_output
+    OPTS.project = Path(project) if project else None
+    OPTS.config_file = Path(config) if config else None
+    OPTS.no_color, OPTS.json = no_color, json_output
 
 
 def _typer_param(p: Param) -> inspect.Parameter:
@@ -130,4 +134,27 @@ def main(argv: list[str] | None = None) -> None:
         print(f"orbmcp {__version__}")
         raise SystemExit(0)
     app = build_app()
-    app(args=args, prog_name="orbmcp")
+    try:
+        app(args=args, prog_name="orbmcp")
+    except SystemExit as exc:
+        _exit(exc.code)
+    _exit(0)
+
+
+def _exit(code: object) -> None:
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    if "mcp" in sys.modules:
+        # Tearing down the SDK's thousands of pydantic classes costs ~0.5 s at interpreter exit.
+        # Everything is stopped and flushed by now; run atexit hooks (coverage, logging) and leave.
+        import atexit
+        import logging
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        atexit._run_exitfuncs()
+        logging.shutdown()
+        os._exit(status)
+    raise SystemExit(status)

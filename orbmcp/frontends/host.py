@@ -497,8 +497,7 @@ class McpExtension:
                     f"server '{tool.server}' no longer offers the tool '{tool.name}'", server=tool.server
                 )
             sup = manager.get(tool.server)
-            # Always pass a callback: the SDK then sends a progress token with every call.
-            return await call_tool(sup, tool.name, args, timeout_s=timeout_s, progress=progress or _ignore)
+            return await call_tool(sup, tool.name, args, timeout_s=timeout_s, progress=progress)
 
         return HostTool(tool.bridged_name, run, bridged=tool)
 
@@ -637,10 +636,6 @@ class McpExtension:
     async def slash(self, line: str, *, json_output: bool | None = None) -> str:
         """Run one ``/mcp...`` line with this session's servers; the text to show the user."""
         return (await self.slash_reply(line, json_output=json_output)).text
-
-
-async def _ignore(progress: float, total: float | None, message: str | None) -> None:
-    return None
 
 
 class _Bridge:

@@ -258,7 +258,9 @@ class OAuthTestServer:
         if self.opts.discovery in ("default", "var3"):
             parts.append(f'resource_metadata="{self._prm_url()}"')
         header = "Bearer " + ", ".join(parts) if parts else "Bearer"
-        return JSONResponse({"error": error or "unauthorized"}, status_code=status, headers={"WWW-Authenticate": header})
+        return JSONResponse(
+            {"error": error or "unauthorized"}, status_code=status, headers={"WWW-Authenticate": header}
+        )
 
     async def _protected(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
@@ -380,7 +382,11 @@ class OAuthTestServer:
         if client is None:
             return JSONResponse({"error": "invalid_client"}, status_code=400)
         redirect_uri = q.get("redirect_uri", "")
-        if self.opts.strict_redirect_uri and client.redirect_uris is not None and redirect_uri not in client.redirect_uris:
+        if (
+            self.opts.strict_redirect_uri
+            and client.redirect_uris is not None
+            and redirect_uri not in client.redirect_uris
+        ):
             return JSONResponse({"error": "invalid_request", "detail": "redirect_uri"}, status_code=400)
         if q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
             return JSONResponse({"error": "invalid_request", "detail": "pkce"}, status_code=400)

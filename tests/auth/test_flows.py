@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -23,7 +23,11 @@ INIT = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
 }
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
@@ -54,7 +58,12 @@ class RecordingUI:
 async def login(srv: OAuthTestServer, home: Path, *, ui: Any = None, reset: bool = False, **auth: Any) -> Any:
     with anyio.fail_after(20):
         return await authorize(
-            make_cfg(srv.mcp_url, **auth), home, reset=reset, ui=ui or HeadlessBrowser(), no_browser=False, timeout_s=10
+            make_cfg(srv.mcp_url, **auth),
+            home,
+            reset=reset,
+            ui=ui or HeadlessBrowser(),
+            no_browser=False,
+            timeout_s=10,
         )
 
 
@@ -123,7 +132,9 @@ async def test_discovery_variants_pkce_resource_and_dcr(tmp_path: Path, variant:
     assert reg.body["application_type"] == "native"
     assert reg.body["token_endpoint_auth_method"] == "none"
     assert "refresh_token" in reg.body["grant_types"]
-    assert all(u.startswith("http://127.0.0.1:") and u.endswith("/callback") for u in reg.body["redirect_uris"])
+    assert all(
+        u.startswith("http://127.0.0.1:") and u.endswith("/callback") for u in reg.body["redirect_uris"]
+    )
     (auth_req,) = srv.authorize_requests()
     q = auth_req.query
     assert q["code_challenge_method"] == "S256" and 43 <= len(q["code_challenge"]) <= 128
@@ -138,12 +149,16 @@ async def test_discovery_variants_pkce_resource_and_dcr(tmp_path: Path, variant:
     assert srv.mcp_hits == 1
 
 
-@pytest.mark.parametrize(("pkce", "opt_out", "ok"), [("absent", False, False), ("plain", True, False), ("absent", True, True)])
+@pytest.mark.parametrize(
+    ("pkce", "opt_out", "ok"), [("absent", False, False), ("plain", True, False), ("absent", True, True)]
+)
 async def test_pkce_must_be_advertised(tmp_path: Path, pkce: str, opt_out: bool, ok: bool) -> None:
     ui = HeadlessBrowser()
     async with running_server(ASOptions(pkce=pkce)) as srv:  # type: ignore[arg-type]
         if ok:
-            assert (await login(srv, tmp_path, ui=ui, allow_missing_pkce_advertisement=opt_out)).status == "authorized"
+            assert (
+                await login(srv, tmp_path, ui=ui, allow_missing_pkce_advertisement=opt_out)
+            ).status == "authorized"
             return
         with pytest.raises(AuthError, match="PKCE"):
             await login(srv, tmp_path, ui=ui, allow_missing_pkce_advertisement=opt_out)
@@ -201,7 +216,9 @@ async def test_cimd_configured_but_unsupported_falls_back_to_dcr(tmp_path: Path)
 @pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
 async def test_preregistered_client_wins(tmp_path: Path, method: str) -> None:
     secret = "cs-prereg-" + "Qx7" * 12
-    opts = ASOptions(preregistered={"pre-client": (secret, method, None)}, token_auth_methods=[method], cimd=True)
+    opts = ASOptions(
+        preregistered={"pre-client": (secret, method, None)}, token_auth_methods=[method], cimd=True
+    )
     async with running_server(opts) as srv:
         await login(srv, tmp_path, client_id="pre-client", client_secret=secret, client_metadata_url=CIMD_URL)
     assert srv.count("/register") == 0
@@ -234,7 +251,9 @@ async def test_wrong_state_never_settles_the_flow(tmp_path: Path) -> None:
     ui = HeadlessBrowser()
     async with running_server(ASOptions(wrong_state=True)) as srv:
         with anyio.fail_after(20), pytest.raises(AuthError, match="no authorization response arrived"):
-            await authorize(make_cfg(srv.mcp_url), tmp_path, reset=False, ui=ui, no_browser=False, timeout_s=1.5)
+            await authorize(
+                make_cfg(srv.mcp_url), tmp_path, reset=False, ui=ui, no_browser=False, timeout_s=1.5
+            )
     assert len(ui.locations) == 1 and srv.token_requests() == []
 
 
@@ -246,7 +265,9 @@ async def test_wrong_state_never_settles_the_flow(tmp_path: Path) -> None:
         ({"token_endpoint": "http://10.0.0.1/token"}, "refusing to contact"),
     ],
 )
-async def test_hostile_endpoints_refused_before_use(tmp_path: Path, override: dict[str, str], match: str) -> None:
+async def test_hostile_endpoints_refused_before_use(
+    tmp_path: Path, override: dict[str, str], match: str
+) -> None:
     ui = HeadlessBrowser()
     async with running_server(ASOptions(**override)) as srv:  # type: ignore[arg-type]
         with pytest.raises(AuthError, match=match):
@@ -258,7 +279,9 @@ async def test_headless_paste_flow(tmp_path: Path) -> None:
     ui = HeadlessBrowser(mode="paste")
     async with running_server() as srv:
         with anyio.fail_after(20):
-            outcome = await authorize(make_cfg(srv.mcp_url), tmp_path, reset=False, ui=ui, no_browser=True, timeout_s=10)
+            outcome = await authorize(
+                make_cfg(srv.mcp_url), tmp_path, reset=False, ui=ui, no_browser=True, timeout_s=10
+            )
     assert outcome.status == "authorized"
     assert len(ui.shown) == 1 and ui.shown[0].startswith(srv.issuer + "/authorize?")
     assert "/callback" not in srv.paths()
@@ -319,7 +342,9 @@ async def test_invalid_grant_non_interactive_fails_fast_and_invalidates(tmp_path
         expire_stored(tmp_path, srv)
         srv.opts.refresh_error = "invalid_grant"
         ui = RecordingUI()
-        provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=ui, on_challenge=seen.append)
+        provider = build_auth(
+            make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=ui, on_challenge=seen.append
+        )
         with pytest.raises(AuthError, match=r"needs authorization; run `orbmcp auth srv`"):
             await request(provider, srv.mcp_url)
         cfg = make_cfg(srv.mcp_url)
@@ -377,7 +402,7 @@ async def test_persist_failure_after_refresh_surfaces_without_login(
         ui = RecordingUI()
         provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=True, ui=ui)
         monkeypatch.setattr(storage, "atomic_write", disk_full)
-        with pytest.raises(AuthError, match="could not save credentials.*No space left"):
+        with pytest.raises(AuthError, match=r"could not save credentials.*No space left"):
             await request(provider, srv.mcp_url)
         monkeypatch.undo()
         assert len(srv.token_requests("refresh_token")) == 1
@@ -410,7 +435,9 @@ async def test_mid_session_insufficient_scope_is_reported_and_remembered(tmp_pat
     async with running_server(ASOptions(challenge_scope="files:read")) as srv:
         await login(srv, tmp_path)
         srv.opts.required_scopes = ["files:read", "files:write"]
-        provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None, on_challenge=seen.append)
+        provider = build_auth(
+            make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None, on_challenge=seen.append
+        )
         with pytest.raises(AuthError, match="needs additional permission"):
             await request(provider, srv.mcp_url)
         assert seen[0].kind == "insufficient_scope" and not seen[0].tokens_invalidated
@@ -432,7 +459,9 @@ async def test_non_interactive_never_discovers_registers_or_opens(tmp_path: Path
     seen: list[AuthChallenge] = []
     ui = RecordingUI()
     async with running_server() as srv:
-        provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=ui, on_challenge=seen.append)
+        provider = build_auth(
+            make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=ui, on_challenge=seen.append
+        )
         with pytest.raises(AuthError) as info:
             await request(provider, srv.mcp_url)
     assert info.value.exit_code == 5 and info.value.hint == "orbmcp auth srv"
@@ -448,7 +477,9 @@ async def test_sdk_client_session_through_the_provider(tmp_path: Path) -> None:
     seen: list[AuthChallenge] = []
     async with running_server() as srv:
         await login(srv, tmp_path)
-        provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None, on_challenge=seen.append)
+        provider = build_auth(
+            make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None, on_challenge=seen.append
+        )
         results = []
         with anyio.fail_after(20), pytest.raises(BaseExceptionGroup) as info:
             async with httpx2.AsyncClient(auth=provider, timeout=10) as hc:

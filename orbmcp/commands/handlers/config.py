@@ -36,8 +36,9 @@ def server_json(s: ServerConfig) -> dict[str, Any]:
         "timeoutMs": s.timeout_ms,
         "requestTimeoutMs": s.request_timeout_ms,
         "maxRetries": s.max_retries,
-        "auth": None if s.auth is None else {"type": s.auth.type, "clientId": s.auth.client_id,
-                                              "scope": s.auth.scope},
+        "auth": None
+        if s.auth is None
+        else {"type": s.auth.type, "clientId": s.auth.client_id, "scope": s.auth.scope},
         "healthCheckIntervalMs": s.health_check_interval_ms,
     }
     return out
@@ -67,7 +68,9 @@ def _show_text(config: ResolvedConfig, data: dict[str, Any]) -> str:
         lines.append("No MCP servers configured.")
     for s in data["servers"]:
         state = "enabled" if s["enabled"] else "disabled"
-        lines.append(f"{s['name']}  ({s['transport']}, {s['lifecycle']}, {state}; {s['source']}: {s['file']})")
+        lines.append(
+            f"{s['name']}  ({s['transport']}, {s['lifecycle']}, {state}; {s['source']}: {s['file']})"
+        )
         if s["transport"] == "stdio":
             lines.append(f"  command: {shlex.join([s['command'], *s['args']])}")
             if s["cwd"]:
@@ -78,8 +81,10 @@ def _show_text(config: ResolvedConfig, data: dict[str, Any]) -> str:
             lines.append(f"  url: {s['url']}")
             for k, v in s["headers"].items():
                 lines.append(f"  header {k}: {v}")
-        lines.append(f"  timeoutMs={s['timeoutMs']} requestTimeoutMs={s['requestTimeoutMs']} "
-                     f"maxRetries={s['maxRetries']}" + ("  auth=oauth" if s["auth"] else ""))
+        lines.append(
+            f"  timeoutMs={s['timeoutMs']} requestTimeoutMs={s['requestTimeoutMs']} "
+            f"maxRetries={s['maxRetries']}" + ("  auth=oauth" if s["auth"] else "")
+        )
     p = data["project"]
     if p["exists"] and not p["loaded"]:
         lines.append(f"Project config: not loaded ({p['path']}) — `orbmcp trust` to review it")
@@ -120,7 +125,9 @@ def paths(ctx: CommandContext) -> Document:
         "cacheDir": str(g / "cache"),
     }
     width = max(len(k) for k in data)
-    text = "\n".join(f"{k:<{width}}  {v if not isinstance(v, list) else ', '.join(v)}" for k, v in data.items())
+    text = "\n".join(
+        f"{k:<{width}}  {v if not isinstance(v, list) else ', '.join(v)}" for k, v in data.items()
+    )
     return Document(data, text)
 
 
@@ -133,11 +140,17 @@ class ValidateResult(Document):
 def validate(ctx: CommandContext) -> ValidateResult:
     config = ctx.config()
     ok = not config.warnings
-    data = {"ok": ok, "servers": len(config.servers), "warnings": warnings_json(config),
-            "project": project_json(config)}
+    data = {
+        "ok": ok,
+        "servers": len(config.servers),
+        "warnings": warnings_json(config),
+        "project": project_json(config),
+    }
     lines = [f"warning: {w}" for w in config.warnings]
-    lines.append(f"{'ok' if ok else 'invalid'}: {len(config.servers)} server(s) valid, "
-                 f"{len(config.warnings)} problem(s)")
+    lines.append(
+        f"{'ok' if ok else 'invalid'}: {len(config.servers)} server(s) valid, "
+        f"{len(config.warnings)} problem(s)"
+    )
     return ValidateResult(data, "\n".join(lines))
 
 
@@ -179,10 +192,20 @@ def _review_json(review: Any, pending: tuple[str, ...]) -> dict[str, Any]:
         "digest": review.digest,
         "servers": [
             {
-                "name": s.name, "kind": s.kind, "file": s.file, "transport": s.transport,
-                "command": s.command, "args": list(s.args), "cwd": s.cwd, "envNames": list(s.env_names),
-                "url": s.url, "headerNames": list(s.header_names), "variables": list(s.variables),
-                "overrides": dict(s.overrides), "problems": list(s.problems), "pending": s.name in pending,
+                "name": s.name,
+                "kind": s.kind,
+                "file": s.file,
+                "transport": s.transport,
+                "command": s.command,
+                "args": list(s.args),
+                "cwd": s.cwd,
+                "envNames": list(s.env_names),
+                "url": s.url,
+                "headerNames": list(s.header_names),
+                "variables": list(s.variables),
+                "overrides": dict(s.overrides),
+                "problems": list(s.problems),
+                "pending": s.name in pending,
             }
             for s in review.servers
         ],
@@ -196,8 +219,10 @@ def trust(ctx: CommandContext, yes: bool = False) -> Message:
     pdir = project_dir(ctx.project)
     review = trust_mod.describe_project(pdir)
     if not review.files:
-        raise UsageError(f"no project config in {pdir / '.orb'} (settings.json or mcp.json)",
-                         hint="run in the project directory or pass --project DIR")
+        raise UsageError(
+            f"no project config in {pdir / '.orb'} (settings.json or mcp.json)",
+            hint="run in the project directory or pass --project DIR",
+        )
     gdir = global_dir()
     check = trust_mod.check_trust(gdir, review)
     text = _review_text(review, check.pending)
@@ -205,15 +230,22 @@ def trust(ctx: CommandContext, yes: bool = False) -> Message:
         return Message(f"{text}\nAlready trusted.", {"trusted": True, "review": _review_json(review, ())})
     if not yes:
         if not ctx.ui.interactive:
-            raise UsageError("approval needs a person: run `orbmcp trust` in a terminal, or pass --yes "
-                             "after reviewing `orbmcp trust --json` output")
+            raise UsageError(
+                "approval needs a person: run `orbmcp trust` in a terminal, or pass --yes "
+                "after reviewing `orbmcp trust --json` output"
+            )
         ctx.ui.notify(text)
         if not ctx.ui.confirm("Trust this project?", default=False):
-            return Message("Not trusted; the project config stays invisible.",
-                           {"trusted": False, "review": _review_json(review, check.pending)}, ok=False)
+            return Message(
+                "Not trusted; the project config stays invisible.",
+                {"trusted": False, "review": _review_json(review, check.pending)},
+                ok=False,
+            )
     trust_mod.approve(gdir, pdir, review.digest)
-    return Message(f"{text}\nTrusted: {review.real_dir}",
-                   {"trusted": True, "review": _review_json(review, check.pending)})
+    return Message(
+        f"{text}\nTrusted: {review.real_dir}",
+        {"trusted": True, "review": _review_json(review, check.pending)},
+    )
 
 
 def untrust(ctx: CommandContext) -> Message:

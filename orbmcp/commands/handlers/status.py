@@ -61,8 +61,11 @@ async def stop(ctx: CommandContext, server: str) -> ServerAction:
     cfg = _server(config, server)
     manager = await ctx.manager()
     sup = await manager.stop(server)
-    return ServerAction("stop", (server_detail(cfg, config, sup, front=ctx.front),),
-                        message=f"stopped '{server}'; its tools are inactive")
+    return ServerAction(
+        "stop",
+        (server_detail(cfg, config, sup, front=ctx.front),),
+        message=f"stopped '{server}'; its tools are inactive",
+    )
 
 
 async def reconnect(ctx: CommandContext, server: str | None = None) -> ServerAction:
@@ -101,8 +104,9 @@ class CheckReport:
         }
 
 
-async def check(ctx: CommandContext, servers: list[str] | None = None,
-                require_tool: list[str] | None = None) -> CheckReport:
+async def check(
+    ctx: CommandContext, servers: list[str] | None = None, require_tool: list[str] | None = None
+) -> CheckReport:
     config = ctx.config()
     names = list(servers or [s.name for s in config.enabled_servers()])
     for n in names:
@@ -112,8 +116,11 @@ async def check(ctx: CommandContext, servers: list[str] | None = None,
     manager = await ctx.manager()
     await manager.start_many(names)
     details = tuple(server_detail(config.servers[n], config, manager.get(n), front=ctx.front) for n in names)
-    problems = [f"{d.name}: {d.state}" + (f" ({d.last_error})" if d.last_error else "")
-                for d in details if d.state != "ready"]
+    problems = [
+        f"{d.name}: {d.state}" + (f" ({d.last_error})" if d.last_error else "")
+        for d in details
+        if d.state != "ready"
+    ]
     missing: list[str] = []
     for req in require_tool or []:
         srv, _, tool = req.rpartition("/")

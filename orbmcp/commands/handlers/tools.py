@@ -70,6 +70,14 @@ MEDIA_EXTENSIONS: dict[str, str] = {
 }
 _MAX_SAVE_ATTEMPTS = 1000
 _RESOURCE_NOT_FOUND = "(code -32002)"  # the spec's "resource not found" JSON-RPC error
+_INVALID_PARAMS = "(code -32602)"  # what SDK servers send for an unknown resource instead
+
+
+def _is_not_found(message: str) -> bool:
+    lowered = message.lower()
+    return _RESOURCE_NOT_FOUND in message or (
+        _INVALID_PARAMS in message and ("unknown resource" in lowered or "not found" in lowered)
+    )
 
 
 # -- shared helpers ------------------------------------------------------------------------------
@@ -384,7 +392,7 @@ async def read(ctx: CommandContext, server: str, uri: str) -> ResourceContents:
     try:
         contents = await read_resource(sup, uri)
     except ProtocolError as err:
-        if _RESOURCE_NOT_FOUND in err.message:
+        if _is_not_found(err.message):
             raise UsageError(
                 f"server '{server}' has no resource '{uri}'",
                 server=server,
