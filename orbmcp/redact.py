@@ -135,6 +135,7 @@ _KV_RE = re.compile(
     r"""(?(dash)(?!-))(?!<redacted>)[^\s,;&"'(){}\[\]]+))"""
 )
 _KV_TRIGGER_RE = re.compile("|".join(_STRONG_KEY_PARTS) + r"|pwd|session|assertion|jwt|code|key|pass.phrase")
+_SEPARATOR_AHEAD_RE = re.compile(r"[ \t]*[:=]")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Long, opaque, and either has a digit or mixes case: an authorization code, not ``invalid_grant``.
 _CODE_VALUE_RE = re.compile(r"(?=.*\d|(?=.*[a-z])(?=.*[A-Z]))[A-Za-z0-9._~+/=\-]{16,}")
@@ -364,6 +365,9 @@ def _kv_edit(m: re.Match[str]) -> _Edit | None:
     # ``Cookie: a=b; c=d`` is masked whole by the cookie rule; only ``--cookie x`` is left here.
     if lowered.endswith("cookie") and m.group("sep").strip():
         return None
+    # In ``password: api_key: s3cr3t`` the first "value" is the next key; its own value is masked.
+    if _is_next_sensitive_key(value, m.string, m.end("val")):
+        return None
     masked = _mask_kv_value(value)
     if masked == value:
         return None
@@ -385,6 +389,16 @@ def _mask_kv_value(value: str) -> str:
     if not inner or inner == MASK or inner.lower() in _NON_SECRET_LITERALS:
         return value
     return f"{prefix}{opening}{MASK}{closing}"
+
+
+def _is_next_sensitive_key(value: str, text: str, end: int) -> bool:
+    if value[-1:] in {":", "="}:
+        word = value[:-1]
+    elif _SEPARATOR_AHEAD_RE.match(text, end):
+        word = value
+    else:
+        return False
+    return word.lower().endswith(("authorization", "cookie")) or _is_sensitive_text_key(word)
 
 
 def _looks_like_code(value: str) -> bool:

@@ -138,7 +138,8 @@ class AuthLock:
                         "oauth.lock.acquired",
                         server=self.server,
                         message=f"auth lock for '{self.server}' acquired after waiting",
-                        waited_ms=int(self.waited_s * 1000),
+                        ms=int(self.waited_s * 1000),
+                        lock=str(self.path),
                     )
                 return
             if not contended:
@@ -148,6 +149,7 @@ class AuthLock:
                     server=self.server,
                     message=f"waiting for the auth lock of '{self.server}'",
                     holder_pid=holder.pid if holder else None,
+                    lock=str(self.path),
                 )
             last = holder or last
             if time.monotonic() >= deadline:
@@ -206,7 +208,7 @@ class AuthLock:
                     level="warning",
                     message=f"reclaimed a stale auth lock of '{self.server}'",
                     holder_pid=holder.pid,
-                    heartbeat_age_s=int(time.time() - holder.heartbeat),
+                    reason=f"heartbeat {int(time.time() - holder.heartbeat)} s old",
                 )
 
     def _write_holder(self) -> None:

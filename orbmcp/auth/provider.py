@@ -728,7 +728,8 @@ class OrbOAuthProvider(OAuthClientProvider):
                 server=self.server,
                 message=f"token refresh for '{self.server}' "
                 f"{'succeeded' if ok else 'returned no usable token'}",
-                outcome="ok" if ok else "invalid-response",
+                status=status,
+                reason="ok" if ok else "invalid-response",
             )
             return ok
         error = await _oauth_error(response)
@@ -746,7 +747,7 @@ class OrbOAuthProvider(OAuthClientProvider):
             level="warning",
             message=f"token refresh for '{self.server}' failed (HTTP {status})",
             status=status,
-            outcome=error or "error",
+            reason=error or "error",
         )
         return await super()._handle_refresh_response(response)
 

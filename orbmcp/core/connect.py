@@ -98,12 +98,15 @@ async def _auth_for(sup: Supervisor) -> Any:
     if sup.cfg.auth is None:
         return None
     from orbmcp.auth.provider import build_auth
+    from orbmcp.auth.ui_bridge import ProviderUI
 
+    ui = sup.runtime.auth_ui
     return build_auth(
         sup.cfg,
         sup.runtime.global_dir,
-        interactive=sup.runtime.interactive and sup.runtime.auth_ui is not None,
-        ui=sup.runtime.auth_ui,
+        interactive=sup.runtime.interactive and ui is not None,
+        ui=ProviderUI(ui) if ui is not None else None,
+        on_challenge=lambda challenge: sup.auth_challenged(challenge.message),
     )
 
 

@@ -64,6 +64,7 @@ class Supervisor:
         self._rediscover = anyio.Event()
         self._want_running = False
         self._http_status: tuple[int, str | None] | None = None
+        self._auth_challenge: str | None = None
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -117,6 +118,12 @@ class Supervisor:
     def request_rediscovery(self) -> None:
         self._rediscover.set()
 
+    def auth_challenged(self, message: str) -> None:
+        """A 401 / 403 insufficient_scope the provider could not resolve: the server needs auth."""
+        self._auth_challenge = self.runtime.redact(message)
+        if self.snap.state == State.READY:
+            self.connection_lost(message)
+
     def record_http_status(self, status: int, www_authenticate: str | None) -> None:
         if status in (401, 403):
             self._http_status = (status, www_authenticate)
@@ -168,6 +175,7 @@ class Supervisor:
         cfg = self.cfg
         self._lost = anyio.Event()
         self._http_status = None
+        self._auth_challenge = None
         self.snap.started_at = time.time()
         self._set_state(State.STARTING)
         timeout_s = cfg.timeout_ms / 1000
@@ -188,6 +196,8 @@ class Supervisor:
                     hint=f"raise timeoutMs for '{cfg.name}' or check its command/URL",
                 )
             if self._lost.is_set():
+                if self._auth_challenge is not None:
+                    raise AuthError(self._auth_challenge, server=cfg.name, hint=f"orbmcp auth {cfg.name}")
                 raise ConnectionFailed(self.snap.last_error or f"server '{cfg.name}' closed the connection",
                                        server=cfg.name)
         finally:
@@ -288,6 +298,8 @@ class Supervisor:
     def _classify(self, exc: BaseException) -> OrbError:
         if isinstance(exc, OrbError):
             return exc
+        if self._auth_challenge is not None:
+            return AuthError(self._auth_challenge, server=self.name, hint=f"orbmcp auth {self.name}")
         from orbmcp.core.era import classify_error
 
         status, www = self._http_status or (None, None)

@@ -133,6 +133,13 @@ def main(argv: list[str] | None = None) -> None:
         # Fast path: no Typer app to build for the most common scripted probe.
         print(f"orbmcp {__version__}")
         raise SystemExit(0)
+    if args[:1] == ["complete"]:
+        # Fast path: shells run this on every Tab; it needs neither Typer nor the handler machinery.
+        from orbmcp.frontends.slash import complete_fast
+
+        code = complete_fast(args[1:])
+        if code is not None:
+            raise SystemExit(code)
     app = build_app()
     try:
         app(args=args, prog_name="orbmcp")

@@ -321,3 +321,35 @@ async def run_slash(line: str, ctx: CommandContext, *, json_output: bool | None 
     except OrbError as err:
         return SlashReply(format_error(err, json_output=as_json), int(err.exit_code), None, err)
     return SlashReply(render(result, json_output=as_json), code, result, None)
+
+
+def complete_fast(args: Sequence[str]) -> int | None:
+    """``orbmcp complete LINE [--json]`` without building the Typer app (shells call it per Tab).
+
+    Returns the exit status, or ``None`` when ``args`` are anything else (``--help``, extra
+    options): the Typer front handles those. Output is what the Typer front prints.
+    """
+    rest = list(args)
+    as_json = "--json" in rest
+    if as_json:
+        rest.remove("--json")
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    if len(rest) != 1 or rest[0].startswith("-") or "--json" in rest:
+        return None
+    import os
+    import sys
+
+    from orbmcp.commands.complete import complete_line
+    from orbmcp.render.escape import one_line
+
+    project = os.environ.get("ORBMCP_PROJECT") or None
+    candidates = complete_line(rest[0], project=Path(project) if project else None)
+    text = json.dumps(candidates, ensure_ascii=False) if as_json else "\n".join(one_line(c) for c in candidates)
+    try:
+        if text:
+            sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    return 0

@@ -77,6 +77,7 @@ class ASOptions:
     authorization_endpoint: str | None = None  # override (hostile URL)
     token_endpoint: str | None = None  # override (hostile URL)
     strict_redirect_uri: bool = True
+    metadata_redirect: str | None = None  # every AS metadata URL answers 302 there (T-F5)
 
 
 @dataclass
@@ -333,11 +334,15 @@ class OAuthTestServer:
         return body
 
     async def asm_root(self, request: Request) -> Response:
+        if self.opts.metadata_redirect:
+            return RedirectResponse(self.opts.metadata_redirect, status_code=302)
         if self.opts.discovery in ("default", "legacy"):
             return JSONResponse(self._asm())
         return Response(status_code=404)
 
     async def asm_path(self, request: Request) -> Response:
+        if self.opts.metadata_redirect:
+            return RedirectResponse(self.opts.metadata_redirect, status_code=302)
         if self.opts.discovery == "var1":
             return JSONResponse(self._asm())
         return Response(status_code=404)

@@ -85,7 +85,9 @@ async def test_absolute_expiry_is_kept(tmp_path: Path) -> None:
 
 
 def test_canonical_url_and_hash() -> None:
-    assert canonical_server_url("HTTPS://User:pw@MCP.Example.COM:443/mcp#frag") == "https://mcp.example.com/mcp"
+    assert (
+        canonical_server_url("HTTPS://User:pw@MCP.Example.COM:443/mcp#frag") == "https://mcp.example.com/mcp"
+    )
     assert canonical_server_url("http://127.0.0.1:8080/mcp?x=1") == "http://127.0.0.1:8080/mcp?x=1"
     assert server_hash("https://mcp.example.com:443/mcp") == server_hash(URL)
     assert server_hash(URL) != server_hash("https://mcp.example.com/other")
@@ -98,7 +100,10 @@ async def test_record_is_bound_to_its_url(tmp_path: Path) -> None:
     b.dir.mkdir(parents=True, exist_ok=True)
     b.path.write_bytes(a.path.read_bytes())  # planted copy of a's record at b's path
     assert await b.get_tokens() is None and await b.get_client_info() is None
-    assert auth_status(make_cfg("https://other.example/mcp", name="b"), tmp_path) == "authorization may be required"
+    assert (
+        auth_status(make_cfg("https://other.example/mcp", name="b"), tmp_path)
+        == "authorization may be required"
+    )
 
 
 async def test_record_is_bound_to_its_issuer(tmp_path: Path) -> None:
@@ -117,7 +122,11 @@ async def test_record_is_bound_to_its_issuer(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b'{"version": 1, "server_url": "https://mcp.example.com/mcp", "tokens": {"access_token": "at-', b"\x00\xff\xfe garbage", b"[1, 2, 3]"],
+    [
+        b'{"version": 1, "server_url": "https://mcp.example.com/mcp", "tokens": {"access_token": "at-',
+        b"\x00\xff\xfe garbage",
+        b"[1, 2, 3]",
+    ],
 )
 async def test_corrupt_file_is_quarantined_for_that_server_only(tmp_path: Path, content: bytes) -> None:
     other = store_for(tmp_path, "https://other.example/mcp", "other")
@@ -170,7 +179,9 @@ async def test_symlinks_are_refused(tmp_path: Path) -> None:
 async def test_stale_temp_files_are_removed(tmp_path: Path) -> None:
     store = store_for(tmp_path)
     await save_tokens(store)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     dead_tmp = store.dir / f".{store.path.name}.tmp-{dead.stdout.strip()}-abcdef"
     live_tmp = store.dir / f".{store.path.name}.tmp-{os.getppid()}-abcdef"
     dead_tmp.write_text("half")
@@ -182,7 +193,10 @@ async def test_stale_temp_files_are_removed(tmp_path: Path) -> None:
 async def test_clear_and_status(tmp_path: Path) -> None:
     cfg = make_cfg(URL)
     assert auth_status(cfg, tmp_path) == "authorization may be required"
-    assert auth_status(make_cfg(URL).__class__(name="x", transport="stdio", command="x"), tmp_path) == "not configured"
+    assert (
+        auth_status(make_cfg(URL).__class__(name="x", transport="stdio", command="x"), tmp_path)
+        == "not configured"
+    )
     store = store_for(tmp_path)
     await save_tokens(store)
     await store.set_client_info(OAuthClientInformationFull(client_id="c1"))

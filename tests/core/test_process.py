@@ -408,26 +408,34 @@ async def test_spawn_into_a_closed_task_group_leaves_nothing_behind(tmp_path: Pa
 # --- fds, environment, spawn errors (T-B9, T-B13, T-B14) ----------------------------------------
 
 
-async def _cycle(index: int) -> None:
+def is_gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+async def _cycle(index: int, kill_after: list[int]) -> None:
     # Even cycles: a background grandchild holds the inherited stdout/stderr pipes after the
     # leader exits on stdin EOF. Odd cycles: a plain filter that exits on EOF.
     if index % 2 == 0:
-        spec = SpawnSpec("holder", "sh", ["-c", "sleep 1000 & echo ready; read line; exit 0"], {}, None)
+        spec = SpawnSpec("holder", "sh", ["-c", "sleep 1000 & echo $!; read line; exit 0"], {}, None)
     else:
-        spec = SpawnSpec("cat", "sh", ["-c", "echo ready; exec cat"], {}, None)
+        spec = SpawnSpec("cat", "sh", ["-c", "echo $$; exec cat"], {}, None)
     async with open_process(spec, stdin_grace=2.0, term_grace=GRACE) as proc:
-        stdout = BufferedByteReceiveStream(proc.stdout)
-        assert await read_line(stdout) == b"ready"
+        kill_after.append(proc.pgid)
+        last_member = int(await read_line(BufferedByteReceiveStream(proc.stdout)))
     assert proc.returncode == 0
+    assert is_gone(last_member)
     with pytest.raises(anyio.ClosedResourceError):
         await proc.stdout.receive()
 
 
-async def test_no_fd_leak_over_twenty_start_stop_cycles() -> None:
-    await _cycle(0)  # warm-up: the event loop opens its own fds lazily
+async def test_no_fd_leak_over_twenty_start_stop_cycles(kill_after: list[int]) -> None:
+    await _cycle(0, kill_after)  # warm-up: the event loop opens its own fds lazily
     baseline = open_fds()
     for index in range(20):
-        await _cycle(index)
+        await _cycle(index, kill_after)
     assert open_fds() <= baseline
 
 

@@ -1,0 +1,112 @@
+"""Shared helpers for the end-to-end core tests: configs of real servers, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from orbmcp.config.loader import load_config
+from orbmcp.config.model import ResolvedConfig
+from tests.servers.launch import server_cmd
+
+# Short stop graces for in-process managers: the SDK's 2 s + 2 s would dominate every test.
+FAST_GRACE_S = 0.3
+
+
+def stdio_entry(server: str, *args: str, **extra: Any) -> dict[str, Any]:
+    """A config entry running ``tests/servers/<server>.py`` with the test interpreter."""
+    command, *argv = server_cmd(server, *args)
+    return {"command": command, "args": argv, **extra}
+
+
+def raw_entry(*args: str, **extra: Any) -> dict[str, Any]:
+    """raw.py answering ``server/discover`` with -32601 at once: no probe wait on first contact."""
+    return stdio_entry("raw", "--answer-discover-error", "-32601", *args, **extra)
+
+
+def write_config(path: Path, servers: Mapping[str, Any], **top: Any) -> Path:
+    path.write_text(json.dumps({"mcpServers": dict(servers), **top}), encoding="utf-8")
+    return path
+
+
+def load(path: Path) -> ResolvedConfig:
+    return load_config(config_file=path, cwd=path.parent)
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
+    """Poll ``predicate`` until it holds; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await anyio.sleep(0.02)
+
+
+def recorded_methods(path: Path) -> list[str]:
+    """Methods of the messages raw.py ``--record`` saw, in order."""
+    if not path.exists():
+        return []
+    out: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        method = json.loads(line).get("method")
+        if isinstance(method, str):
+            out.append(method)
+    return out
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"NO_COLOR": "1", "CI": "1"})
+    env.pop("ORBMCP_CONFIG", None)
+    env.update(extra or {})
+    return env
+
+
+def cli_argv(config: Path | None, *args: str, python_flags: Sequence[str] = ()) -> list[str]:
+    argv = [sys.executable, *python_flags, "-m", "orbmcp"]
+    if config is not None:
+        argv += ["--config", str(config)]
+    return [*argv, *args]
+
+
+async def run_cli(
+    config: Path | None,
+    *args: str,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    python_flags: Sequence[str] = (),
+) -> CliResult:
+    """``python -m orbmcp [--config F] ARGS`` in ``cwd``; stdin closed, output captured."""
+    start = time.monotonic()
+    with anyio.fail_after(timeout):
+        proc = await anyio.run_process(
+            cli_argv(config, *args, python_flags=python_flags),
+            cwd=cwd,
+            env=cli_env(env),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    return CliResult(
+        proc.returncode, proc.stdout.decode(), proc.stderr.decode(), time.monotonic() - start
+    )

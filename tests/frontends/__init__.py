@@ -1,0 +1,133 @@
+"""Shared helpers for the front-end tests: run orbmcp as a real process, with or without a pty."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVERS = ROOT / "tests" / "servers"
+PY = sys.executable
+
+
+def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
+    """The test's environment (its isolated ORB_AGENT_DIR included) for a child orbmcp."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORBMCP_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.pop("NO_COLOR", None)
+    env.pop("CI", None)
+    if config is not None:
+        env["ORBMCP_CONFIG"] = str(config)
+    env.update(extra)
+    return env
+
+
+def run_orbmcp(
+    *args: str,
+    config: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PY, "-m", "orbmcp", *args],
+        cwd=ROOT,
+        env=dict(env) if env is not None else env_for(config),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def write_config(directory: Path, servers: Mapping[str, Any], name: str = "mcp.json") -> Path:
+    path = directory / name
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def everything_entry(**extra: Any) -> dict[str, Any]:
+    """A stdio server entry running tests/servers/everything.py."""
+    return {"command": PY, "args": [str(SERVERS / "everything.py")], **extra}
+
+
+# Servers that need no connection: completion, status and config commands stay offline.
+OFFLINE_SERVERS: dict[str, Any] = {
+    "alpha": {"command": "true", "enabled": False},
+    "beta": {"command": "true", "disabled": True, "lifecycle": "eager"},
+    "web": {"url": "https://example.invalid/mcp", "auth": {"type": "oauth"}, "enabled": False},
+}
+
+
+class Pty:
+    """A child process on a pseudo-terminal, read with deadlines (no tmux, no sleeps)."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str], *, cols: int = 120) -> None:
+        import fcntl
+        import struct
+        import termios
+
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+        self.proc = subprocess.Popen(
+            list(argv), stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=dict(env),
+            start_new_session=True, close_fds=True,
+        )
+        os.close(slave)
+        self.buffer = b""
+
+    def read_until(self, needle: bytes, timeout: float = 30) -> bytes:
+        """Everything read so far up to and including ``needle``; consumes it from the buffer."""
+        deadline = time.monotonic() + timeout
+        while needle not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {needle!r}; got {self.buffer[-2000:]!r}")
+            ready, _, _ = select.select([self.master], [], [], min(left, 0.5))
+            if ready:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    if needle not in self.buffer:
+                        raise AssertionError(f"terminal closed before {needle!r}; got {self.buffer[-2000:]!r}")
+                    break
+                self.buffer += chunk
+        head, _, rest = self.buffer.partition(needle)
+        self.buffer = rest
+        return head + needle
+
+    def send(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def wait(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError("the child did not exit in time")
+            ready, _, _ = select.select([self.master], [], [], 0.2)
+            if ready:
+                try:
+                    self.buffer += os.read(self.master, 65536)
+                except OSError:
+                    pass
+        return int(self.proc.returncode)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        try:
+            os.close(self.master)
+        except OSError:
+            pass
