@@ -136,6 +136,7 @@ _KV_RE = re.compile(
 )
 _KV_TRIGGER_RE = re.compile("|".join(_STRONG_KEY_PARTS) + r"|pwd|session|assertion|jwt|code|key|pass.phrase")
 _SEPARATOR_AHEAD_RE = re.compile(r"[ \t]*[:=]")
+_KEY_SHAPE_RE = re.compile(r"[A-Za-z_][\w.\-]*")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Long, opaque, and either has a digit or mixes case: an authorization code, not ``invalid_grant``.
 _CODE_VALUE_RE = re.compile(r"(?=.*\d|(?=.*[a-z])(?=.*[A-Z]))[A-Za-z0-9._~+/=\-]{16,}")
@@ -397,6 +398,8 @@ def _is_next_sensitive_key(value: str, text: str, end: int) -> bool:
     elif _SEPARATOR_AHEAD_RE.match(text, end):
         word = value
     else:
+        return False
+    if _KEY_SHAPE_RE.fullmatch(word) is None:
         return False
     return word.lower().endswith(("authorization", "cookie")) or _is_sensitive_text_key(word)
 

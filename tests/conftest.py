@@ -9,7 +9,9 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _isolated_agent_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def _isolated_agent_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     agent = tmp_path_factory.mktemp("agent-home") / "agent"
     monkeypatch.setenv("ORB_AGENT_DIR", str(agent))
     monkeypatch.delenv("ORBMCP_CONFIG", raising=False)

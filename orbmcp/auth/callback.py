@@ -180,7 +180,8 @@ class CallbackListener:
                     await self._done.wait()
                     tg.cancel_scope.cancel()
         finally:
-            await self.aclose()
+            with anyio.CancelScope(shield=True):
+                await self.aclose()
         if self._failure is not None:
             raise self._failure
         if self._result is None:

@@ -317,6 +317,7 @@ class OrbOAuthProvider(OAuthClientProvider):
             if not self._initialized:
                 await self._initialize()
             self._authorized_in_call = 0
+            self._refresh_transient = False
             restarts = 0
             while True:
                 xlock: AuthLock | None = None
@@ -452,6 +453,15 @@ class OrbOAuthProvider(OAuthClientProvider):
                 # A token of unknown expiry was rejected: try the refresh grant before any login.
                 self.context.token_expiry_time = 1.0
                 return "restart"
+            if self._refresh_transient:
+                # The refresh token may well be fine; a login now would be the wrong fix.
+                err = AuthError(
+                    f"server '{self.server}': could not refresh the token "
+                    "(authorization server unavailable); stored credentials kept, try again later",
+                    server=self.server,
+                )
+                self._notify(kind, scope, invalidated=False, message=err.message)
+                raise err
         if not self._interactive:
             raise self._fail_needs_auth(kind, scope)
         if self._consecutive_attempts >= MAX_AUTH_ATTEMPTS:
@@ -576,6 +586,11 @@ class OrbOAuthProvider(OAuthClientProvider):
         methods = md.code_challenge_methods_supported if md is not None else None
         if methods and "S256" in methods:
             return
+        if md is None and self.context.protected_resource_metadata is None:
+            # The 2025-03-26 fallback (no PRM, no AS metadata: /authorize, /token, /register on the
+            # server's own origin) has no advertisement to verify, and that revision requires S256
+            # unconditionally; the refusal (R-E5) is for metadata that omits or lacks S256.
+            return
         if not methods and self._auth_cfg.allow_missing_pkce_advertisement:
             return
         what = "does not advertise PKCE" if not methods else f"offers PKCE methods {methods} but not S256"
@@ -624,7 +639,8 @@ class OrbOAuthProvider(OAuthClientProvider):
     async def _close_listener(self) -> None:
         listener, self._listener = self._listener, None
         if listener is not None:
-            await listener.aclose()
+            with anyio.CancelScope(shield=True):  # the port must be freed even when cancelled
+                await listener.aclose()
 
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         if not self._interactive:

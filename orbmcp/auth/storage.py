@@ -38,7 +38,8 @@ FILE_MODE = 0o600
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _TMP_RE = re.compile(r"^\.(?P<name>[0-9a-f]{64}\.json)\.tmp-(?P<pid>\d+)-[0-9a-f]+$")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
-_TOKENISH_RE = re.compile(r"[A-Za-z0-9_\-.~+/=]{20,}")
+# A run of token characters, 20 or more long, with at least one digit and one letter.
+_TOKENISH_RE = re.compile(r"(?<![\w\-.~+/=])(?=[\w\-.~+/=]*\d)(?=[\w\-.~+/=]*[A-Za-z])[\w\-.~+/=]{20,}")
 
 
 # -- helpers shared by the auth package (stdlib only) -----------------------------------------
@@ -86,6 +87,15 @@ def safe_text(text: str, secrets: Iterable[str] = ()) -> str:
             if s:
                 text = text.replace(s, "<redacted>")
     return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _redacted(text: str) -> str:
+    try:
+        from orbmcp.redact import redact
+
+        return redact(text)
+    except ImportError:  # pragma: no cover - the redactor ships with orbmcp
+        return text
 
 
 def log_auth_event(event: str, *, server: str, message: str, level: str = "info", **fields: object) -> None:
@@ -308,7 +318,7 @@ class AuthStore:
             raw = read_private_file(self.path) or b""
             text = raw.decode("utf-8", errors="backslashreplace")
             # Keys and structure help diagnose; long token-like runs are credentials whatever their key.
-            masked = _TOKENISH_RE.sub("<redacted>", safe_text(text))
+            masked = _TOKENISH_RE.sub("<redacted>", _redacted(text))
             atomic_write(backup, masked.encode())
             os.unlink(self.path)
         except (OSError, AuthError):

@@ -38,9 +38,15 @@ def _client(sup: Supervisor) -> Any:
     if client is None:
         from orbmcp.core.hints import failure_error
 
-        raise failure_error(sup) if sup.snap.last_error else ConnectionFailed(
-            f"server '{sup.name}' is not connected ({sup.state})", server=sup.name,
-            hint=f"orbmcp start {sup.name}")
+        raise (
+            failure_error(sup)
+            if sup.snap.last_error
+            else ConnectionFailed(
+                f"server '{sup.name}' is not connected ({sup.state})",
+                server=sup.name,
+                hint=f"orbmcp start {sup.name}",
+            )
+        )
     return client
 
 
@@ -56,12 +62,15 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
         if code == CONNECTION_CLOSED:
             msg = f"server '{sup.name}' closed the connection during {what}"
             sup.connection_lost(msg)
-            raise ConnectionFailed(msg, server=sup.name,
-                                   hint="the call was not retried; its side effects may have happened") from None
+            raise ConnectionFailed(
+                msg, server=sup.name, hint="the call was not retried; its side effects may have happened"
+            ) from None
         if code == REQUEST_TIMEOUT:
             raise TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name) from None
-        raise ProtocolError(sup.runtime.redact(f"server '{sup.name}': {what} failed: {exc.error.message} "
-                                               f"(code {code})"), server=sup.name) from None
+        raise ProtocolError(
+            sup.runtime.redact(f"server '{sup.name}': {what} failed: {exc.error.message} (code {code})"),
+            server=sup.name,
+        ) from None
     except _DEAD_STREAM_ERRORS:
         msg = f"server '{sup.name}' connection died during {what}"
         sup.connection_lost(msg)
@@ -74,9 +83,13 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
         raise
     except Exception as exc:
         if sup.client is None:  # the owner task tore the session down under us
-            raise ConnectionFailed(f"server '{sup.name}' disconnected during {what}", server=sup.name) from None
-        raise ProtocolError(sup.runtime.redact(f"server '{sup.name}': {what} failed: "
-                                               f"{type(exc).__name__}: {exc}"), server=sup.name) from None
+            raise ConnectionFailed(
+                f"server '{sup.name}' disconnected during {what}", server=sup.name
+            ) from None
+        raise ProtocolError(
+            sup.runtime.redact(f"server '{sup.name}': {what} failed: {type(exc).__name__}: {exc}"),
+            server=sup.name,
+        ) from None
 
 
 async def call_tool(
@@ -99,8 +112,9 @@ async def call_tool(
 
     async def run(client: Any) -> Any:
         # Always a callback: the SDK sends a progress token only with one, and every call carries one.
-        return await client.call_tool(tool, arguments or {}, read_timeout_seconds=timeout,
-                                      progress_callback=on_progress)
+        return await client.call_tool(
+            tool, arguments or {}, read_timeout_seconds=timeout, progress_callback=on_progress
+        )
 
     result = await request(sup, f"tools/call {tool}", run)
     return from_sdk(result)

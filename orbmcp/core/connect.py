@@ -28,8 +28,13 @@ async def _spawn(sup: Supervisor) -> None:
     spec = SpawnSpec(name=cfg.name, command=cfg.command, args=list(cfg.args), env=dict(cfg.env), cwd=cfg.cwd)
     if sup.stderr is None:  # one tail per server, kept across restarts for `/mcp <name>`
         sup.stderr = StderrTail(redact=sup.runtime.redact)
-    sup.process = await spawn(spec, task_group=sup.runtime.task_group(), registry=GroupRegistry(
-        sup.runtime.global_dir), redact=sup.runtime.redact, stderr_tail=sup.stderr)
+    sup.process = await spawn(
+        spec,
+        task_group=sup.runtime.task_group(),
+        registry=GroupRegistry(sup.runtime.global_dir),
+        redact=sup.runtime.redact,
+        stderr_tail=sup.stderr,
+    )
 
 
 @asynccontextmanager
@@ -55,6 +60,7 @@ async def open_client(sup: Supervisor) -> AsyncIterator[Any]:
         mode=mode,  # type: ignore[arg-type,unused-ignore]
         read_timeout_seconds=cfg.request_timeout_ms / 1000,
         message_handler=_message_handler(sup),
+        elicitation_callback=sup.runtime.elicitation,
         client_info=Implementation(name="orbmcp", version=__version__),
         cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
     )
@@ -95,6 +101,8 @@ async def _transport(sup: Supervisor, *, probe_timeout: float | None) -> Any:
 
 
 async def _auth_for(sup: Supervisor) -> Any:
+    if sup.runtime.auth_factory is not None:
+        return sup.runtime.auth_factory(sup.cfg)
     if sup.cfg.auth is None:
         return None
     from orbmcp.auth.provider import build_auth

@@ -20,6 +20,14 @@ def command_form(front: str, verb: str, name: str) -> str:
 
 def hint_for(sup: Supervisor, *, front: str = "cli") -> str | None:
     state, code, name = sup.state, sup.snap.last_error_code, sup.name
+    if code == "auth" and sup.cfg.auth is None and state != State.NEEDS_AUTH:
+        # `orbmcp auth` refuses servers without OAuth settings: point at the entry instead.
+        if any(key.lower() == "authorization" for key in sup.cfg.headers):
+            return f"the server refused the Authorization header configured for '{name}'; check its headers"
+        return (
+            f'the server requires authorization: add "auth": {{"type": "oauth"}} to the entry of '
+            f"'{name}', or an Authorization header"
+        )
     if state == State.NEEDS_AUTH or code == "auth":
         err = (sup.snap.last_error or "").lower()
         reset = " --reset" if ("expired" in err or "invalid_client" in err or "invalid_grant" in err) else ""
@@ -29,12 +37,16 @@ def hint_for(sup: Supervisor, *, front: str = "cli") -> str | None:
     if state != State.FAILED:
         return None
     if code == "timeout":
-        return (f"the server did not answer in time; check it starts on its own, or raise timeoutMs; "
-                f"ORBMCP_DEBUG=1 {command_form('cli', 'status', name)} logs redacted diagnostics")
+        return (
+            f"the server did not answer in time; check it starts on its own, or raise timeoutMs; "
+            f"ORBMCP_DEBUG=1 {command_form('cli', 'status', name)} logs redacted diagnostics"
+        )
     if code == "config":
         return "fix the entry shown by `orbmcp config validate`"
-    return (f"run ORBMCP_DEBUG=1 {command_form('cli', 'status', name)} to log redacted diagnostics "
-            "(see `orbmcp config paths` for the log file), and check Recent output below")
+    return (
+        f"run ORBMCP_DEBUG=1 {command_form('cli', 'status', name)} to log redacted diagnostics "
+        "(see `orbmcp config paths` for the log file), and check Recent output below"
+    )
 
 
 def failure_error(sup: Supervisor) -> OrbError:

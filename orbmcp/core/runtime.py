@@ -12,6 +12,7 @@ from orbmcp.core.tools import ToolRegistry
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from orbmcp.config.model import ServerConfig
     from orbmcp.core.state import State
     from orbmcp.core.supervisor import Supervisor
 
@@ -31,6 +32,12 @@ class Runtime:
     term_grace_s: float = 2.0
     extra_secrets: tuple[str, ...] = ()
     auth_ui: Any = None  # orbmcp.auth.provider.AuthUI when a person can authorize
+    # An SDK elicitation callback (``mcp.client.session.ElicitationFnT``) handed to every client;
+    # None: elicitation is neither advertised nor answered.
+    elicitation: Any = None
+    # Replaces the OAuth provider built from an entry's auth settings (cfg -> httpx2.Auth | None),
+    # for embedders with their own grant (client credentials, identity assertion).
+    auth_factory: Callable[[ServerConfig], Any] | None = None
     state_listeners: list[StateListener] = field(default_factory=list)
     tg: TaskGroup | None = None  # the manager's task group: background tasks of children live here
     _redactor: Callable[[str], str] | None = None

@@ -143,8 +143,10 @@ class Supervisor:
                         attempt = 0  # a once-healthy server starts its schedule afresh
                         self.snap.retries = 0
                     except AuthError as err:
+                        # Retrying cannot fix credentials. needs-auth only where `orbmcp auth` can
+                        # help (OAuth configured); a 401 to static headers or none is a failure.
                         self._set_error(err)
-                        self._set_state(State.NEEDS_AUTH)
+                        self._set_state(State.NEEDS_AUTH if self.cfg.auth is not None else State.FAILED)
                         self._settled.set()
                         return
                     except OrbError as err:
@@ -159,8 +161,13 @@ class Supervisor:
                     self.snap.retries = attempt
                     delay = retry_delay(attempt)
                     self._set_state(State.STARTING)
-                    _log("server.retry", server=self.name, attempt=attempt, delay_ms=int(delay * 1000),
-                         max_retries=self.max_retries)
+                    _log(
+                        "server.retry",
+                        server=self.name,
+                        attempt=attempt,
+                        delay_ms=int(delay * 1000),
+                        max_retries=self.max_retries,
+                    )
                     await anyio.sleep(delay)
                     # After each wait: the user may have stopped it meanwhile.
         finally:
@@ -198,8 +205,9 @@ class Supervisor:
             if self._lost.is_set():
                 if self._auth_challenge is not None:
                     raise AuthError(self._auth_challenge, server=cfg.name, hint=f"orbmcp auth {cfg.name}")
-                raise ConnectionFailed(self.snap.last_error or f"server '{cfg.name}' closed the connection",
-                                       server=cfg.name)
+                raise ConnectionFailed(
+                    self.snap.last_error or f"server '{cfg.name}' closed the connection", server=cfg.name
+                )
         finally:
             self.client = None
             self.runtime.tools.set_server_active(self.name, False)
@@ -230,7 +238,7 @@ class Supervisor:
 
         tools = await list_tools(client, server=self.name, warn=self._warn)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
-        _log("server.discovered", server=self.name, tools=len(tools), count=added)
+        _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
 
     async def _serve(self, client: Any) -> None:
         """Wait until the connection dies or the user stops it; meanwhile keep tools fresh."""
@@ -319,7 +327,10 @@ class Supervisor:
         if old == state:
             return
         self.snap.state = state
-        _log("server.state", server=self.name, message=f"Server {self.name} state {old} -> {state}",
-             **{"from": str(old), "to": str(state)})
+        _log(
+            "server.state",
+            server=self.name,
+            message=f"Server {self.name} state {old} -> {state}",
+            **{"from": str(old), "to": str(state)},
+        )
         self.runtime.state_changed(self, old, state)
-

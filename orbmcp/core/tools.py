@@ -110,7 +110,9 @@ class ToolRegistry:
             existing.raw_description = desc if isinstance(desc, str) else None
             existing.annotations = annotations if isinstance(annotations, Mapping) else None
             existing.title = title if isinstance(title, str) else None
-            existing.description = describe_tool(existing.raw_description, existing.annotations, existing.title)
+            existing.description = describe_tool(
+                existing.raw_description, existing.annotations, existing.title
+            )
             existing.input_schema = schema if isinstance(schema, Mapping) else {"type": "object"}
             out = wire.get("outputSchema")
             existing.output_schema = out if isinstance(out, Mapping) else None

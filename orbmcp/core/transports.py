@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import httpx2
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client import Transport
 from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
@@ -200,6 +201,7 @@ async def _stdio_pipe_streams(
                     await stdin.aclose()
                 read_stream.close()
                 read_writer.close()
+                write_reader.close()
             tg.cancel_scope.cancel()
 
 
@@ -340,54 +342,64 @@ async def _sse_streams(
         request_timeout_s=request_timeout_s,
         on_response=on_response,
     )
-    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-
-    async def post(endpoint: str, message: types.JSONRPCMessage) -> None:
-        body = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-        response = await request_within_origin(client, "POST", endpoint, json=body)
-        if response.is_success or not isinstance(message, types.JSONRPCRequest):
-            return
-        # The answer will never come over the event stream: fail this request now, not at its timeout.
-        error = types.ErrorData(
-            code=types.INTERNAL_ERROR, message=f"message endpoint answered HTTP {response.status_code}"
-        )
-        await read_writer.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)))
-
-    async def writer(endpoint: str) -> None:
-        async with write_reader:
-            async for session_message in write_reader:
-                await post(endpoint, session_message.message)
-
-    async def reader(events: AsyncIterator[httpx2.ServerSentEvent]) -> None:
-        async for event in events:
-            if event.event != "message" or not event.data:
-                continue
-            message, garbage = _decode(event.data.encode())
-            if garbage:
-                logger.debug("skipped a malformed SSE message event (%d bytes)", len(event.data))
-            if message is not None:
-                try:
-                    await read_writer.send(message)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return
-        read_writer.close()  # the server ended the stream: the connection is over
-
     async with client, sse_within_origin(client, url, max_event_size=MAX_SSE_EVENT_BYTES) as source:
         source.response.raise_for_status()
         events = aiter(source)
         with anyio.fail_after(timeout_s):
             endpoint = await _endpoint_from(events, url)
+        # Created only now: a failed connect must not leave unclosed streams behind.
+        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(reader, events)
-            tg.start_soon(writer, endpoint)
+            tg.start_soon(_sse_reader, events, read_writer)
+            tg.start_soon(_sse_writer, client, endpoint, write_reader, read_writer)
             try:
                 yield read_stream, write_stream
             finally:
-                write_stream.close()
-                read_stream.close()
-                read_writer.close()
+                for stream in (write_stream, write_reader, read_stream, read_writer):
+                    stream.close()
                 tg.cancel_scope.cancel()
+
+
+async def _sse_reader(
+    events: AsyncIterator[httpx2.ServerSentEvent],
+    read_writer: MemoryObjectSendStream[SessionMessage | Exception],
+) -> None:
+    async for event in events:
+        if event.event != "message" or not event.data:
+            continue
+        message, garbage = _decode(event.data.encode())
+        if garbage:
+            logger.debug("skipped a malformed SSE message event (%d bytes)", len(event.data))
+        if message is not None:
+            try:
+                await read_writer.send(message)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+    read_writer.close()  # the server ended the stream: the connection is over
+
+
+async def _sse_writer(
+    client: httpx2.AsyncClient,
+    endpoint: str,
+    write_reader: MemoryObjectReceiveStream[SessionMessage],
+    read_writer: MemoryObjectSendStream[SessionMessage | Exception],
+) -> None:
+    async with write_reader:
+        async for session_message in write_reader:
+            message = session_message.message
+            body = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            response = await request_within_origin(client, "POST", endpoint, json=body)
+            if response.is_success or not isinstance(message, types.JSONRPCRequest):
+                continue
+            # The answer will never come over the event stream: fail this request now, not at its
+            # timeout. The session goes on (the SDK's client stops sending after one failed POST).
+            error = types.ErrorData(
+                code=types.INTERNAL_ERROR, message=f"message endpoint answered HTTP {response.status_code}"
+            )
+            reply = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+            with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await read_writer.send(SessionMessage(reply))
 
 
 async def _endpoint_from(events: AsyncIterator[httpx2.ServerSentEvent], url: str) -> str:

@@ -41,12 +41,15 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    version: bool = typer.Option(False, "--version", "-V", help="Show the version and exit.",
-                                 callback=_version, is_eager=True),
-    project: str | None = typer.Option(None, "--project", "-p", help="Project directory (default: cwd).",
-                                        envvar="ORBMCP_PROJECT"),
-    config: str | None = typer.Option(None, "--config", "-c", help="Use only this config file (trusted).",
-                                       envvar="ORBMCP_CONFIG"),
+    version: bool = typer.Option(
+        False, "--version", "-V", help="Show the version and exit.", callback=_version, is_eager=True
+    ),
+    project: str | None = typer.Option(
+        None, "--project", "-p", help="Project directory (default: cwd).", envvar="ORBMCP_PROJECT"
+    ),
+    config: str | None = typer.Option(
+        None, "--config", "-c", help="Use only this config file (trusted).", envvar="ORBMCP_CONFIG"
+    ),
     no_color: bool = typer.Option(False, "--no-color", help="No colours or rich tables (also NO_COLOR)."),
     json_output: bool = typer.Option(False, "--json", help="JSON output for every command."),
 ) -> None:
@@ -66,8 +69,9 @@ def _typer_param(p: Param) -> inspect.Parameter:
         default = typer.Option(None, *p.option_names, help=p.help, metavar=p.metavar, hidden=p.hidden)
     else:
         annotation = list[py_type] | None if p.multiple else (py_type if p.required else py_type | None)
-        default = typer.Argument(... if p.required else None, help=p.help, metavar=p.metavar,
-                                 show_default=False)
+        default = typer.Argument(
+            ... if p.required else None, help=p.help, metavar=p.metavar, show_default=False
+        )
     return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 

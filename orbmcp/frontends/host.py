@@ -48,6 +48,8 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 STATUS_TOOL = "mcp_status"
 CONNECT_TOOL = "mcp_connect"
 AUTHORIZE_NOW = "Authorize now"
+FIRST_ATTEMPT_SLACK_S = 5.0  # beyond timeoutMs: a stdio child that ignores shutdown gets killed
+FIRST_ATTEMPT_POLL_S = 0.05
 NOT_NOW = "Not now"
 
 
@@ -398,7 +400,7 @@ class McpExtension:
             async with manager:
                 self._manager = manager
                 self._register_agent_tools(config)
-                await manager.start_eager()
+                await self._start_eager(manager, config)
                 self._starting = False
                 await self._startup_authorization()
                 task_status.started()
@@ -409,6 +411,37 @@ class McpExtension:
             for name in (STATUS_TOOL, CONNECT_TOOL):
                 if name in self._tools:
                     self._host_set_active(name, False)
+
+    async def _start_eager(self, manager: Manager, config: ResolvedConfig) -> None:
+        """Connect the eager servers concurrently; return once each has had its first attempt.
+
+        ``Manager.start_eager`` settles only when a server is ready or out of retries, which with
+        retries on is ~50 s for a dead server. Seed 000: one unavailable server must neither block
+        the session's start nor delay the others, so the first attempt (bounded by its own
+        ``timeoutMs``) is what startup waits for; retries continue in the background.
+        """
+        names = [s.name for s in config.eager_servers()]
+        sups = [manager.get(n) for n in names]
+        if not sups:
+            return
+        limit = max(s.cfg.timeout_ms for s in sups) / 1000 + FIRST_ATTEMPT_SLACK_S
+        async with anyio.create_task_group() as tg:
+
+            async def settle() -> None:
+                await manager.start_many(names)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(settle)
+            with anyio.move_on_after(limit):
+                while not all(_first_attempt_done(s) for s in sups):
+                    await anyio.sleep(FIRST_ATTEMPT_POLL_S)  # no supervisor event marks a failed try
+            tg.cancel_scope.cancel()  # only the waiting stops: supervisors live in the manager
+        for sup in sups:
+            if sup.snap.retries >= 1 and sup.running:
+                error = sup.snap.last_error or "did not connect"
+                self.ui.notify(
+                    f"MCP server '{sup.name}' failed to start: {error}; retrying in the background", "warning"
+                )
 
     # -- host callbacks (a faulty host never breaks a connection) ---------------------------------
 
@@ -636,6 +669,14 @@ class McpExtension:
     async def slash(self, line: str, *, json_output: bool | None = None) -> str:
         """Run one ``/mcp...`` line with this session's servers; the text to show the user."""
         return (await self.slash_reply(line, json_output=json_output)).text
+
+
+def _first_attempt_done(sup: Supervisor) -> bool:
+    from orbmcp.core.state import State
+
+    if sup.state in (State.READY, State.FAILED, State.NEEDS_AUTH):
+        return True
+    return sup.state == State.STARTING and sup.snap.retries >= 1
 
 
 class _Bridge:

@@ -40,7 +40,9 @@ def _crash_log(exc: BaseException) -> Path | None:
 
     text = redact("".join(traceback.format_exception(exc)))
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    for base in (global_dir() / "logs", Path(os.environ.get("TMPDIR", "/tmp"))):
+    import tempfile
+
+    for base in (global_dir() / "logs", Path(tempfile.gettempdir())):
         try:
             base.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = base / f"orbmcp-crash-{stamp}-{os.getpid()}.log"
@@ -78,8 +80,15 @@ def run_in_shell(
     from orbmcp.render import render_to_terminal
 
     ui = TerminalUI(interactive=default_interactive(json_output), json_output=json_output)
-    ctx = CommandContext(ui=ui, sessions=OneShotSessions(), project=project, config_file=config_file,
-                         json=json_output, front="cli", no_color=no_color)
+    ctx = CommandContext(
+        ui=ui,
+        sessions=OneShotSessions(),
+        project=project,
+        config_file=config_file,
+        json=json_output,
+        front="cli",
+        no_color=no_color,
+    )
     try:
         if spec.connects:
             import anyio
@@ -105,8 +114,9 @@ def run_in_shell(
     except Exception as exc:  # the boundary: a bug never shows a traceback
         err_line = _internal_error_line(exc)
         if json_output:
-            sys.stderr.write(json.dumps({"error": {"code": "internal", "message": err_line,
-                                                  "server": None}}) + "\n")
+            sys.stderr.write(
+                json.dumps({"error": {"code": "internal", "message": err_line, "server": None}}) + "\n"
+            )
         else:
             sys.stderr.write(f"orbmcp: internal error: {err_line}\n")
         return int(exit_code_for(exc))

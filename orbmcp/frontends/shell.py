@@ -189,7 +189,9 @@ class Shell:
 
         if state == 0:
             try:
-                self._matches = self.complete(readline.get_line_buffer()[: readline.get_endidx()])
+                # Python's readline appends nothing after a unique match; the space is ours.
+                line = readline.get_line_buffer()[: readline.get_endidx()]
+                self._matches = [m + " " for m in self.complete(line)]
             except Exception:
                 self._matches = []  # never break the prompt over a completion
         return self._matches[state] if state < len(self._matches) else None
@@ -207,7 +209,7 @@ class Shell:
             self._cancel_token = token
 
     async def _run_line(self, line: str, token: int) -> _Outcome:
-        as_json = self.ctx.json
+        as_json = self.ctx.json or "--json" in line.split()
         with anyio.CancelScope() as scope:
             self._scope = scope
             if self._cancel_token == token:

@@ -313,6 +313,8 @@ def format_error(err: OrbError, *, json_output: bool) -> str:
 async def run_slash(line: str, ctx: CommandContext, *, json_output: bool | None = None) -> SlashReply:
     """For agent hosts: one line in, what to show out. Never raises an ``OrbError``."""
     as_json = ctx.json if json_output is None else json_output
+    if json_output is None and "--json" in line.split():
+        as_json = True  # also for a line that fails to parse
     try:
         inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
         if json_output is None:

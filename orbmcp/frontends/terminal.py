@@ -72,7 +72,9 @@ class TerminalUI:
         line = sys.stdin.readline().strip()
         return line or None
 
-    def progress(self, server: str, tool: str, progress: float, total: float | None, message: str | None) -> None:
+    def progress(
+        self, server: str, tool: str, progress: float, total: float | None, message: str | None
+    ) -> None:
         if not sys.stderr.isatty():
             return
         from orbmcp.render.escape import one_line

@@ -33,8 +33,10 @@ def render_plain(result: Any) -> str:
 
 
 def status_line(r: StatusRow) -> str:
-    line = (f"{one_line(r.name)}  {r.state}  {r.lifecycle}  tools {r.tools.active}/{r.tools.discovered} active  "
-            f"auth: {r.auth}  source: {r.source}")
+    line = (
+        f"{one_line(r.name)}  {r.state}  {r.lifecycle}  tools {r.tools.active}/{r.tools.discovered} active  "
+        f"auth: {r.auth}  source: {r.source}"
+    )
     if r.error and r.state in ("failed", "needs-auth"):
         line += f"\n    last error: {one_line(r.error, max_len=300)}"
     return line

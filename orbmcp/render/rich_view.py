@@ -11,7 +11,13 @@ from rich.table import Table
 from orbmcp.commands.results import ServerAction, StatusReport
 from orbmcp.render.escape import one_line
 
-STATE_STYLE = {"ready": "green", "starting": "yellow", "stopped": "dim", "failed": "red", "needs-auth": "magenta"}
+STATE_STYLE = {
+    "ready": "green",
+    "starting": "yellow",
+    "stopped": "dim",
+    "failed": "red",
+    "needs-auth": "magenta",
+}
 
 
 def _state(state: str) -> str:
@@ -25,8 +31,14 @@ def render_rich(result: Any, console: Console | None = None) -> None:
         for col in ("server", "state", "lifecycle", "tools", "auth", "source"):
             table.add_column(col)
         for r in result.rows:
-            table.add_row(escape(one_line(r.name)), _state(r.state), r.lifecycle,
-                          f"{r.tools.active}/{r.tools.discovered}", escape(r.auth), r.source)
+            table.add_row(
+                escape(one_line(r.name)),
+                _state(r.state),
+                r.lifecycle,
+                f"{r.tools.active}/{r.tools.discovered}",
+                escape(r.auth),
+                r.source,
+            )
         console.print(table)
         for r in result.rows:
             if r.error and r.state in ("failed", "needs-auth"):

@@ -26,7 +26,7 @@ async def test_only_the_expected_state_settles(tmp_path: Any) -> None:
     out: list[Any] = []
     async with CallbackListener(server="srv") as listener:
         assert listener._listener is not None
-        assert listener._listener.extra(SocketAttribute.local_address)[0] == "127.0.0.1"  # noqa: S610
+        assert listener._listener.extra(SocketAttribute.local_address)[0] == "127.0.0.1"
         port = listener.port
         listener.expect_state(STATE)
         base = f"http://127.0.0.1:{port}"
@@ -91,7 +91,7 @@ async def test_error_response_fails_without_echoing_the_description() -> None:
 async def test_pasted_redirect_races_the_listener() -> None:
     pastes = iter(
         [
-            f"http://127.0.0.1:1/callback?code=x&state=bad",
+            "http://127.0.0.1:1/callback?code=x&state=bad",
             f"http://127.0.0.1:1/callback?code=good&state={STATE}",
         ]
     )

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.abc
 import httpx2
 import pytest
 
@@ -376,10 +377,13 @@ async def test_refresh_server_error_keeps_tokens(tmp_path: Path) -> None:
         expire_stored(tmp_path, srv)
         rt = stored(tmp_path, srv).tokens["refresh_token"]
         srv.opts.refresh_error = "server_error"
-        provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None)
-        with pytest.raises(AuthError):
-            await request(provider, srv.mcp_url)
-        assert stored(tmp_path, srv).tokens["refresh_token"] == rt  # kept for a later try
+        for interactive in (False, True):
+            ui = RecordingUI()
+            provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=interactive, ui=ui)
+            with pytest.raises(AuthError, match="authorization server unavailable"):
+                await request(provider, srv.mcp_url)
+            assert stored(tmp_path, srv).tokens["refresh_token"] == rt  # kept for a later try
+            assert ui.opened == [] and srv.authorize_requests()[1:] == []  # no login instead
         srv.opts.refresh_error = None
         provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None)
         assert (await request(provider, srv.mcp_url)).status_code == 200
@@ -511,3 +515,55 @@ async def test_credentials_never_sent_to_a_new_authorization_server(tmp_path: Pa
     assert as2.count("/register") == 1 and len(as2.authorize_requests()) == 1
     new = stored(tmp_path, srv)
     assert new.issuer == as2.issuer and new.client["client_id"] != old.client["client_id"]
+
+
+async def test_concurrent_authorizations_run_one_browser_flow(tmp_path: Path) -> None:
+    uis = [HeadlessBrowser(), HeadlessBrowser()]
+    outcomes: list[Any] = []
+    async with running_server() as srv:
+
+        async def one(ui: HeadlessBrowser) -> None:
+            outcomes.append(await login(srv, tmp_path, ui=ui))
+
+        async with anyio.create_task_group() as tg:
+            for ui in uis:
+                tg.start_soon(one, ui)
+    assert sorted(o.status for o in outcomes) == ["already-authorized", "authorized"]
+    assert len(srv.authorize_requests()) == 1 and sum(len(ui.opened) for ui in uis) == 1
+
+
+async def test_authorize_edges(tmp_path: Path) -> None:
+    from orbmcp.config.model import ServerConfig
+    from orbmcp.errors import ConnectionFailed
+
+    plain = ServerConfig(name="plain", transport="streamable-http", url="http://127.0.0.1:9/mcp")
+    with pytest.raises(AuthError, match="not configured for OAuth"):
+        await authorize(plain, tmp_path, reset=False, ui=HeadlessBrowser(), no_browser=False)
+    with pytest.raises(AuthError, match="not configured for OAuth"):
+        build_auth(plain, tmp_path, interactive=False, ui=None)
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    await listener.aclose()  # a port nothing listens on
+    with anyio.fail_after(20), pytest.raises(ConnectionFailed, match="cannot reach server 'srv'"):
+        await authorize(
+            make_cfg(f"http://127.0.0.1:{port}/mcp"),
+            tmp_path,
+            reset=False,
+            ui=HeadlessBrowser(),
+            no_browser=False,
+        )
+    assert await logout(make_cfg(f"http://127.0.0.1:{port}/mcp"), tmp_path) is False
+
+
+async def test_sse_transport_authorizes_on_the_stream_request(tmp_path: Path) -> None:
+    async with running_server() as srv:
+        with anyio.fail_after(20):
+            outcome = await authorize(
+                make_cfg(srv.mcp_url, transport="sse"),
+                tmp_path,
+                reset=False,
+                ui=HeadlessBrowser(),
+                no_browser=False,
+            )
+    assert outcome.status == "authorized"
+    assert [r.method for r in srv.requests if r.path == "/mcp"] == ["GET", "GET"]

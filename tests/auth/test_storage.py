@@ -143,7 +143,7 @@ async def test_corrupt_file_is_quarantined_for_that_server_only(tmp_path: Path, 
     assert auth_status(make_cfg(URL), tmp_path) == "corrupt state file backed up (re-auth required)"
     assert auth_status(make_cfg("https://other.example/mcp", name="other"), tmp_path) == "credentials stored"
     assert await other.get_tokens() is not None
-    time.sleep(0.01)  # mtime granularity between the backup and the new record
+    os.utime(backup, (time.time() - 5, time.time() - 5))  # the backup predates the new record
     await save_tokens(store)  # re-authorized
     assert auth_status(make_cfg(URL), tmp_path) == "credentials stored"
 
@@ -212,3 +212,15 @@ async def test_clear_and_status(tmp_path: Path) -> None:
     assert auth_status(cfg, tmp_path) == "authorization may be required"  # expired, nothing to refresh with
     store.clear()
     assert not store.path.exists() and not record_path(tmp_path, URL).exists()
+
+
+def test_status_path_imports_no_sdk() -> None:
+    """Status views and the auth commands' light paths must not pay for mcp/httpx2 (or typer/rich)."""
+    code = (
+        "import sys, orbmcp.auth.status, orbmcp.auth.storage, orbmcp.auth.flow, orbmcp.auth.lock, "
+        "orbmcp.auth.urlpolicy, orbmcp.auth.callback\n"
+        "heavy = [m for m in ('mcp', 'mcp_types', 'httpx2', 'pydantic', 'typer', 'rich') if m in sys.modules]\n"
+        "print(heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,8 +82,30 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def cli_argv(config: Path | None, *args: str, python_flags: Sequence[str] = ()) -> list[str]:
-    argv = [sys.executable, *python_flags, "-m", "orbmcp"]
+# Runs the CLI like ``python -m orbmcp`` and, at exit, names on stderr the heavy modules it loaded.
+MODULE_PROBE = """
+import atexit, json, sys
+HEAVY = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
+def report():
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
+    sys.stderr.write("LOADED-HEAVY " + json.dumps(loaded) + "\\n")
+atexit.register(report)
+from orbmcp.frontends.cli import main
+main(sys.argv[1:])
+"""
+
+
+def heavy_modules(stderr: str) -> list[str]:
+    """What ``MODULE_PROBE`` reported; fails if the probe did not run."""
+    for line in stderr.splitlines():
+        if line.startswith("LOADED-HEAVY "):
+            loaded: list[str] = json.loads(line.split(" ", 1)[1])
+            return loaded
+    raise AssertionError(f"the module probe did not report: {stderr!r}")
+
+
+def cli_argv(config: Path | None, *args: str, probe_modules: bool = False) -> list[str]:
+    argv = [sys.executable, "-c", MODULE_PROBE] if probe_modules else [sys.executable, "-m", "orbmcp"]
     if config is not None:
         argv += ["--config", str(config)]
     return [*argv, *args]
@@ -95,18 +117,16 @@ async def run_cli(
     cwd: Path,
     env: Mapping[str, str] | None = None,
     timeout: float = 30.0,
-    python_flags: Sequence[str] = (),
+    probe_modules: bool = False,
 ) -> CliResult:
     """``python -m orbmcp [--config F] ARGS`` in ``cwd``; stdin closed, output captured."""
     start = time.monotonic()
     with anyio.fail_after(timeout):
         proc = await anyio.run_process(
-            cli_argv(config, *args, python_flags=python_flags),
+            cli_argv(config, *args, probe_modules=probe_modules),
             cwd=cwd,
             env=cli_env(env),
             stdin=subprocess.DEVNULL,
             check=False,
         )
-    return CliResult(
-        proc.returncode, proc.stdout.decode(), proc.stderr.decode(), time.monotonic() - start
-    )
+    return CliResult(proc.returncode, proc.stdout.decode(), proc.stderr.decode(), time.monotonic() - start)

@@ -201,7 +201,9 @@ async def test_garbage_lines_are_skipped_and_reported(scripts: dict[str, Path]) 
 
 
 @pytest.mark.parametrize("newline", [False, True], ids=["unterminated", "terminated"])
-async def test_line_over_the_cap_kills_the_connection_cleanly(scripts: dict[str, Path], newline: bool) -> None:
+async def test_line_over_the_cap_kills_the_connection_cleanly(
+    scripts: dict[str, Path], newline: bool
+) -> None:
     cap = 256 * 1024
     argv = ["--huge", str(3 * cap)] + (["--huge-newline"] if newline else [])
     async with spawned(scripts["raw"], *argv) as proc:
@@ -238,7 +240,9 @@ async def test_closing_the_transport_closes_stdin_only(scripts: dict[str, Path],
         assert proc.returncode is None  # stopping the process is the caller's job
 
 
-async def test_silent_server_first_contact_is_bounded_then_cached(scripts: dict[str, Path], tmp_path: Path) -> None:
+async def test_silent_server_first_contact_is_bounded_then_cached(
+    scripts: dict[str, Path], tmp_path: Path
+) -> None:
     cache = EraCache(tmp_path / "state" / "era.json")
     cfg = ServerConfig(name="quiet", transport="stdio", command=sys.executable, args=(str(scripts["raw"]),))
     key = cfg.definition_hash()
@@ -396,7 +400,9 @@ async def test_http_auth_failures_become_auth_errors(status: int, challenge: str
                 pass
     leaf = unwrap_exception(caught.value)
     assert isinstance(leaf, MCPError) and leaf.code == mcp_types.INTERNAL_ERROR  # the SDK hides the status
-    error = classify_error(caught.value, server="api", http_status=last["status"], www_authenticate=last["www"])
+    error = classify_error(
+        caught.value, server="api", http_status=last["status"], www_authenticate=last["www"]
+    )
     assert isinstance(error, AuthError)
     assert needle in error.message and error.hint is not None and "orbmcp auth api" in error.hint
 
@@ -452,7 +458,10 @@ async def test_sse_endpoint_on_another_origin_is_refused() -> None:
 
         async with serving(Starlette(routes=[Route("/sse", events)])) as port:
             transport = sse_transport(
-                f"http://127.0.0.1:{port}/sse", headers={"X-Secret": "s3cret"}, timeout_s=3.0, request_timeout_s=10.0
+                f"http://127.0.0.1:{port}/sse",
+                headers={"X-Secret": "s3cret"},
+                timeout_s=3.0,
+                request_timeout_s=10.0,
             )
             with anyio.fail_after(5), pytest.raises(BaseException) as caught:
                 async with Client(transport, mode="legacy"):
@@ -462,6 +471,69 @@ async def test_sse_endpoint_on_another_origin_is_refused() -> None:
     error = classify_error(caught.value, server="s")
     assert isinstance(error, ProtocolError)
     assert f"127.0.0.1:{evil_port}" in error.message and "session_id" not in error.message
+
+
+def raw_sse_app(outbox: Any, inbox: Any) -> Starlette:
+    """A hand-written 2024-11-05 server: answers over the event stream, fails tools/call with 500."""
+
+    async def events(request: Request) -> StreamingResponse:
+        async def stream() -> AsyncIterator[bytes]:
+            yield b"event: endpoint\ndata: /messages/?session_id=1\n\n"
+            async for data in inbox:
+                yield f"event: message\ndata: {data}\n\n".encode()
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    async def messages(request: Request) -> Response:
+        msg = await request.json()
+        method, mid = msg.get("method"), msg.get("id")
+        if method == "tools/call":
+            return Response("boom", status_code=500)
+        if method == "initialize":
+            result = {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "r", "version": "1"},
+            }
+            await outbox.send(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}))
+        elif method == "tools/list":
+            await outbox.send("this is not json")  # skipped, the stream goes on
+            await outbox.send(json.dumps({"jsonrpc": "2.0", "id": mid, "result": {"tools": []}}))
+        return Response(status_code=202)
+
+    return Starlette(routes=[Route("/sse", events), Route("/messages/", messages, methods=["POST"])])
+
+
+async def test_sse_failed_post_fails_only_that_request() -> None:
+    outbox, inbox = anyio.create_memory_object_stream[str](10)
+    async with outbox, inbox, serving(raw_sse_app(outbox, inbox)) as port:
+        transport = sse_transport(f"http://127.0.0.1:{port}/sse", timeout_s=3.0, request_timeout_s=10.0)
+        with anyio.fail_after(10):
+            async with Client(transport, mode="legacy", read_timeout_seconds=8) as client:
+                assert client.protocol_version == "2024-11-05"
+                started = time.monotonic()
+                with pytest.raises(MCPError) as caught:
+                    await client.call_tool("anything", {})
+                assert time.monotonic() - started < 2  # not the read timeout
+                assert "HTTP 500" in caught.value.message
+                assert (await client.list_tools()).tools == []
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "text"), [(404, ConnectionFailed, "HTTP 404"), (401, AuthError, "HTTP 401")]
+)
+async def test_sse_connect_rejected(status: int, kind: type, text: str) -> None:
+    async def reject(request: Request) -> Response:
+        return Response("no", status_code=status)
+
+    async with serving(Starlette(routes=[Route("/sse", reject)])) as port:
+        transport = sse_transport(f"http://127.0.0.1:{port}/sse", timeout_s=3.0, request_timeout_s=10.0)
+        with anyio.fail_after(10), pytest.raises(BaseException) as caught:
+            async with Client(transport, mode="legacy"):
+                pass
+    assert isinstance(unwrap_exception(caught.value), httpx2.HTTPStatusError)  # raised bare
+    error = classify_error(caught.value, server="s")  # the status comes from the exception itself
+    assert isinstance(error, kind) and text in error.message
 
 
 # --- era cache and error mapping -----------------------------------------------------------------
@@ -474,7 +546,11 @@ def test_era_cache_roundtrip_and_corruption(tmp_path: Path) -> None:
     cache.record("a", "2026-07-28")
     cache.record("b", "2025-06-18")
     cache.record("c", "1999-01-01")  # not a version we speak: not recorded
-    assert (EraCache(path).get("a"), EraCache(path).get("b"), EraCache(path).get("c")) == ("modern", "legacy", None)
+    assert (EraCache(path).get("a"), EraCache(path).get("b"), EraCache(path).get("c")) == (
+        "modern",
+        "legacy",
+        None,
+    )
     entry = cache.entry("b")
     assert entry is not None and entry["protocolVersion"] == "2025-06-18" and entry["at"] > 0
     cache.forget("a")
@@ -488,14 +564,18 @@ def test_era_cache_roundtrip_and_corruption(tmp_path: Path) -> None:
 
 
 def test_era_policy() -> None:
-    assert (client_mode_for(None), client_mode_for("modern"), client_mode_for("legacy")) == ("auto", "auto", "legacy")
+    assert (client_mode_for(None), client_mode_for("modern"), client_mode_for("legacy")) == (
+        "auto",
+        "auto",
+        "legacy",
+    )
     assert discover_timeout_for("legacy") is None
     assert discover_timeout_for(None) == discover_timeout_for("modern") == era.DISCOVER_PROBE_TIMEOUT_S
     # The copies era.py keeps to stay import-light must match the SDK.
     from mcp_types import version
 
-    assert era.MODERN_PROTOCOL_VERSIONS == tuple(version.MODERN_PROTOCOL_VERSIONS)
-    assert era.HANDSHAKE_PROTOCOL_VERSIONS == tuple(version.HANDSHAKE_PROTOCOL_VERSIONS)
+    assert tuple(version.MODERN_PROTOCOL_VERSIONS) == era.MODERN_PROTOCOL_VERSIONS
+    assert tuple(version.HANDSHAKE_PROTOCOL_VERSIONS) == era.HANDSHAKE_PROTOCOL_VERSIONS
     assert (era.UNSUPPORTED_PROTOCOL_VERSION, era.REQUEST_TIMEOUT, era.CONNECTION_CLOSED) == (
         mcp_types.UNSUPPORTED_PROTOCOL_VERSION,
         mcp_types.REQUEST_TIMEOUT,
@@ -507,7 +587,9 @@ def test_retry_with_auto_decision() -> None:
     modern_only = MCPError(-32022, "Unsupported protocol version", {"supported": ["2026-07-28"]})
     assert era.should_retry_with_auto(ExceptionGroup("x", [ExceptionGroup("y", [modern_only])]))
     assert era.should_retry_with_auto(MCPError(-32601, "Method not found"))
-    assert era.should_retry_with_auto(RuntimeError("Unsupported protocol version from the server: 2026-07-28"))
+    assert era.should_retry_with_auto(
+        RuntimeError("Unsupported protocol version from the server: 2026-07-28")
+    )
     assert not era.should_retry_with_auto(MCPError(-32000, "Connection closed"))
     assert not era.should_retry_with_auto(TimeoutError())
 
@@ -528,7 +610,11 @@ def raised(exc: BaseException) -> BaseException:
         (MCPError(-32602, "bad\nparams"), ProtocolError, "error -32602: bad params"),
         (MCPError(-32022, "no", {"supported": ["2027-01-01"]}), ProtocolError, "2027-01-01"),
         (BrokenPipeError(32, "Broken pipe"), ConnectionFailed, "closed the connection"),
-        (FileNotFoundError(2, "No such file", "nosuch-cmd"), ConnectionFailed, "command not found: nosuch-cmd"),
+        (
+            FileNotFoundError(2, "No such file", "nosuch-cmd"),
+            ConnectionFailed,
+            "command not found: nosuch-cmd",
+        ),
         (anyio.EndOfStream(), ConnectionFailed, "closed the connection"),
         (ValueError("weird"), InternalError, "unexpected ValueError"),
     ],
@@ -543,9 +629,13 @@ def test_classify_error_table(exc: BaseException, kind: type, text: str) -> None
 def test_classify_error_prefers_orb_errors_and_redacts() -> None:
     group = ExceptionGroup("g", [MCPError(-32000, "Connection closed"), LineTooLong("too long", server="t")])
     assert isinstance(classify_error(group, server="t"), LineTooLong)
-    secret = classify_error(MCPError(-32602, "bad header Authorization: Bearer sk-live-123456789"), server="x")
+    secret = classify_error(
+        MCPError(-32602, "bad header Authorization: Bearer sk-live-123456789"), server="x"
+    )
     assert "sk-live-123456789" not in secret.message
-    status = classify_error(MCPError(-32603, "Server returned an error response"), server="x", http_status=503)
+    status = classify_error(
+        MCPError(-32603, "Server returned an error response"), server="x", http_status=503
+    )
     assert isinstance(status, ConnectionFailed) and "HTTP 503" in status.message
     forbidden = classify_error(MCPError(-32603, "x"), server="x", http_status=403, www_authenticate="Bearer")
     assert isinstance(forbidden, AuthError) and "HTTP 403" in forbidden.message

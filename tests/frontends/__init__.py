@@ -16,6 +16,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 PY = sys.executable
+WAITING_SYSCALLS = {"7", "23", "270", "271"}  # x86-64 poll, select, pselect6, ppoll
 
 
 def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
@@ -78,9 +79,15 @@ class Pty:
 
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+        def controlling_terminal() -> None:
+            # A session of its own with the pty as controlling terminal, so Ctrl-C typed into
+            # the pty becomes a SIGINT for the child, as in a real terminal.
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
         self.proc = subprocess.Popen(
             list(argv), stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=dict(env),
-            start_new_session=True, close_fds=True,
+            preexec_fn=controlling_terminal, close_fds=True,
         )
         os.close(slave)
         self.buffer = b""
@@ -106,6 +113,21 @@ class Pty:
         head, _, rest = self.buffer.partition(needle)
         self.buffer = rest
         return head + needle
+
+    def wait_idle(self, timeout: float = 10) -> None:
+        """Until the child waits for terminal input (poll/select). A Ctrl-C that arrives while
+        readline is busy is only seen at the next key (a CPython readline limitation)."""
+        deadline = time.monotonic() + timeout
+        path = f"/proc/{self.proc.pid}/syscall"
+        while time.monotonic() < deadline:
+            try:
+                nr = open(path).read().split(" ", 1)[0]  # noqa: SIM115
+            except OSError:
+                return  # no /proc: best effort
+            if nr in WAITING_SYSCALLS:
+                return
+            select.select([], [], [], 0.01)
+        raise AssertionError("the child never waited for input")
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)

@@ -76,7 +76,7 @@ async def live(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Live]:
             {
                 "e": stdio_entry("everything", env={MARKER_ENV: str(markers["e"])}),
                 "h": {"url": http.url},
-                "raw": stdio_entry("raw", "--record", str(record)),
+                "raw": stdio_entry("raw", "--answer-discover-error", "-32601", "--record", str(record)),
             },
         )
         config = load_config(config_file=cfg, global_dir=home / "agent")

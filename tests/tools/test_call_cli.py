@@ -400,7 +400,8 @@ async def orbmcp_many(config: Path, *commands: Sequence[str]) -> list[Run]:
 
 
 def raw(*flags: str) -> dict[str, Any]:
-    command, *args = server_cmd("raw", *flags)
+    # Answering the era probe at once spares the 2 s first-contact wait of a silent server.
+    command, *args = server_cmd("raw", "--answer-discover-error", "-32601", *flags)
     return {"command": command, "args": args}
 
 

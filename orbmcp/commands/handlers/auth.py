@@ -15,13 +15,16 @@ def _oauth_server(ctx: CommandContext, name: str) -> ServerConfig:
     if cfg is None:
         raise unknown("server", name, [s.name for s in config.servers.values() if s.has_oauth])
     if cfg.auth is None or cfg.is_stdio:
-        raise UsageError(f"server '{name}' is not configured for OAuth",
-                         hint='add "auth": {"type": "oauth"} to its entry (HTTP servers only)')
+        raise UsageError(
+            f"server '{name}' is not configured for OAuth",
+            hint='add "auth": {"type": "oauth"} to its entry (HTTP servers only)',
+        )
     return cfg
 
 
-async def auth(ctx: CommandContext, server: str, reset: bool = False, status: bool = False,
-               no_browser: bool = False) -> Message:
+async def auth(
+    ctx: CommandContext, server: str, reset: bool = False, status: bool = False, no_browser: bool = False
+) -> Message:
     from orbmcp.auth.status import auth_status
 
     cfg = _oauth_server(ctx, server)
@@ -32,9 +35,12 @@ async def auth(ctx: CommandContext, server: str, reset: bool = False, status: bo
     if not ctx.ui.interactive and not no_browser:
         # CI, --json, no terminal: never open a browser, fail fast (a stored refresh token is
         # still used by every connecting command).
-        raise AuthError(f"server '{server}' needs an interactive authorization", server=server,
-                        hint=f"run `orbmcp auth {server}` in a terminal, or `orbmcp auth {server} "
-                             "--no-browser` and paste the redirect URL")
+        raise AuthError(
+            f"server '{server}' needs an interactive authorization",
+            server=server,
+            hint=f"run `orbmcp auth {server}` in a terminal, or `orbmcp auth {server} "
+            "--no-browser` and paste the redirect URL",
+        )
     from orbmcp.auth.flow import authorize
     from orbmcp.auth.ui_bridge import ProviderUI
 
@@ -42,9 +48,13 @@ async def auth(ctx: CommandContext, server: str, reset: bool = False, status: bo
         manager = await ctx.manager()
         await manager.stop(server)  # the flow below owns the credentials while it runs
     outcome = await authorize(cfg, gdir, reset=reset, ui=ProviderUI(ctx.ui), no_browser=no_browser)
-    data = {"server": server, "status": outcome.status, "scope": outcome.scope,
-            "expiresAt": outcome.expires_at,
-            "corruptBackup": str(outcome.corrupt_backup) if outcome.corrupt_backup else None}
+    data = {
+        "server": server,
+        "status": outcome.status,
+        "scope": outcome.scope,
+        "expiresAt": outcome.expires_at,
+        "corruptBackup": str(outcome.corrupt_backup) if outcome.corrupt_backup else None,
+    }
     text = outcome.message
     if outcome.corrupt_backup:
         text += f" (a corrupt state file was backed up to {outcome.corrupt_backup})"
@@ -61,5 +71,9 @@ async def logout(ctx: CommandContext, server: str) -> Message:
 
     cfg = _oauth_server(ctx, server)
     had = await forget(cfg, ctx.config().global_dir)
-    text = f"forgot the stored credentials of '{server}'" if had else f"no credentials were stored for '{server}'"
+    text = (
+        f"forgot the stored credentials of '{server}'"
+        if had
+        else f"no credentials were stored for '{server}'"
+    )
     return Message(text, {"server": server, "removed": had})

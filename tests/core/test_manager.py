@@ -1,0 +1,487 @@
+"""The Manager and its supervisors against real servers: concurrency, timeouts, eras, reconnection,
+discovery and list_changed on both protocol eras, over stdio and Streamable HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+import orbmcp.core.era as era
+import orbmcp.core.state as state_module
+from orbmcp.core.calls import call_tool
+from orbmcp.core.era import EraCache
+from orbmcp.core.manager import Manager
+from orbmcp.core.results import TextBlock
+from orbmcp.core.state import State
+from orbmcp.core.supervisor import Supervisor
+from orbmcp.core.tools import BridgedTool
+from orbmcp.errors import ConnectionFailed
+from tests.core.live import (
+    FAST_GRACE_S,
+    load,
+    raw_entry,
+    recorded_methods,
+    stdio_entry,
+    wait_until,
+    write_config,
+)
+from tests.servers.launch import http_server
+
+LEGACY_VERSION = "2025-11-25"
+
+
+@asynccontextmanager
+async def managed(config: Path, *, retries: bool = False) -> AsyncIterator[Manager]:
+    manager = Manager(load(config), retries=retries)
+    manager.runtime.stdin_grace_s = FAST_GRACE_S
+    manager.runtime.term_grace_s = FAST_GRACE_S
+    async with manager:
+        yield manager
+
+
+def seed_era(manager: Manager, name: str, version: str) -> None:
+    """Make ``name`` connect as if an earlier run had negotiated ``version``."""
+    EraCache(manager.runtime.era_cache_path).record(manager.config.servers[name].definition_hash(), version)
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(state_module, "RETRY_SCHEDULE_S", (0.05, 0.05, 0.05, 0.05, 0.05))
+
+
+class Events:
+    """A tool-registry listener that records what it is told."""
+
+    def __init__(self) -> None:
+        self.registered: list[str] = []
+        self.activation: list[tuple[str, bool]] = []
+
+    def tool_registered(self, tool: BridgedTool) -> None:
+        self.registered.append(tool.name)
+
+    def tool_activation(self, tool: BridgedTool, active: bool) -> None:
+        self.activation.append((tool.name, active))
+
+
+# --- start-up: concurrency, timeouts, eras ----------------------------------------------------
+
+
+async def test_eager_servers_connect_concurrently(tmp_path: Path) -> None:
+    # Each server sleeps 0.5 s before every answer (initialize, tools/list): 1 s alone, 10 s in a row.
+    names = [f"s{i}" for i in range(10)]
+    config = write_config(tmp_path / "mcp.json", {n: raw_entry("--delay-answer", "0.5") for n in names})
+    async with managed(config) as manager:
+        for name in names:
+            seed_era(manager, name, LEGACY_VERSION)
+        start = time.monotonic()
+        with anyio.fail_after(15):
+            await manager.start_eager()
+        elapsed = time.monotonic() - start
+        assert {manager.supervisors[n].state for n in names} == {State.READY}
+        assert manager.tools.counts("s9") == (2, 2)
+    assert elapsed >= 1.0
+    assert elapsed < 3.0, f"10 servers took {elapsed:.2f} s; one takes 1 s"
+
+
+async def test_hung_server_is_bounded_by_its_own_timeout_and_delays_no_one(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "mcp.json",
+        {
+            "hung": stdio_entry("raw", "--hang", timeoutMs=1000),
+            "fast": raw_entry(),
+            "slow": raw_entry(timeoutMs=30000),
+        },
+    )
+    async with managed(config) as manager:
+        start = time.monotonic()
+        with anyio.fail_after(10):
+            await manager.start_eager()
+        elapsed = time.monotonic() - start
+        hung, fast = manager.supervisors["hung"], manager.supervisors["fast"]
+        assert hung.state == State.FAILED
+        assert hung.snap.last_error_code == "timeout"
+        assert hung.snap.last_error == (
+            "server 'hung' did not become ready within 1000 ms (connect + initialize + discovery)"
+        )
+        assert hung.process is None  # its process tree was stopped at the deadline
+        assert fast.state == State.READY
+        assert fast.snap.ready_at is not None and hung.snap.started_at is not None
+        assert fast.snap.ready_at - hung.snap.started_at < 0.9  # fast was not held up by hung
+    assert 1.0 <= elapsed < 2.0, elapsed
+
+
+async def test_a_server_that_ignores_discover_costs_the_short_probe_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(era, "DISCOVER_PROBE_TIMEOUT_S", 0.6)
+    record = tmp_path / "raw.jsonl"
+    config = write_config(tmp_path / "mcp.json", {"quiet": stdio_entry("raw", "--record", str(record))})
+    durations = []
+    for _ in range(2):
+        async with managed(config) as manager:
+            with anyio.fail_after(10):
+                sup = await manager.ready("quiet")
+            assert sup.snap.protocol_version == LEGACY_VERSION
+            assert sup.snap.ready_at is not None and sup.snap.started_at is not None
+            durations.append(sup.snap.ready_at - sup.snap.started_at)
+    methods = recorded_methods(record)
+    assert methods.count("server/discover") == 1  # the second run knew the era: no probe
+    assert methods.count("initialize") == 2
+    assert durations[0] >= 0.6
+    assert durations[1] < durations[0] - 0.4, durations
+
+
+# --- reconnection -------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("fast_retries")
+async def test_crash_loop_ends_in_failed_with_retries_counted(tmp_path: Path) -> None:
+    record = tmp_path / "raw.jsonl"
+    config = write_config(
+        tmp_path / "mcp.json",
+        {
+            "loop": raw_entry(
+                "--exit-after-init", "--stderr-lines", "1", "--record", str(record), maxRetries=2
+            )
+        },
+    )
+    async with managed(config, retries=True) as manager:
+        with anyio.fail_after(15):
+            sup = await manager.start("loop")
+            await wait_until(lambda: sup.state == State.FAILED, 10, "the crash loop to end")
+        assert sup.snap.retries == 2
+        assert sup.snap.last_error is not None and "closed the connection" in sup.snap.last_error
+        assert not sup.running
+        # The tail outlives the processes: one line per attempt, secrets masked.
+        assert sup.stderr_tail() == ["raw stderr line 0: Authorization: Bearer <redacted>"] * 3
+    assert recorded_methods(record).count("initialize") == 3
+
+
+@pytest.mark.usefixtures("fast_retries")
+async def test_max_retries_zero_means_no_retry(tmp_path: Path) -> None:
+    record = tmp_path / "raw.jsonl"
+    config = write_config(
+        tmp_path / "mcp.json", {"once": raw_entry("--exit-after-init", "--record", str(record), maxRetries=0)}
+    )
+    async with managed(config, retries=True) as manager:
+        with anyio.fail_after(10):
+            sup = await manager.start("once")
+        assert sup.state == State.FAILED
+        assert sup.snap.retries == 0
+    assert recorded_methods(record).count("initialize") == 1
+
+
+async def test_start_returns_after_the_first_try_while_retries_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A dead server in a long-lived session retries in the background; whoever waited for the
+    # eager servers (an agent host's start-up) must not sit out its whole schedule.
+    monkeypatch.setattr(state_module, "RETRY_SCHEDULE_S", (30.0,))
+    config = write_config(
+        tmp_path / "mcp.json",
+        {"dead": {"command": "/nonexistent/orb-dead", "maxRetries": 5}, "fine": raw_entry()},
+    )
+    async with managed(config, retries=True) as manager:
+        with anyio.fail_after(5):
+            await manager.start_eager()
+        dead = manager.supervisors["dead"]
+        assert manager.supervisors["fine"].state == State.READY
+        assert dead.state == State.STARTING  # waiting for its first retry
+        assert dead.running
+        assert dead.snap.retries == 1
+        assert dead.snap.last_error == "server 'dead': command not found: /nonexistent/orb-dead"
+
+
+async def test_the_schedule_is_followed_and_starts_afresh_after_a_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state_module, "RETRY_SCHEDULE_S", (0.2, 0.4))
+    record = tmp_path / "raw.jsonl"
+    config = write_config(
+        tmp_path / "mcp.json",
+        {
+            "loop": raw_entry("--exit-after-init", "--record", str(record), maxRetries=2),
+            "crashy": raw_entry("--crash-on-call", maxRetries=1),
+        },
+    )
+    async with managed(config, retries=True) as manager:
+        loop, crashy = manager.supervisors["loop"], manager.supervisors["crashy"]
+        began = time.monotonic()
+        with anyio.fail_after(10):
+            await manager.start_eager()
+            await wait_until(lambda: loop.state == State.FAILED, 10, "the crash loop to end")
+        # Never faster than the schedule: 0.2 s, then 0.4 s.
+        assert time.monotonic() - began >= 0.6
+        assert loop.snap.retries == 2
+        assert recorded_methods(record).count("initialize") == 3
+        # maxRetries 1, yet every crash after a successful reconnect is retried again.
+        for _ in range(3):
+            assert crashy.state == State.READY and crashy.process is not None
+            pid = crashy.process.pid
+            with anyio.fail_after(10), pytest.raises(ConnectionFailed):
+                await call_tool(crashy, "echo", {"text": "x"})
+            await wait_until(
+                lambda: (
+                    crashy.state == State.READY and crashy.process is not None and crashy.process.pid != pid
+                ),
+                10,
+                "the reconnect",
+            )
+
+
+async def test_stop_during_a_retry_wait_really_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(state_module, "RETRY_SCHEDULE_S", (30.0,))
+    record = tmp_path / "raw.jsonl"
+    config = write_config(
+        tmp_path / "mcp.json",
+        {"flaky": raw_entry("--exit-after-init", "--record", str(record), maxRetries=5)},
+    )
+    async with managed(config, retries=True) as manager:
+        sup = manager.supervisors["flaky"]
+        starter_done = anyio.Event()
+
+        async def starter() -> None:
+            await manager.start("flaky")
+            starter_done.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(starter)
+            await wait_until(
+                lambda: sup.snap.retries == 1 and sup.process is None, what="the first retry wait"
+            )
+            assert sup.state == State.STARTING
+            began = time.monotonic()
+            with anyio.fail_after(3):
+                await manager.stop("flaky")
+                await starter_done.wait()  # whoever waited for the outcome is released too
+            assert time.monotonic() - began < 1.0
+        assert sup.state == State.STOPPED
+        assert not sup.running
+    assert recorded_methods(record).count("initialize") == 1
+
+
+@pytest.mark.usefixtures("fast_retries")
+async def test_call_on_a_dead_server_deactivates_its_tools_at_once_then_it_reconnects(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"e": stdio_entry("everything"), "r": raw_entry()})
+    async with managed(config, retries=True) as manager:
+        with anyio.fail_after(20):
+            await manager.start_eager()
+        sup = manager.supervisors["e"]
+        before = {t.name: t for t in manager.tools.for_server("e")}
+        assert {"crash", "echo", "add_tool"} <= set(before)
+        first_pid = sup.process.pid if sup.process else None
+        events = Events()
+        manager.tools.add_listener(events)
+        events.registered.clear()
+        with anyio.fail_after(10), pytest.raises(ConnectionFailed) as caught:
+            await call_tool(sup, "crash", {})
+        assert "closed the connection during tools/call crash" in caught.value.message
+        # Deactivated before the error reached the caller; the other server is untouched.
+        assert manager.tools.counts("e") == (len(before), 0)
+        assert manager.tools.counts("r") == (2, 2)
+        await wait_until(
+            lambda: sup.state == State.READY and sup.process is not None and sup.process.pid != first_pid,
+            20,
+            "the reconnect",
+        )
+        after = {t.name: t for t in manager.tools.for_server("e")}
+        assert after.keys() == before.keys()
+        assert all(after[n] is before[n] for n in before)  # toggled, never re-registered
+        assert events.registered == []
+        assert manager.tools.counts("e") == (len(before), len(before))
+        result = await call_tool(sup, "echo", {"text": "back"})
+        assert [b.text for b in result.content if isinstance(b, TextBlock)] == ["back"]
+
+
+async def test_reconnect_toggles_the_same_tools_instead_of_churning_them(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"r": raw_entry()})
+    async with managed(config) as manager:
+        with anyio.fail_after(10):
+            await manager.start_eager()
+        before = manager.tools.for_server("r")
+        events = Events()
+        manager.tools.add_listener(events)
+        events.registered.clear()
+        events.activation.clear()
+        with anyio.fail_after(10):
+            (sup,) = await manager.reconnect("r")
+        assert sup.state == State.READY
+        after = manager.tools.for_server("r")
+        assert len(after) == 2
+        assert all(a is b for a, b in zip(after, before, strict=True))
+        assert events.registered == []
+        assert sorted(events.activation) == sorted(
+            [("echo", False), ("never", False), ("echo", True), ("never", True)]
+        )
+
+
+async def test_failed_health_check_reconnects(tmp_path: Path, fast_retries: None) -> None:
+    config = write_config(tmp_path / "mcp.json", {"r": raw_entry(healthCheckIntervalMs=200)})
+    async with managed(config, retries=True) as manager:
+        with anyio.fail_after(10):
+            sup = await manager.ready("r")
+        assert sup.process is not None
+        frozen = sup.process.pid
+        os.kill(frozen, signal.SIGSTOP)  # alive but silent: only a ping can tell
+        try:
+            await wait_until(lambda: manager.tools.counts("r")[1] == 0, 5, "the failed health check")
+            await wait_until(
+                lambda: sup.state == State.READY and sup.process is not None and sup.process.pid != frozen,
+                10,
+                "the reconnect",
+            )
+        finally:
+            try:
+                os.kill(frozen, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        assert manager.tools.counts("r") == (2, 2)
+
+
+# --- discovery ----------------------------------------------------------------------------------
+
+
+async def test_ten_thousand_tools_over_a_hundred_pages(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "mcp.json",
+        {
+            "big": stdio_entry("paged", "--tools", "10000", "--page-size", "100"),
+            "endless": stdio_entry("paged", "--tools", "300", "--page-size", "2"),
+            "stuck": stdio_entry("paged", "--tools", "10", "--page-size", "2", "--repeat-cursor"),
+            "blank": stdio_entry("paged", "--tools", "6", "--page-size", "2", "--empty-cursor-first"),
+        },
+    )
+    async with managed(config) as manager:
+        with anyio.fail_after(30):
+            await manager.start_eager()
+        big, endless, stuck, blank = (manager.supervisors[n] for n in ("big", "endless", "stuck", "blank"))
+        assert big.state == endless.state == stuck.state == blank.state == State.READY
+        assert manager.tools.counts("big") == (10_000, 10_000)
+        assert manager.tools.get("big", "t9999") is not None
+        assert list(big.snap.warnings) == []
+        # More than 100 pages: the first 100 are used, with a warning.
+        assert manager.tools.counts("endless") == (200, 200)
+        assert list(endless.snap.warnings) == [
+            "server 'endless' sent more than 100 pages of tools; using the first 100"
+        ]
+        # A repeated cursor stops discovery with a warning instead of looping.
+        assert manager.tools.counts("stuck") == (2, 2)
+        assert list(stuck.snap.warnings) == ["server 'stuck' repeated a tools cursor; stopped after 2 pages"]
+        # "" is a cursor, not the end of the list.
+        assert manager.tools.counts("blank") == (6, 6)
+
+
+def _tool_state(manager: Manager, server: str, tool: str) -> tuple[bool, bool] | None:
+    t = manager.tools.get(server, tool)
+    return None if t is None else (t.present, t.active)
+
+
+async def _add_then_remove(manager: Manager, sup: Supervisor, tool: str) -> None:
+    await call_tool(sup, "add_tool", {"name": tool})
+    await wait_until(
+        lambda: _tool_state(manager, sup.name, tool) == (True, True), 10, f"{tool} on {sup.name}"
+    )
+    result = await call_tool(sup, tool, {})
+    assert [b.text for b in result.content if isinstance(b, TextBlock)] == [f"dynamic {tool}"]
+    await call_tool(sup, "remove_tool", {"name": tool})
+    await wait_until(lambda: _tool_state(manager, sup.name, tool) == (False, False), 10, f"{tool} removed")
+
+
+async def test_list_changed_rediscovers_on_both_eras_over_stdio_and_http(tmp_path: Path) -> None:
+    async with http_server() as http:
+        config = write_config(
+            tmp_path / "mcp.json",
+            {
+                "stdio-modern": stdio_entry("everything"),
+                "stdio-legacy": stdio_entry("everything"),
+                "http-modern": {"url": http.url},
+                "http-legacy": {"url": http.url},
+            },
+        )
+        async with managed(config) as manager:
+            seed_era(manager, "stdio-legacy", LEGACY_VERSION)
+            seed_era(manager, "http-legacy", LEGACY_VERSION)
+            with anyio.fail_after(30):
+                await manager.start_eager()
+            versions = {name: sup.snap.protocol_version for name, sup in manager.supervisors.items()}
+            assert versions == {
+                "stdio-modern": "2026-07-28",
+                "stdio-legacy": LEGACY_VERSION,
+                "http-modern": "2026-07-28",
+                "http-legacy": LEGACY_VERSION,
+            }
+            discovered = manager.tools.counts("stdio-modern")[0]
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as tg:
+                    for name, sup in manager.supervisors.items():
+                        tg.start_soon(_add_then_remove, manager, sup, f"dyn_{name.replace('-', '_')}")
+            for name in manager.supervisors:
+                # Removed tools stay registered (inactive): a later re-add reuses the same object.
+                assert manager.tools.counts(name) == (discovered, discovered)
+
+
+# --- HTTP failures ------------------------------------------------------------------------------
+
+
+def _unauthorized(request: Request) -> JSONResponse:
+    return JSONResponse(
+        {"error": "unauthorized"},
+        status_code=401,
+        headers={"WWW-Authenticate": 'Bearer resource_metadata="http://127.0.0.1/.well-known/x"'},
+    )
+
+
+@asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[int]:
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        await wait_until(lambda: server.started, 10, "uvicorn")
+        try:
+            yield int(server.servers[0].sockets[0].getsockname()[1])
+        finally:
+            server.should_exit = True
+
+
+async def test_401_without_auth_configured_fails_with_an_auth_hint(tmp_path: Path) -> None:
+    app = Starlette(routes=[Route("/mcp", _unauthorized, methods=["GET", "POST", "DELETE"])])
+    async with serving(app) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        config = write_config(
+            tmp_path / "mcp.json",
+            {
+                "plain": {"url": url},
+                "keyed": {"url": url, "headers": {"Authorization": "Bearer sk-wrong-123456"}},
+            },
+        )
+        async with managed(config, retries=True) as manager:
+            with anyio.fail_after(15):
+                await manager.start_eager()
+            from orbmcp.core.hints import hint_for
+
+            for name in ("plain", "keyed"):
+                sup = manager.supervisors[name]
+                # No OAuth configured, so `orbmcp auth` cannot help: failed, not needs-auth.
+                assert sup.state == State.FAILED, name
+                assert sup.snap.last_error_code == "auth"
+                assert sup.snap.retries == 0  # retrying cannot fix credentials
+                assert sup.snap.last_error == f"server '{name}' requires authorization (HTTP 401)"
+                hint = hint_for(sup)
+                assert hint is not None and "orbmcp auth" not in hint
+            assert "headers" in (hint_for(manager.supervisors["keyed"]) or "")
+            assert '"auth"' in (hint_for(manager.supervisors["plain"]) or "")
+            assert "sk-wrong-123456" not in repr([s.snap for s in manager.supervisors.values()])

@@ -1,0 +1,192 @@
+"""Completion: slash and shell lines, from the table, the config and the discovery cache, offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from orbmcp.commands.complete import complete_line, slash_spellings, split_partial
+from orbmcp.commands.table import COMMANDS
+from orbmcp.config.loader import load_config
+from orbmcp.core import toolcache
+from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, run_orbmcp, write_config
+
+SERVERS = {
+    **OFFLINE_SERVERS,
+    "gamma": {"command": "true", "lifecycle": "lazy"},
+    "start": {"command": "true", "lifecycle": "lazy"},  # named like a command
+}
+ALL = sorted(SERVERS)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return write_config(tmp_path, SERVERS)
+
+
+def complete(line: str, config: Path, **kw: object) -> list[str]:
+    return complete_line(line, config_file=config, **kw)  # type: ignore[arg-type]
+
+
+def test_slash_command_names_complete_from_the_table(config: Path) -> None:
+    assert complete("/mcp:st", config) == ["/mcp:start", "/mcp:stop"]
+    assert complete("/mcp:a", config) == ["/mcp:auth"]
+    assert complete("/m", config) == slash_spellings()
+    # every spelling the table declares is offered (space forms as their colon twin)
+    for spec in COMMANDS:
+        for spelling in spec.slash:
+            assert spelling.replace(" ", ":") in slash_spellings()
+
+
+def test_start_offers_servers_not_running_and_stop_the_running_ones(config: Path) -> None:
+    assert complete("/mcp:start ", config) == ALL  # no session knows: everything
+    assert complete("/mcp:start ", config, running={"gamma"}) == [n for n in ALL if n != "gamma"]
+    assert complete("/mcp:stop ", config, running={"gamma"}) == ["gamma"]
+    assert complete("/mcp:stop ", config) == ALL
+    assert complete("/mcp start g", config, running=set()) == ["gamma"]
+    assert complete("orbmcp stop ", config, running={"alpha", "gamma"}) == ["alpha", "gamma"]
+
+
+def test_auth_offers_only_oauth_servers(config: Path) -> None:
+    assert complete("/mcp:auth ", config) == ["web"]
+    assert complete("/mcp auth ", config) == ["web"]
+    assert complete("orbmcp auth ", config) == ["web"]
+    assert complete("orbmcp logout w", config) == ["web"]
+
+
+def test_bare_mcp_offers_subcommands_and_every_server(config: Path) -> None:
+    got = complete("/mcp ", config)
+    assert set(ALL) <= set(got)
+    assert {"start", "stop", "auth", "reconnect", "tools", "call", "config"} <= set(got)
+    assert not {"shell", "slash", "complete", "completion", "trust"} & set(got)
+    assert complete("/mcp reconnect ", config) == ALL
+    assert complete("/mcp:reconnect ", config) == ALL
+    assert complete("/mcp config ", config) == ["paths", "show", "validate"]
+    assert complete("/mcp gamma --", config) == ["--help", "--json"]
+    assert complete("/mcp:auth web --r", config) == ["--reset"]
+    assert complete("/mcp:frob ", config) == []
+
+
+def test_shell_lines_complete_commands_options_and_values(config: Path) -> None:
+    assert complete("orbmcp st", config) == ["start", "status", "stop"]
+    assert complete("st", config) == ["start", "status", "stop"]  # the REPL's shell-style lines
+    assert complete("orbmcp co", config) == ["complete", "completion", "config"]
+    assert complete("orbmcp config ", config) == ["paths", "show", "validate"]
+    assert complete("orbmcp completion show ", config) == ["bash", "fish", "zsh"]
+    assert complete("orbmcp status --", config) == ["--help", "--json"]
+    assert complete("orbmcp --", config) == ["--config", "--help", "--json", "--no-color", "--project", "--version"]
+    assert complete("orbmcp call --timeout 3 ", config) == ALL  # option values are skipped
+    assert complete("orbmcp auth web --reset --", config) == ["--help", "--json", "--no-browser", "--status"]
+    assert complete("orbmcp check alpha ", config) == [n for n in ALL if n != "alpha"]
+    assert complete("orbmcp bogus ", config) == []
+    assert complete("orbmcp --config ", config) == []  # a path: the shell completes files
+
+
+def test_config_on_the_line_wins(tmp_path: Path, config: Path) -> None:
+    other = write_config(tmp_path, {"zeta": {"command": "true", "enabled": False}}, name="other.json")
+    assert complete(f"orbmcp --config {other} start ", config) == ["zeta"]
+    assert complete(f"orbmcp -c={other} start ", config) == ["zeta"]
+
+
+def test_tool_names_come_from_the_cache_or_a_live_session(config: Path, _isolated_agent_dir: Path) -> None:
+    cache = _isolated_agent_dir / "cache" / "tools.json"
+    assert complete("orbmcp call gamma ", config) == []
+    assert toolcache.save(cache, "gamma", ["echo", "add", "evil\x1b]0;x\x07", "two words", "add"])
+    assert complete("orbmcp call gamma ", config) == ["add", "echo"]  # unsafe names never offered
+    assert complete("/mcp call gamma e", config) == ["echo"]
+    assert complete("orbmcp call gamma ", config, tool_names={"gamma": ["live"]}) == ["live"]
+    assert complete("orbmcp call gamma echo ", config) == []  # arguments: no completer
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+
+
+def test_nested_slash_line_and_quotes(config: Path) -> None:
+    assert complete('orbmcp slash "/mcp:start ga', config) == ["/mcp:start gamma"]
+    assert complete("orbmcp slash /mcp:st", config) == ["/mcp:start", "/mcp:stop"]
+    assert complete("orbmcp status 'gam", config) == ["gamma"]
+    assert split_partial('a "b c" d\\ e \'f') == (["a", "b c", "d e"], "f")
+    assert split_partial("a b ") == (["a", "b"], "")
+
+
+def test_a_broken_config_still_completes_commands(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mcpServers": ')
+    assert complete_line("orbmcp st", config_file=bad) == ["start", "status", "stop"]
+    assert complete_line("/mcp:start ", config_file=bad) == []
+    assert complete_line("/mcp:start ", config_file=tmp_path / "missing.json") == []
+
+
+def test_config_loader_is_called_only_when_needed(config: Path) -> None:
+    calls: list[object] = []
+
+    def loader(**kw: object) -> object:
+        calls.append(kw)
+        return load_config(**kw)  # type: ignore[arg-type]
+
+    assert complete_line("orbmcp st", config_loader=loader) == ["start", "status", "stop"]  # type: ignore[arg-type]
+    assert calls == []
+    assert complete_line("/mcp:auth ", config_loader=loader, config_file=config) == ["web"]  # type: ignore[arg-type]
+    assert calls == [{"project": None, "config_file": config}]
+
+
+def test_toolcache_is_tolerant(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "tools.json"
+    assert toolcache.load(path) == {}
+    path.parent.mkdir()
+    path.write_text("not json")
+    assert toolcache.load(path) == {}
+    assert toolcache.save(path, "a", ["x"])
+    assert toolcache.save(path, "b", ["y", "z"])
+    assert toolcache.load(path) == {"a": ["x"], "b": ["y", "z"]}
+    toolcache.forget(path, "a")
+    assert toolcache.load(path) == {"b": ["y", "z"]}
+    path.write_text(json.dumps({"servers": {"a": {"tools": ["ok", 3, "bad\nname"]}, "b": "junk"}}))
+    assert toolcache.load(path) == {"a": ["ok"]}
+
+
+# ------------------------------------------------------------------------------ as a real process
+
+HEAVY = ("mcp", "mcp_types", "httpx2", "httpx", "pydantic", "pydantic_settings", "rich")
+PROBE = """
+import json, sys
+watched = set(json.loads(sys.argv[2]))
+sys.argv = ["orbmcp", *json.loads(sys.argv[1])]
+from orbmcp.frontends.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted({m.split(".")[0] for m in sys.modules} & watched)
+sys.stderr.write("HEAVY " + json.dumps(heavy) + "\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["complete", "/mcp:start "], ["--no-color", "complete", "/mcp:start "], ["complete", "--json", "orbmcp call gamma "]],
+)
+def test_complete_process_imports_nothing_heavy(args: list[str], config: Path) -> None:
+    import subprocess
+
+    r = subprocess.run(
+        [PY, "-c", PROBE, json.dumps(args), json.dumps(HEAVY)],
+        cwd=ROOT, env=env_for(config), capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    heavy = json.loads(r.stderr.rsplit("HEAVY ", 1)[1])
+    assert heavy == []
+    if args[-1] == "/mcp:start ":
+        assert r.stdout.splitlines() == ALL
+
+
+def test_orbmcp_complete_prints_one_candidate_per_line(config: Path) -> None:
+    r = run_orbmcp("complete", "/mcp:st", config=config)
+    assert (r.returncode, r.stdout) == (0, "/mcp:start\n/mcp:stop\n")
+    r = run_orbmcp("complete", "/mcp:auth ", "--json", config=config)
+    assert (r.returncode, json.loads(r.stdout)) == (0, ["web"])
+    # through Typer (a global option first) the answer is the same
+    r = run_orbmcp("--config", str(config), "complete", "orbmcp st", env={**env_for(), "ORB_AGENT_DIR": os.environ["ORB_AGENT_DIR"]})
+    assert (r.returncode, r.stdout.split()) == (0, ["start", "status", "stop"])

@@ -1,0 +1,177 @@
+"""The slash dispatcher: grammar from the table, binding like Typer, same handlers, plain text or JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.results import ServerDetail, StatusReport
+from orbmcp.commands.table import COMMANDS, find
+from orbmcp.errors import UsageError
+from orbmcp.frontends.slash import bind, dispatch, parse_shell, parse_slash, render, run_slash
+from orbmcp.frontends.terminal import TerminalUI
+from tests.frontends import OFFLINE_SERVERS, run_orbmcp, write_config
+
+SERVERS = ["alpha", "beta", "web"]
+
+
+def servers() -> list[str]:
+    return SERVERS
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return write_config(tmp_path, OFFLINE_SERVERS)
+
+
+@pytest.fixture
+def ctx(config: Path) -> CommandContext:
+    return CommandContext(ui=TerminalUI(interactive=False), config_file=config, front="slash")
+
+
+def test_every_table_spelling_and_its_twin_reach_the_command() -> None:
+    for spec in COMMANDS:
+        for spelling in spec.slash:
+            twin = spelling.replace(":", " ") if ":" in spelling else spelling.replace(" ", ":", 1)
+            for line in {spelling, twin}:
+                args = " alpha" if any(p.required for p in spec.params) else ""
+                inv = parse_slash(line + args, servers=servers)
+                assert inv.spec is spec, line
+                assert inv.front == "slash"
+
+
+def test_slash_forms() -> None:
+    status = find(("status",))
+    assert parse_slash("/mcp").spec is status
+    assert parse_slash("/mcp").kwargs == {"server": None, "json": False}
+    inv = parse_slash("/mcp alpha --json", servers=servers)
+    assert (inv.spec, inv.kwargs, inv.json) == (status, {"server": "alpha", "json": True}, True)
+    assert parse_slash("/mcp:start alpha").kwargs == parse_slash("/mcp start alpha").kwargs == {
+        "server": "alpha", "json": False}
+    auth = parse_slash("/mcp:auth web --reset")
+    assert auth.spec is find(("auth",)) and auth.kwargs["reset"] is True and auth.kwargs["status"] is False
+    assert parse_slash("/mcp reconnect").kwargs == {"server": None, "json": False}
+    assert parse_slash("/mcp reconnect beta").kwargs["server"] == "beta"
+    call = parse_slash("/mcp call alpha echo a=1 'b=two words' --timeout 2.5 --max-output=10")
+    assert call.spec is find(("call",))
+    assert call.kwargs["arguments"] == ["a=1", "b=two words"]
+    assert (call.kwargs["timeout"], call.kwargs["max_output"], call.kwargs["args"]) == (2.5, 10, None)
+    assert parse_slash("/mcp config show").spec is find(("config", "show"))
+    assert parse_slash("/mcp:status alpha").kwargs["server"] == "alpha"
+
+
+def test_commands_win_over_servers_named_like_them() -> None:
+    named = lambda: ["start", "alpha"]  # noqa: E731
+    with pytest.raises(UsageError, match="missing argument <server>"):
+        parse_slash("/mcp start", servers=named)
+    inv = parse_slash("/mcp status start", servers=named)
+    assert (inv.spec, inv.kwargs["server"]) == (find(("status",)), "start")
+
+
+@pytest.mark.parametrize(
+    ("line", "pattern"),
+    [
+        ("/mcp bogus", r"unknown command or server 'bogus' \(commands: .*start.*; servers: alpha, beta, web\)"),
+        ("/mcp:frob x", r"unknown slash command '/mcp:frob' \(commands: /mcp, /mcp:auth"),
+        ("/mcpx", r"unknown slash command '/mcpx'"),
+        ("/mcp:start", r"missing argument <server> for start"),
+        ("/mcp:start alpha --bogus", r"no such option '--bogus' for start \(options: --json\)"),
+        ("/mcp:start alpha beta", r"unexpected argument 'beta'"),
+        ("/mcp call a t --timeout soon", r"--timeout: expected a number, got 'soon'"),
+        ("/mcp call a t --timeout", r"option --timeout needs a value"),
+        ("/mcp:auth web --reset=yes", r"option --reset takes no value"),
+        ("/mcp config", r"'/mcp config' needs a command: paths, show, validate"),
+        ("/mcp shell", r"unknown command or server 'shell'"),
+        ("/mcp trust", r"unknown command or server 'trust'"),
+        ('/mcp "open', r"cannot parse the line"),
+        ("", r"empty slash command"),
+    ],
+)
+def test_usage_errors_say_what_exists(line: str, pattern: str) -> None:
+    with pytest.raises(UsageError, match=pattern) as info:
+        parse_slash(line, servers=servers)
+    assert info.value.exit_code == 2
+
+
+def test_binding_matches_the_typer_front_parameter_for_parameter() -> None:
+    from orbmcp.frontends.cli import build_app
+
+    import typer.main
+
+    group = typer.main.get_command(build_app())
+    for spec in COMMANDS:
+        command = group
+        for word in spec.path:
+            command = command.commands[word]  # type: ignore[attr-defined]
+        typer_names = {p.name for p in command.params if p.name != "help"}
+        required = {p.name: "x" for p in spec.params if p.required}
+        kwargs, _ = bind(spec, list(required.values()))
+        assert set(kwargs) == typer_names, spec.name
+        for p in spec.params:
+            if not p.required:
+                assert kwargs[p.name] == (False if p.kind == "flag" else None), (spec.name, p.name)
+
+
+def test_shell_style_lines_for_the_repl() -> None:
+    assert parse_shell("status alpha --json").kwargs == {"server": "alpha", "json": True}
+    assert parse_shell("orbmcp tools alpha --schema").kwargs["schema"] is True
+    assert parse_shell("config paths").spec is find(("config", "paths"))
+    assert parse_shell("status").front == "shell"
+    with pytest.raises(UsageError, match="'config' needs a command"):
+        parse_shell("config")
+    with pytest.raises(UsageError, match="unknown command 'statu'") as info:
+        parse_shell("statu")
+    assert info.value.hint == "did you mean 'status'?"
+    with pytest.raises(UsageError, match="option of the orbmcp program"):
+        parse_shell("--json status")
+
+
+def test_help_shows_the_slash_usage() -> None:
+    inv = parse_slash("/mcp:auth web --help")
+    assert inv.help
+    inv = parse_slash("/mcp:start --help")  # help needs no server
+    assert inv.help
+
+
+async def test_dispatch_runs_the_same_handlers(ctx: CommandContext) -> None:
+    result, code = await dispatch("/mcp", ctx)
+    assert isinstance(result, StatusReport) and code == 0
+    assert [r.name for r in result.rows] == SERVERS
+    detail, code = await dispatch("/mcp alpha", ctx)
+    assert isinstance(detail, ServerDetail) and code == 0
+    assert detail.lifecycle == "lazy (disabled)"
+    text = render(detail, json_output=False)
+    assert text.startswith("Server: alpha\nState:  stopped")
+    assert json.loads(render(detail, json_output=True))["name"] == "alpha"
+    doc, _ = await dispatch("/mcp:start --help", ctx)
+    assert render(doc, json_output=False).startswith("usage: /mcp:start <server> [--json]")
+
+
+async def test_run_slash_never_raises_and_renders_errors(ctx: CommandContext) -> None:
+    reply = await run_slash("/mcp bogus", ctx)
+    assert reply.exit_code == 2 and reply.result is None and reply.error is not None
+    assert reply.text.startswith("error: unknown command or server 'bogus'")
+    reply = await run_slash("/mcp bogus --json", ctx)
+    assert json.loads(reply.text)["error"]["code"] == "usage"
+    reply = await run_slash("/mcp --json", ctx)
+    assert [row["name"] for row in json.loads(reply.text)] == SERVERS
+    reply = await run_slash("/mcp", ctx, json_output=False)
+    assert reply.text.startswith("MCP servers (3):")
+
+
+def test_orbmcp_slash_process(config: Path) -> None:
+    r = run_orbmcp("slash", "/mcp", config=config)
+    assert r.returncode == 0 and r.stdout.startswith("MCP servers (3):"), r.stderr
+    r = run_orbmcp("slash", "/mcp bogus", config=config)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "servers: alpha, beta, web" in r.stderr
+    r = run_orbmcp("slash", "/mcp:start nope", "--json", config=config)
+    assert r.returncode == 2 and r.stdout == ""
+    err = json.loads(r.stderr)["error"]
+    assert err["code"] == "usage" and "nope" in err["message"]
+    # --json inside the line gives JSON even without the outer flag
+    r = run_orbmcp("slash", "/mcp alpha --json", config=config)
+    assert r.returncode == 0 and json.loads(r.stdout)["name"] == "alpha"
