@@ -399,6 +399,9 @@ def _is_next_sensitive_key(value: str, text: str, end: int) -> bool:
         word = value
     else:
         return False
+    if word[:2] in {"b'", 'b"'}:
+        word = word[1:]
+    word = word.strip("\"'\\")
     if _KEY_SHAPE_RE.fullmatch(word) is None:
         return False
     return word.lower().endswith(("authorization", "cookie")) or _is_sensitive_text_key(word)

@@ -92,7 +92,7 @@ class ToolListing:
                     lines.append(
                         _indent(safe_text(_pretty(dict(tool.input_schema)), multiline=True), INDENT * 2)
                     )
-        if not self.servers:
+        if not self.servers and not self.notices:
             lines.append("No tools: no server is connected.")
         lines += [one_line(n) for n in self.notices]
         return "\n".join(lines)
@@ -237,7 +237,7 @@ class ResourceListing:
                 lines.append("  " + _resource_line(str(r.get("uri", "")), r))
             for t in tmpl:
                 lines.append("  " + _resource_line(str(t.get("uriTemplate", "")), t) + "  (template)")
-        if not self.servers:
+        if not self.servers and not self.notices:
             lines.append("No resources: no server is connected.")
         lines += [one_line(n) for n in self.notices]
         return "\n".join(lines)
@@ -309,7 +309,7 @@ class PromptListing:
                 desc = p.get("description")
                 if isinstance(desc, str) and desc.strip():
                     lines.append(_indent(safe_text(desc.strip(), multiline=True)))
-        if not self.servers:
+        if not self.servers and not self.notices:
             lines.append("No prompts: no server is connected.")
         lines += [one_line(n) for n in self.notices]
         return "\n".join(lines)

@@ -7,7 +7,7 @@ start-up overlaps the ~0.7 s ``import mcp``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -45,32 +45,49 @@ async def open_client(sup: Supervisor) -> AsyncIterator[Any]:
         await _spawn(sup)  # before the SDK import: the server boots while Python imports
     await ensure_sdk()
 
-    from mcp import Client
-    from mcp_types import Implementation
-
     from orbmcp.core import era
 
     cache = era.EraCache(sup.runtime.era_cache_path)
     key = cfg.definition_hash()
     cached = cache.get(key)
-    mode = era.client_mode_for(cached)
-    transport = await _transport(sup, probe_timeout=era.discover_timeout_for(cached))
-    client = Client(
-        transport,
-        mode=mode,  # type: ignore[arg-type,unused-ignore]
-        read_timeout_seconds=cfg.request_timeout_ms / 1000,
-        message_handler=_message_handler(sup),
-        elicitation_callback=sup.runtime.elicitation,
-        client_info=Implementation(name="orbmcp", version=__version__),
-        cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
-    )
-    async with client:
+    async with AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(await _client(sup, cached))
+        except Exception as exc:
+            if cached != "legacy" or not era.should_retry_with_auto(exc):
+                raise
+            # Remembered as 2025-era, but it refused initialize: it may have become modern-only.
+            # Forget that and probe; a stdio server gets a fresh process for the new session.
+            cache.forget(key)
+            if cfg.is_stdio:
+                await sup._stop_process()
+                await _spawn(sup)
+            client = await stack.enter_async_context(await _client(sup, None))
         version = client.protocol_version
         sup.snap.protocol_version = version
         info = client.server_info
         sup.snap.server_info = f"{info.name} {info.version}" if info is not None else None
         cache.record(key, version)
         yield client
+
+
+async def _client(sup: Supervisor, cached: str | None) -> Any:
+    """An SDK ``Client`` (not yet entered) for a server whose cached era is ``cached``."""
+    from mcp import Client
+    from mcp_types import Implementation
+
+    from orbmcp.core import era
+
+    transport = await _transport(sup, probe_timeout=era.discover_timeout_for(cached))
+    return Client(
+        transport,
+        mode=era.client_mode_for(cached),  # type: ignore[arg-type,unused-ignore]
+        read_timeout_seconds=sup.cfg.request_timeout_ms / 1000,
+        message_handler=_message_handler(sup),
+        elicitation_callback=sup.runtime.elicitation,
+        client_info=Implementation(name="orbmcp", version=__version__),
+        cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
+    )
 
 
 async def _transport(sup: Supervisor, *, probe_timeout: float | None) -> Any:
@@ -106,14 +123,15 @@ async def _auth_for(sup: Supervisor) -> Any:
     if sup.cfg.auth is None:
         return None
     from orbmcp.auth.provider import build_auth
-    from orbmcp.auth.ui_bridge import ProviderUI
 
-    ui = sup.runtime.auth_ui
+    # Connections never log in interactively: silent start-up and background reconnects must not
+    # open a browser or register a client (seed 003). A missing or rejected token puts the server
+    # in needs-auth; the person authorizes through `orbmcp auth` or the startup prompt.
     return build_auth(
         sup.cfg,
         sup.runtime.global_dir,
-        interactive=sup.runtime.interactive and ui is not None,
-        ui=ProviderUI(ui) if ui is not None else None,
+        interactive=False,
+        ui=None,
         on_challenge=lambda challenge: sup.auth_challenged(challenge.message),
     )
 

@@ -150,6 +150,8 @@ class Supervisor:
                         self._settled.set()
                         return
                     except OrbError as err:
+                        if self.snap.state == State.READY:
+                            attempt = 0  # it was healthy until this loss: the schedule starts afresh
                         self._set_error(err)
                     if not self._want_running:
                         break
@@ -161,6 +163,9 @@ class Supervisor:
                     self.snap.retries = attempt
                     delay = retry_delay(attempt)
                     self._set_state(State.STARTING)
+                    # The try has settled: whoever waits for it (start_eager at a host's start-up)
+                    # must not sit out the whole schedule; retries go on in the background.
+                    self._settled.set()
                     _log(
                         "server.retry",
                         server=self.name,

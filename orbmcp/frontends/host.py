@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from orbmcp.core.manager import Manager
     from orbmcp.core.state import State
     from orbmcp.core.supervisor import Supervisor
-    from orbmcp.core.tools import BridgedTool, ToolRegistry
+    from orbmcp.core.tools import BridgedTool
     from orbmcp.frontends.slash import SlashReply
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
@@ -241,7 +241,6 @@ class McpExtension:
         self.config_error: OrbError | None = None
         self._config = config
         self._manager: Manager | None = None
-        self._registry: ToolRegistry | None = None
         self._tools: dict[str, HostTool] = {}
         self._stop: anyio.Event | None = None  # created on the loop, by __aenter__/start
         self._stack: AsyncExitStack | None = None
@@ -391,7 +390,6 @@ class McpExtension:
         registry = ToolRegistry(prefix=config.settings.tool_prefix)
         registry.external_active = self._externally_active
         registry.add_listener(_Bridge(self))
-        self._registry = registry
         manager = Manager(
             config, retries=self.retries, interactive=self.ui.interactive, auth_ui=self.ui, tools=registry
         )

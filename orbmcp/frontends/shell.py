@@ -130,7 +130,9 @@ class Shell:
                 continue
             try:
                 self.status = self.execute(line)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # between lines of execute(): make sure the task goes too
+                with contextlib.suppress(KeyboardInterrupt):
+                    self.portal.call(self._interrupt, self._token)
                 self.write_err("interrupted\n")
                 self.status = INTERRUPTED
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -143,6 +144,40 @@ async def test_a_server_that_ignores_discover_costs_the_short_probe_once(
     assert methods.count("initialize") == 2
     assert durations[0] >= 0.6
     assert durations[1] < durations[0] - 0.4, durations
+
+
+# A stdlib server that speaks only 2026-07-28: it answers server/discover and refuses initialize.
+MODERN_ONLY = """
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg or "method" not in msg:
+        continue
+    method, page = msg["method"], {"cacheScope": "public", "ttlMs": 0, "resultType": "complete"}
+    if method == "server/discover":
+        reply = {"result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, **page}}
+    elif method == "tools/list":
+        reply = {"result": {"tools": [{"name": "only", "inputSchema": {"type": "object"}}], **page}}
+    else:
+        reply = {"error": {"code": -32601, "message": "Method not found: " + method}}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], **reply}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+async def test_a_server_remembered_as_legacy_that_became_modern_only_still_connects(tmp_path: Path) -> None:
+    script = tmp_path / "modern_only.py"
+    script.write_text(MODERN_ONLY, encoding="utf-8")
+    config = write_config(tmp_path / "mcp.json", {"mo": {"command": sys.executable, "args": [str(script)]}})
+    async with managed(config) as manager:
+        seed_era(manager, "mo", LEGACY_VERSION)  # what an older version of the server spoke
+        with anyio.fail_after(10):
+            sup = await manager.start("mo")
+        assert sup.state == State.READY, sup.snap.last_error
+        assert sup.snap.protocol_version == "2026-07-28"
+        assert manager.tools.counts("mo") == (1, 1)
+        key = manager.config.servers["mo"].definition_hash()
+        assert EraCache(manager.runtime.era_cache_path).get(key) == "modern"
 
 
 # --- reconnection -------------------------------------------------------------------------------

@@ -561,6 +561,26 @@ def test_era_cache_roundtrip_and_corruption(tmp_path: Path) -> None:
         assert cache.get("b") is None
     cache.record("b", "2025-11-25")  # a corrupt file is replaced, not fatal
     assert EraCache(path).get("b") == "legacy"
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    EraCache(blocker / "era.json").record("a", "2026-07-28")  # unwritable: silently not cached
+
+
+def test_era_cache_keeps_the_newest_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(era, "MAX_CACHE_ENTRIES", 3)
+    cache = EraCache(tmp_path / "era.json")
+    for n in range(5):
+        cache.record(f"k{n}", "2025-11-25")
+    assert [cache.get(f"k{n}") for n in range(5)] == [None, None, "legacy", "legacy", "legacy"]
+
+
+def test_schema_violations_are_protocol_errors() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        mcp_types.Tool.model_validate({"name": 3})
+    error = classify_error(caught.value, server="x")
+    assert isinstance(error, ProtocolError) and "does not match the MCP schema" in error.message
 
 
 def test_era_policy() -> None:
@@ -616,6 +636,9 @@ def raised(exc: BaseException) -> BaseException:
             "command not found: nosuch-cmd",
         ),
         (anyio.EndOfStream(), ConnectionFailed, "closed the connection"),
+        (httpx2.ConnectTimeout("slow"), TimeoutFailed, "could not connect to server 'x' in time"),
+        (httpx2.RemoteProtocolError("peer closed"), ConnectionFailed, "connection to server 'x' failed"),
+        (EndpointOriginMismatch("http://evil:1"), ProtocolError, "another origin (http://evil:1)"),
         (ValueError("weird"), InternalError, "unexpected ValueError"),
     ],
 )

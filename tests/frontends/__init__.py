@@ -16,7 +16,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 PY = sys.executable
-WAITING_SYSCALLS = {"7", "23", "270", "271"}  # x86-64 poll, select, pselect6, ppoll
+WAITING_SYSCALLS = {"7", "23", "270", "271"}  # x86-64 poll, select, pselect6, ppoll; 202 is futex
 
 
 def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
@@ -117,17 +117,25 @@ class Pty:
     def wait_idle(self, timeout: float = 10) -> None:
         """Until the child waits for terminal input (poll/select). A Ctrl-C that arrives while
         readline is busy is only seen at the next key (a CPython readline limitation)."""
+        self._wait_main_thread_in(WAITING_SYSCALLS, timeout)
+
+    def wait_busy(self, timeout: float = 10) -> None:
+        """Until the child's main thread waits for a command to finish (a futex wait)."""
+        self._wait_main_thread_in({"202"}, timeout)
+
+    def _wait_main_thread_in(self, syscalls: set[str], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         path = f"/proc/{self.proc.pid}/syscall"
         while time.monotonic() < deadline:
             try:
-                nr = open(path).read().split(" ", 1)[0]  # noqa: SIM115
+                with open(path) as f:
+                    nr = f.read().split(" ", 1)[0]
             except OSError:
                 return  # no /proc: best effort
-            if nr in WAITING_SYSCALLS:
+            if nr in syscalls:
                 return
             select.select([], [], [], 0.01)
-        raise AssertionError("the child never waited for input")
+        raise AssertionError(f"the child's main thread never entered {sorted(syscalls)}")
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)

@@ -163,6 +163,7 @@ def test_ctrl_c_interrupts_the_command_not_the_session(tmp_path: Path) -> None:
         assert b"State:  ready" in p.read_until(b"orbmcp> ")
         p.send(b"call ev sleep seconds=60\r")
         p.read_until(b"seconds=60\r\n")
+        p.wait_busy()
         p.send(b"\x03")
         assert b"interrupted" in p.read_until(b"orbmcp> ", timeout=15)
         p.send(b"/mcp\r")

@@ -109,6 +109,12 @@ async def test_host_distrust_wins_over_orbmcp_approval(tmp_path: Path, _isolated
     (project / ".orb" / "mcp.json").write_text(
         json.dumps({"mcpServers": {"p": raw_lazy()}}), encoding="utf-8"
     )
+    # The loader honours only orbmcp's own approval; a host's "yes" is reported, not acted on.
+    vouching = ExampleHost(trust=True)
+    async with McpExtension(vouching, project=project) as ext:
+        assert ext.config is not None and "p" not in ext.config.servers
+    assert any("orbmcp trust" in message for _, message in vouching.notifications)
+
     approve(_isolated_agent_dir, project, describe_project(project).digest)
 
     trusted_by_orbmcp = McpExtension(ExampleHost(trust=None), project=project)
@@ -262,6 +268,17 @@ async def test_crash_deactivates_then_reconnect_reactivates_without_reregisterin
     try:
         tools = names_of(host, "d")
         assert tools and tools <= host.active
+        # A tool the server adds at runtime is registered and activated; removing it deactivates it.
+        by_tool = {t.tool_name: t.name for t in host.tools.values()}
+        with anyio.fail_after(15):
+            await host.call(by_tool["add_tool"], {"name": "dyn"})
+            await wait_until(
+                lambda: any(t.tool_name == "dyn" and t.name in host.active for t in host.tools.values())
+            )
+            dyn = next(t for t in host.tools.values() if t.tool_name == "dyn")
+            assert (await host.call(dyn.name)).text() == "dynamic dyn"
+            await host.call(by_tool["remove_tool"], {"name": "dyn"})
+            await wait_until(lambda: dyn.name not in host.active)
         crash = next(t.name for t in host.tools.values() if t.tool_name == "crash")
         with anyio.fail_after(10), pytest.raises(ConnectionFailed) as info:
             await host.call(crash)
@@ -269,7 +286,8 @@ async def test_crash_deactivates_then_reconnect_reactivates_without_reregisterin
         assert not (tools & host.active)  # deactivated by the time the error arrived
         # The supervisor reconnects (first retry after 1 s): the same tools come back.
         await wait_until(lambda: tools <= host.active, timeout=20)
-        assert sorted(host.registrations) == sorted({*tools, STATUS_TOOL, CONNECT_TOOL})
+        assert sorted(host.registrations) == sorted({*tools, dyn.name, STATUS_TOOL, CONNECT_TOOL})
+        assert dyn.name not in host.active  # still gone after the reconnect
     finally:
         async with anyio.create_task_group() as tg:  # shutdown from another task is fine
             tg.start_soon(ext.shutdown)
