@@ -30,7 +30,10 @@ class AuthPrompter:
         return [
             name
             for name, sup in manager.supervisors.items()
-            if sup.cfg.has_oauth and sup.cfg.eager and sup.state == State.NEEDS_AUTH and name not in self.declined
+            if sup.cfg.has_oauth
+            and sup.cfg.eager
+            and sup.state == State.NEEDS_AUTH
+            and name not in self.declined
         ]
 
     async def offer(self, manager: Manager, ui: Any) -> dict[str, str]:
@@ -55,7 +58,9 @@ class AuthPrompter:
         sup = manager.get(name)
         await manager.stop(name)
         try:
-            await authorize(sup.cfg, manager.config.global_dir, reset=False, ui=ProviderUI(ui), no_browser=False)
+            await authorize(
+                sup.cfg, manager.config.global_dir, reset=False, ui=ProviderUI(ui), no_browser=False
+            )
         except OrbError as err:
             ui.notify(f"authorization of '{name}' failed: {err.message}", level="error")
             return "failed"

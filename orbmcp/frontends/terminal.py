@@ -66,10 +66,13 @@ class TerminalUI:
         self._err(f"Open this URL to authorize:\n  {url}\n")
 
     def prompt_paste(self, message: str) -> str | None:
-        if not self.interactive:
-            return None
+        # `orbmcp auth NAME --no-browser` reads the pasted redirect URL from a terminal or, for
+        # scripted headless setups, from a pipe; a closed or empty stdin means no paste.
         self._err(message + "\n> ")
-        line = sys.stdin.readline().strip()
+        try:
+            line = sys.stdin.readline().strip()
+        except (OSError, ValueError):
+            return None
         return line or None
 
     def progress(
