@@ -89,7 +89,10 @@ def load_config(
     global_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    host_trust: bool | None = None,
 ) -> ResolvedConfig:
+    """Resolve every layer. ``host_trust``: an agent host's own project-trust answer (True loads
+    the project's servers as they are now, False hides them); None uses orbmcp's trust store."""
     env: Mapping[str, str] = os.environ if environ is None else environ
     work = (cwd if cwd is not None else Path.cwd()).absolute()
     gdir = global_dir if global_dir is not None else paths.global_dir(env)
@@ -120,7 +123,9 @@ def load_config(
             document = read_jsonc(path)
             if document is not None:
                 file_layers.append(_file_layer("global", path, document))
-        project_info, project_layers, project_warnings = _project_info(gdir, pdir, load=True)
+        project_info, project_layers, project_warnings = _project_info(
+            gdir, pdir, load=True, host_trust=host_trust
+        )
         file_layers.extend(project_layers)
         warnings.extend(project_warnings)
 
@@ -165,7 +170,7 @@ def _file_layer(source: Source, path: Path, document: Mapping[str, object]) -> _
 
 
 def _project_info(
-    gdir: Path, pdir: Path, *, load: bool
+    gdir: Path, pdir: Path, *, load: bool, host_trust: bool | None = None
 ) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning]]:
     """What the project contributes: nothing unless trusted, and then only approved servers."""
     existing = tuple(p for p in paths.project_files(pdir) if p.is_file())
@@ -186,6 +191,13 @@ def _project_info(
     if review is None:
         return ProjectInfo(pdir, existing, trusted=False, loaded=False), [], []
     check = check_trust(gdir, review)
+    if host_trust is not None:
+        # The host asked its user (seed 003: ctx.isProjectTrusted()); its answer covers the
+        # project as it is right now, every server included.
+        from orbmcp.config.trust import TrustCheck
+
+        names = frozenset(s.name for s in review.servers) if host_trust else frozenset()
+        check = TrustCheck("trusted" if host_trust else "untrusted", names, (), check.warnings)
     state: TrustState = check.state
     info = ProjectInfo(
         pdir,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -248,7 +247,6 @@ class McpExtension:
         self._starting = True  # auth prompts at startup are collected, then asked one by one
         self._needs_auth_at_start: list[str] = []
         self._declined: set[str] = set()
-        self._host_trust_pending: bool = False
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -350,36 +348,22 @@ class McpExtension:
                 return False
             for warning in self._config.warnings:
                 self.ui.notify(f"MCP config: {warning}", "warning")
-            if self._host_trust_pending:
-                self.ui.notify(
-                    f"project MCP servers in {self._config.project.config_path} are not loaded: the host "
-                    "trusts this project but orbmcp has not approved its servers; run `orbmcp trust` there",
-                    "warning",
-                )
         return bool(self._config.enabled_servers())
 
     def _load_config(self) -> ResolvedConfig:
         from orbmcp.config.loader import load_config
+        from orbmcp.config.paths import project_dir
 
-        config = load_config(project=self.project, config_file=self.config_file)
-        if config.config_override is not None or not config.project.files:
-            return config
-        try:
-            answer = self.host.is_project_trusted(config.project.dir)
-        except Exception:
-            answer = None
-        if answer is False and config.project.loaded:
-            # The host's "no" wins over orbmcp's own approval: load again without the project.
-            import tempfile
-
-            with tempfile.TemporaryDirectory(prefix="orbmcp-noproject-") as empty:
-                bare = load_config(project=Path(empty), config_file=None)
-            project = replace(config.project, trusted=False, loaded=False, trust_state="untrusted")
-            return replace(bare, project=project)
-        if answer is True and not config.project.loaded:
-            # The loader only honours orbmcp's own trust store; say so rather than pretend.
-            self._host_trust_pending = True
-        return config
+        answer: bool | None = None
+        if self.config_file is None:
+            pdir = project_dir(self.project)
+            if any((pdir / ".orb" / f).is_file() for f in ("settings.json", "mcp.json")):
+                try:
+                    answer = self.host.is_project_trusted(pdir)
+                except Exception:
+                    answer = None
+        # The host's own answer (yes or no) wins over orbmcp's trust store (seed 003).
+        return load_config(project=self.project, config_file=self.config_file, host_trust=answer)
 
     async def _service(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         from orbmcp.core.manager import Manager

@@ -103,17 +103,17 @@ async def test_config_problems_are_notified_not_raised(tmp_path: Path) -> None:
     assert any(level == "warning" and "bad" in msg for level, msg in host.notifications)
 
 
-async def test_host_distrust_wins_over_orbmcp_approval(tmp_path: Path, _isolated_agent_dir: Path) -> None:
+async def test_host_trust_answer_wins_over_orbmcp_store(tmp_path: Path, _isolated_agent_dir: Path) -> None:
     project = tmp_path / "proj"
     (project / ".orb").mkdir(parents=True)
     (project / ".orb" / "mcp.json").write_text(
         json.dumps({"mcpServers": {"p": raw_lazy()}}), encoding="utf-8"
     )
-    # The loader honours only orbmcp's own approval; a host's "yes" is reported, not acted on.
+    # The host asked its user: its "yes" loads the project's servers without orbmcp's own store.
     vouching = ExampleHost(trust=True)
     async with McpExtension(vouching, project=project) as ext:
-        assert ext.config is not None and "p" not in ext.config.servers
-    assert any("orbmcp trust" in message for _, message in vouching.notifications)
+        assert ext.config is not None and "p" in ext.config.servers
+        assert ext.config.servers["p"].source == "project"
 
     approve(_isolated_agent_dir, project, describe_project(project).digest)
 
