@@ -270,7 +270,7 @@ def _auth_error(server: str, status: int, challenge: str | None) -> AuthError:
         scope = _SCOPE.search(challenge)
         needs = f"; it needs scope '{scope.group(1)}'" if scope else ""
         return AuthError(
-            f"server '{server}' refused the token: insufficient scope (HTTP 403{needs})", hint=hint
+            f"server '{server}' refused the token for insufficient scope (HTTP 403{needs})", hint=hint
         )
     return AuthError(
         f"server '{server}' refused access (HTTP 403)",

@@ -1,6 +1,6 @@
 """Loading the MCP SDK off the event loop, once.
 
-``import mcp`` costs 0.6–1.1 s. A one-shot command spawns its stdio servers first and imports the
+``import mcp`` costs 0.6 to 1.1 s. A one-shot command spawns its stdio servers first and imports the
 SDK in a worker thread meanwhile, so the server's start-up and the import overlap (DESIGN hint in
 the connections issue).
 """
