@@ -137,6 +137,8 @@ _KV_RE = re.compile(
 _KV_TRIGGER_RE = re.compile("|".join(_STRONG_KEY_PARTS) + r"|pwd|session|assertion|jwt|code|key|pass.phrase")
 _SEPARATOR_AHEAD_RE = re.compile(r"[ \t]*[:=]")
 _KEY_SHAPE_RE = re.compile(r"[A-Za-z_][\w.\-]*")
+_KEY_AHEAD_RE = re.compile(r"""\\?["']?([A-Za-z_][\w.\-]*)\\?["']?[ \t]*[:=]""")
+_HEADER_KEY_AHEAD_RE = re.compile(r"""\\?["']?([A-Za-z_][\w.\-]*)\\?["']?[ \t]*:""")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Long, opaque, and either has a digit or mixes case: an authorization code, not ``invalid_grant``.
 _CODE_VALUE_RE = re.compile(r"(?=.*\d|(?=.*[a-z])(?=.*[A-Z]))[A-Za-z0-9._~+/=\-]{16,}")
@@ -300,7 +302,7 @@ def _header_value(m: re.Match[str]) -> tuple[str, int, bool]:
 def _auth_edit(m: re.Match[str]) -> _Edit | None:
     value, start, quoted = _header_value(m)
     body = value.lstrip()
-    if not body or body.startswith(MASK):
+    if not body or body.startswith(MASK) or _starts_with_key(body, header_only=False):
         return None
     start += len(value) - len(body)
     masked = _mask_auth_body(body, quoted=quoted)
@@ -343,7 +345,7 @@ def _mask_auth_body(body: str, *, quoted: bool) -> tuple[int, str] | None:
 def _cookie_edit(m: re.Match[str]) -> _Edit | None:
     value, start, quoted = _header_value(m)
     body = value.lstrip()
-    if not body or body.startswith(MASK):
+    if not body or _starts_with_key(body, header_only=True):
         return None
     start += len(value) - len(body)
     if quoted:
@@ -390,6 +392,17 @@ def _mask_kv_value(value: str) -> str:
     if not inner or inner == MASK or inner.lower() in _NON_SECRET_LITERALS:
         return value
     return f"{prefix}{opening}{MASK}{closing}"
+
+
+def _starts_with_key(body: str, *, header_only: bool) -> bool:
+    """``Cookie: Authorization: Bearer x``: the header's "value" is the next header, left to its rule."""
+    ahead = (_HEADER_KEY_AHEAD_RE if header_only else _KEY_AHEAD_RE).match(body)
+    if ahead is None:
+        return False
+    word = ahead.group(1)
+    if word.lower().endswith(("authorization", "cookie")):
+        return True
+    return not header_only and _is_sensitive_text_key(word)
 
 
 def _is_next_sensitive_key(value: str, text: str, end: int) -> bool:

@@ -9,11 +9,15 @@
 #
 # Installs Node 22 (the npm `node` package: the suite needs Node >= 22, the system one may be
 # older) and the suite into $ORBMCP_CONFORMANCE_CACHE (default .cache/conformance) with npm.
+# Each run's results go to a temp dir, removed when nothing failed.
 # One line per scenario: PASS, FAIL (unexpected), XFAIL (expected failure) or XPASS (an expected
 # failure passed: drop it from the list). A scenario passes only when the suite exits 0 and its
 # checks.json holds at least one SUCCESS and no FAILURE or WARNING (the suite reports a client
 # that does nothing as passing `initialize`). Scenarios run one at a time: `sse-retry` measures
 # reconnect timing and is flaky under parallel load.
+#
+# ORBMCP_CONFORMANCE_CLIENT replaces the client command (default: <venv python> -m orbmcp
+# conformance-client), e.g. to check that a client doing nothing fails.
 #
 # Exit status: 0 no unexpected failure; 1 an unexpected failure; 3 Node 22 or the suite could
 # not be installed (no npm, no registry); 2 usage.
@@ -26,9 +30,10 @@ SUITE_VERSION=0.1.16
 NODE_PACKAGE=node@22
 TIMEOUT_MS=30000
 
-# The one list of scenarios the suite itself gets wrong: "scenario|reason".
+# The one list of scenarios the suite itself gets wrong: "scenario|signature|reason". The run must
+# fail with the signature in the client's first error line, or it counts as an unexpected failure.
 EXPECTED_FAILURES=(
-  "auth/2025-03-26-oauth-metadata-backcompat|suite $SUITE_VERSION bug: the authorization-server metadata it serves at the root well-known location names issuer <origin>/oauth; RFC 8414 section 3.3 requires the issuer to match the URL the metadata was derived from, so a correct client (the mcp SDK's included) must reject it (fixed upstream after 0.1.16)"
+  "auth/2025-03-26-oauth-metadata-backcompat|issuer mismatch|suite $SUITE_VERSION bug: the authorization-server metadata it serves at the root well-known location names issuer <origin>/oauth; RFC 8414 section 3.3 requires the issuer to match the URL the metadata was derived from, so a correct client (the mcp SDK's included) must reject it (fixed upstream after 0.1.16)"
 )
 
 NODE=$CACHE/node_modules/.bin/node
@@ -64,7 +69,8 @@ client_scenarios() {
   "$NODE" "$SUITE" list 2>/dev/null | sed -n '/^Client scenarios/,$p' | sed -n 's/^  - \([^ ]*\).*/\1/p'
 }
 
-expected_reason() {
+# Prints "signature|reason" for an expected failure.
+expected_failure() {
   local entry
   for entry in "${EXPECTED_FAILURES[@]}"; do
     if [[ ${entry%%|*} == "$1" ]]; then
@@ -111,7 +117,7 @@ main() {
       --install-only) only_install=1 ;;
       --list) list=1 ;;
       --expected) expected=1 ;;
-      -h | --help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; return 0 ;;
+      -h | --help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; return 0 ;;
       -*) log "conformance: unknown option $1"; return 2 ;;
       *) scenarios+=("$1") ;;
     esac
@@ -119,7 +125,7 @@ main() {
   done
   if ((expected)); then
     local entry
-    for entry in "${EXPECTED_FAILURES[@]}"; do printf '%s\t%s\n' "${entry%%|*}" "${entry#*|}"; done
+    for entry in "${EXPECTED_FAILURES[@]}"; do printf '%s\t%s\n' "${entry%%|*}" "${entry##*|}"; done
     return 0
   fi
   install_suite || return 3
@@ -134,15 +140,16 @@ main() {
   fi
   [[ -x $PYTHON ]] || { log "conformance: no Python at $PYTHON (set ORBMCP_PYTHON)"; return 2; }
 
-  local results=$CACHE/results
-  rm -rf "$results" && mkdir -p "$results/agent-dir"
+  # Results (checks.json, the client's stdout/stderr) stay outside the tree; kept on failure.
+  local results
+  results=$(mktemp -d "${TMPDIR:-/tmp}/orbmcp-conformance.XXXXXX") || return 2
+  mkdir -p "$results/agent-dir"
   # The client keeps its OAuth state in a temp dir; anything else (crash logs) stays here too.
   export ORB_AGENT_DIR=$results/agent-dir
   unset ORBMCP_DEBUG
   # The suite splits --command on spaces, so the Python path must not contain any.
-  local command="$PYTHON -m orbmcp conformance-client"
-  local passed=0 failed=0 xfailed=0 xpassed=0 i=0 sc dir rc verdict reason
-  local -a failures=()
+  local command=${ORBMCP_CONFORMANCE_CLIENT:-"$PYTHON -m orbmcp conformance-client"}
+  local passed=0 failed=0 xfailed=0 xpassed=0 i=0 sc dir rc verdict xf signature reason
   cd "$ROOT" || return 2
   for sc in "${scenarios[@]}"; do
     i=$((i + 1))
@@ -152,26 +159,33 @@ main() {
       >"$dir/suite.log" 2>&1
     rc=$?
     verdict=$(judge "$rc" "$dir")
-    if reason=$(expected_reason "$sc"); then
+    if xf=$(expected_failure "$sc"); then
+      signature=${xf%%|*} reason=${xf#*|}
       if [[ $verdict == pass ]]; then
         xpassed=$((xpassed + 1))
         printf 'XPASS %s (listed as an expected failure: %s)\n' "$sc" "$reason"
-      else
+      elif [[ $verdict == *"$signature"* ]]; then
         xfailed=$((xfailed + 1))
         printf 'XFAIL %s (%s)\n' "$sc" "$reason"
+      else
+        failed=$((failed + 1))
+        printf 'FAIL %s (expected to fail with "%s", but: %s; see %s)\n' "$sc" "$signature" "$verdict" "$dir"
       fi
     elif [[ $verdict == pass ]]; then
       passed=$((passed + 1))
       printf 'PASS %s\n' "$sc"
     else
       failed=$((failed + 1))
-      failures+=("$sc")
       printf 'FAIL %s (%s; see %s)\n' "$sc" "$verdict" "$dir"
     fi
   done
   printf 'conformance: %d passed, %d failed, %d expected failures, %d unexpected passes\n' \
     "$passed" "$failed" "$xfailed" "$xpassed"
-  ((failed == 0))
+  if ((failed)); then
+    log "conformance: results kept in $results"
+    return 1
+  fi
+  rm -rf "$results"
 }
 
 main "$@"

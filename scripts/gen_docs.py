@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from orbmcp import __version__  # noqa: E402
-from orbmcp.commands.complete import SHELLS, primary_slash, usage_line, value_metavar  # noqa: E402
+from orbmcp.commands.complete import SHELLS, usage_line, value_metavar  # noqa: E402
 from orbmcp.commands.handlers.completion import install_path, script, script_filename  # noqa: E402
 from orbmcp.commands.spec import CommandSpec, Param  # noqa: E402
 from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS  # noqa: E402
@@ -31,13 +31,21 @@ from orbmcp.errors import ExitCode  # noqa: E402
 # ------------------------------------------------------------------------------ what the table lacks
 
 ENVIRONMENT: tuple[tuple[str, str], ...] = (
-    ("ORB_AGENT_DIR", "The global directory (default ~/.orb/agent): global config, tokens, trust "
-     "records, logs and caches. A project file can never move it."),
+    (
+        "ORB_AGENT_DIR",
+        "The global directory (default ~/.orb/agent): global config, tokens, trust "
+        "records, logs and caches. A project file can never move it.",
+    ),
     ("ORBMCP_CONFIG", "Same as --config FILE: use only this config file (trusted because you named it)."),
-    ("ORBMCP_PROJECT", "Same as --project DIR: the project whose .orb/ config is read (default: the "
-     "working directory)."),
-    ("ORBMCP_DEBUG", "1 writes a redacted JSON Lines debug log to <global dir>/logs/orbmcp.log "
-     "(0600, rotated at about 2 MB, one backup)."),
+    (
+        "ORBMCP_PROJECT",
+        "Same as --project DIR: the project whose .orb/ config is read (default: the working directory).",
+    ),
+    (
+        "ORBMCP_DEBUG",
+        "1 writes a redacted JSON Lines debug log to <global dir>/logs/orbmcp.log "
+        "(0600, rotated at about 2 MB, one backup).",
+    ),
     ("NO_COLOR", "Any non-empty value: no colours and no rich tables, as with --no-color."),
     ("CI", "true/1: never prompt and never open a browser (authorization fails fast with exit 5)."),
 )
@@ -45,17 +53,27 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
 FILES: tuple[tuple[str, str], ...] = (
     ("<global dir>/settings.json", "Global settings and mcpServers (JSONC/JSON5)."),
     ("<global dir>/mcp.json", "Global settings and mcpServers; wins over settings.json."),
-    ("<project>/.orb/settings.json, <project>/.orb/mcp.json", "Project config, read only once the "
-     "project is trusted (orbmcp trust)."),
+    (
+        "<project>/.orb/settings.json, <project>/.orb/mcp.json",
+        "Project config, read only once the project is trusted (orbmcp trust).",
+    ),
     ("<global dir>/trusted-projects.json", "Approved projects, bound to a hash of their server definitions."),
-    ("<global dir>/mcp-auth/<hash>.json", "OAuth client registration and tokens of one server (0600); "
-     "<hash>.json.lock serializes interactive logins across processes."),
+    (
+        "<global dir>/mcp-auth/<hash>.json",
+        "OAuth client registration and tokens of one server (0600); "
+        "<hash>.json.lock serializes interactive logins across processes.",
+    ),
     ("<global dir>/logs/orbmcp.log", "Debug log (ORBMCP_DEBUG=1); crash reports are written beside it."),
     ("<global dir>/cache/tools.json", "Tool names from the last discovery, for shell completion."),
     ("<global dir>/cache/protocol-eras.json", "Which protocol revision each server spoke last."),
     ("<global dir>/shell_history", "History of orbmcp shell (0600)."),
-    *((str(install_path(s, {"HOME": "~"})), f"{s} completion script written by orbmcp completion install {s}.")
-      for s in SHELLS),
+    *(
+        (
+            str(install_path(s, {"HOME": "~"})),
+            f"{s} completion script written by orbmcp completion install {s}.",
+        )
+        for s in SHELLS
+    ),
 )
 
 EXIT_STATUS: tuple[tuple[ExitCode, str], ...] = (
@@ -67,7 +85,10 @@ EXIT_STATUS: tuple[tuple[ExitCode, str], ...] = (
     (ExitCode.AUTH, "Authorization required or failed."),
     (ExitCode.TIMEOUT, "Timed out."),
     (ExitCode.INTERRUPTED, "Interrupted (Ctrl-C, SIGTERM, SIGHUP); every server was stopped."),
-    (ExitCode.INTERNAL, "Internal error (a bug): one line on stderr and a crash report in the log directory."),
+    (
+        ExitCode.INTERNAL,
+        "Internal error (a bug): one line on stderr and a crash report in the log directory.",
+    ),
 )
 
 
@@ -78,12 +99,29 @@ class JsonDoc:
     shape: str  # "array", "object", "array of strings", "none", "inner"
     keys: tuple[str, ...] = ()  # keys of the object, or of each array element
     note: str = ""
+    open: bool = False  # True: at least these keys (more depend on the options)
 
 
 ROW_KEYS = ("name", "lifecycle", "state", "tools", "auth", "source")
-DETAIL_KEYS = ("name", "state", "retries", "maxRetries", "transport", "lifecycle", "source", "file", "tools",
-               "toolNames", "oauth", "lastError", "hint", "recentOutput", "projectConfig", "protocolVersion",
-               "serverInfo")
+DETAIL_KEYS = (
+    "name",
+    "state",
+    "retries",
+    "maxRetries",
+    "transport",
+    "lifecycle",
+    "source",
+    "file",
+    "tools",
+    "toolNames",
+    "oauth",
+    "lastError",
+    "hint",
+    "recentOutput",
+    "projectConfig",
+    "protocolVersion",
+    "serverInfo",
+)
 TOOL_KEYS = ("server", "name", "bridgedName", "description", "inputSchema", "annotations")
 MESSAGE_KEYS = ("ok", "message")
 ERROR_KEYS = ("code", "message", "server")
@@ -95,19 +133,37 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "start": JsonDoc("array", ROW_KEYS, "the row of the server"),
     "stop": JsonDoc("array", ROW_KEYS, "the row of the server"),
     "reconnect": JsonDoc("array", ROW_KEYS, "the rows of the servers reconnected"),
-    "auth": JsonDoc("object", MESSAGE_KEYS, "plus details of the authorization"),
-    "logout": JsonDoc("object", MESSAGE_KEYS, "plus details of what was removed"),
+    "auth": JsonDoc(
+        "object", (*MESSAGE_KEYS, "server"), "plus details of the outcome; with --status: auth", open=True
+    ),
+    "logout": JsonDoc("object", (*MESSAGE_KEYS, "server", "removed")),
     "tools": JsonDoc("array", TOOL_KEYS, "inputSchema exactly as the server sent it"),
-    "call": JsonDoc("object", ("content", "isError"),
-                    "the MCP CallToolResult: content, isError, and structuredContent and _meta when present"),
-    "resources": JsonDoc("array", (), "resources and resource templates as the server sent them, "
-                         "each with a server key"),
+    "call": JsonDoc(
+        "object",
+        ("content", "isError"),
+        "the MCP CallToolResult: content, isError, and structuredContent and _meta when present",
+        open=True,
+    ),
+    "resources": JsonDoc(
+        "array", (), "resources and resource templates as the server sent them, each with a server key"
+    ),
     "read": JsonDoc("object", ("contents",), "the MCP ReadResourceResult contents"),
     "prompts": JsonDoc("array", (), "prompts as the server sent them, each with a server key"),
     "prompt": JsonDoc("object", ("messages",), "the MCP GetPromptResult (description when present)"),
     "config show": JsonDoc("object", ("servers", "warnings", "project", "settings"), "secrets masked"),
-    "config paths": JsonDoc("object", ("globalDir", "globalFiles", "projectFiles", "configOverride",
-                                       "trustStore", "authDir", "debugLog", "cacheDir")),
+    "config paths": JsonDoc(
+        "object",
+        (
+            "globalDir",
+            "globalFiles",
+            "projectFiles",
+            "configOverride",
+            "trustStore",
+            "authDir",
+            "debugLog",
+            "cacheDir",
+        ),
+    ),
     "config validate": JsonDoc("object", ("ok", "servers", "warnings", "project")),
     "trust": JsonDoc("object", ("ok", "message", "trusted", "review")),
     "untrust": JsonDoc("object", ("ok", "message", "trusted", "revoked")),
@@ -167,8 +223,10 @@ def _json_line(doc: JsonDoc) -> str:
         return f"no JSON output; {doc.note}" if doc.note else "no JSON output"
     if doc.shape == "inner":
         return doc.note
-    keys = f" of {{{', '.join(doc.keys)}}}" if doc.keys and doc.shape == "array" else (
-        f" {{{', '.join(doc.keys)}}}" if doc.keys else "")
+    listed = ", ".join(doc.keys) + (", ..." if doc.open else "")
+    keys = (
+        f" of {{{listed}}}" if doc.keys and doc.shape == "array" else (f" {{{listed}}}" if doc.keys else "")
+    )
     text = f"{doc.shape}{keys}"
     return f"{text}; {doc.note}" if doc.note else text
 
@@ -184,18 +242,24 @@ def man_page() -> str:
         ".br",
         f'.B orbmcp slash\n"{_italic("/mcp ...")}" [{_bold("--json")}]',
         ".SH DESCRIPTION",
-        roff("orbmcp reads the mcpServers you configured, connects to them over stdio, Streamable HTTP or "
-             "legacy SSE, discovers and calls their tools, shows why each server is in its state, and "
-             "starts, stops, reconnects and authorizes them (OAuth 2.1)."),
+        roff(
+            "orbmcp reads the mcpServers you configured, connects to them over stdio, Streamable HTTP or "
+            "legacy SSE, discovers and calls their tools, shows why each server is in its state, and "
+            "starts, stops, reconnects and authorizes them (OAuth 2.1)."
+        ),
         ".PP",
-        roff("The same command handlers serve the shell (this program) and an agent's slash commands "
-             "(orbmcp slash, orbmcp shell, or a Python agent embedding orbmcp). Without orbmcp shell or "
-             "an agent session, each command is one session: it connects what it needs and stops it "
-             "before it exits."),
+        roff(
+            "The same command handlers serve the shell (this program) and an agent's slash commands "
+            "(orbmcp slash, orbmcp shell, or a Python agent embedding orbmcp). Without orbmcp shell or "
+            "an agent session, each command is one session: it connects what it needs and stops it "
+            "before it exits."
+        ),
         ".PP",
-        roff("Output is plain text when stdout is not a terminal, rich tables and colour when it is (unless "
-             "--no-color or NO_COLOR). Text a server supplied is escaped before it is printed. With --json, "
-             "stdout holds only the JSON result and errors are one JSON line on stderr."),
+        roff(
+            "Output is plain text when stdout is not a terminal, rich tables and colour when it is (unless "
+            "--no-color or NO_COLOR). Text a server supplied is escaped before it is printed. With --json, "
+            "stdout holds only the JSON result and errors are one JSON line on stderr."
+        ),
         ".SH GLOBAL OPTIONS",
         roff("Given before the command."),
     ]
@@ -239,8 +303,10 @@ def man_page() -> str:
 def _slash_section() -> list[str]:
     out = [
         ".SH SLASH COMMANDS",
-        roff("orbmcp slash \"<line>\" runs one line; orbmcp shell accepts them interactively; agents "
-             "embedding orbmcp dispatch them the same way. /mcp:verb and /mcp verb are the same command."),
+        roff(
+            'orbmcp slash "<line>" runs one line; orbmcp shell accepts them interactively; agents '
+            "embedding orbmcp dispatch them the same way. /mcp:verb and /mcp verb are the same command."
+        ),
     ]
     for spec in documented_commands():
         if spec.slash:
@@ -251,9 +317,11 @@ def _slash_section() -> list[str]:
         roff("Why that server is in its state (as orbmcp status SERVER)."),
         ".TP",
         _bold("/mcp <command> ..."),
-        roff("Most other commands too (tools, call, config show, ...); a command name wins over a server "
-             "of the same name, which /mcp status NAME still reaches. Not available as slash commands: "
-             "shell, slash, complete, completion, trust, untrust."),
+        roff(
+            "Most other commands too (tools, call, config show, ...); a command name wins over a server "
+            "of the same name, which /mcp status NAME still reaches. Not available as slash commands: "
+            "shell, slash, complete, completion, trust, untrust."
+        ),
     ]
     return out
 
@@ -268,7 +336,9 @@ def _json_section() -> list[str]:
     out += [
         ".TP",
         _bold("errors (stderr)"),
-        roff('{"error": {' + ", ".join(f'"{k}": ...' for k in ERROR_KEYS) + '}} plus "hint" when there is one.'),
+        roff(
+            '{"error": {' + ", ".join(f'"{k}": ...' for k in ERROR_KEYS) + '}} plus "hint" when there is one.'
+        ),
     ]
     return out
 

@@ -212,7 +212,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("completion", "show"),
         "Print the completion script of a shell.",
         f"{H}.completion:show",
-        (Param("shell", "bash, zsh or fish.", required=True, completer="shells"),),
+        (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
     ),
     CommandSpec(
         ("completion", "install"),

@@ -32,7 +32,8 @@ def hint_for(sup: Supervisor, *, front: str = "cli") -> str | None:
         err = (sup.snap.last_error or "").lower()
         reset = " --reset" if ("expired" in err or "invalid_client" in err or "invalid_grant" in err) else ""
         if "lock" in err:
-            return f"another orbmcp process is authorizing '{name}'; wait for it, then {command_form(front, 'start', name)}"
+            then = command_form(front, "start", name)
+            return f"another orbmcp process is authorizing '{name}'; wait for it, then {then}"
         return f"{command_form(front, 'auth', name)}{reset}"
     if state != State.FAILED:
         return None

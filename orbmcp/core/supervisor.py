@@ -244,6 +244,10 @@ class Supervisor:
         tools = await list_tools(client, server=self.name, warn=self._warn)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
         _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
+        from orbmcp.core import toolcache
+
+        # Shell completion offers tool names without connecting: remember the last listing.
+        toolcache.save(self.runtime.tool_cache_path, self.name, (str(t.get("name", "")) for t in tools))
 
     async def _serve(self, client: Any) -> None:
         """Wait until the connection dies or the user stops it; meanwhile keep tools fresh."""

@@ -1,134 +1,30 @@
-"""The shell front: a Typer app generated from the command table.
+"""The shell entry point: fast paths first, then the Typer app built from the command table.
 
-No command logic lives here: each generated Typer command collects its parameters, builds a
-``CommandContext`` and hands over to ``run_command``, the one error boundary of the shell front
-(errors → exit codes, JSON errors on stderr, crash logs for bugs).
+``--version`` and ``complete`` (run on every Tab) answer without importing Typer; everything else
+goes to ``typer_app``. No command logic lives in either module: handlers do the work and
+``runner.run_in_shell`` is the one error boundary of the shell front.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
-from pathlib import Path
-from typing import Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from orbmcp import __version__
-from orbmcp.commands.spec import CommandSpec, Param
-from orbmcp.commands.table import COMMANDS, GROUPS
 
-# Typer 0.29 converts Path parameters through pydantic (~50 ms of imports): paths stay strings here
-# and become Paths in the handlers.
-_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "path": str}
+if TYPE_CHECKING:
+    from orbmcp.frontends.typer_app import OPTS, build_app, run_command
 
-
-class GlobalOptions:
-    project: Path | None = None
-    config_file: Path | None = None
-    no_color: bool = False
-    json: bool = False
+__all__ = ["OPTS", "build_app", "main", "run_command"]
 
 
-OPTS = GlobalOptions()
+def __getattr__(name: str) -> Any:
+    if name in ("OPTS", "build_app", "run_command", "GlobalOptions"):
+        from orbmcp.frontends import typer_app
 
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"orbmcp {__version__}")
-        raise typer.Exit(0)
-
-
-def _root(
-    version: bool = typer.Option(
-        False, "--version", "-V", help="Show the version and exit.", callback=_version, is_eager=True
-    ),
-    project: str | None = typer.Option(
-        None, "--project", "-p", help="Project directory (default: cwd).", envvar="ORBMCP_PROJECT"
-    ),
-    config: str | None = typer.Option(
-        None, "--config", "-c", help="Use only this config file (trusted).", envvar="ORBMCP_CONFIG"
-    ),
-    no_color: bool = typer.Option(False, "--no-color", help="No colours or rich tables (also NO_COLOR)."),
-    json_output: bool = typer.Option(False, "--json", help="JSON output for every command."),
-) -> None:
-    """orbmcp: check, start, stop, authorize and call your MCP servers."""
-    OPTS.project = Path(project) if project else None
-    OPTS.config_file = Path(config) if config else None
-    OPTS.no_color, OPTS.json = no_color, json_output
-
-
-def _typer_param(p: Param) -> inspect.Parameter:
-    py_type: Any = _TYPES[p.type]
-    if p.kind == "flag":
-        default: Any = typer.Option(False, *p.option_names, help=p.help, hidden=p.hidden)
-        annotation: Any = bool
-    elif p.kind == "option":
-        annotation = list[py_type] | None if p.multiple else py_type | None
-        default = typer.Option(None, *p.option_names, help=p.help, metavar=p.metavar, hidden=p.hidden)
-    else:
-        annotation = list[py_type] | None if p.multiple else (py_type if p.required else py_type | None)
-        default = typer.Argument(
-            ... if p.required else None, help=p.help, metavar=p.metavar, show_default=False
-        )
-    return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-
-
-def _make_command(spec: CommandSpec) -> Any:
-    def command(**kwargs: Any) -> None:
-        raise typer.Exit(run_command(spec, kwargs))
-
-    command.__signature__ = inspect.Signature([_typer_param(p) for p in spec.params])  # type: ignore[attr-defined]
-    command.__name__ = spec.path[-1].replace("-", "_")
-    command.__doc__ = spec.help
-    return command
-
-
-def build_app() -> typer.Typer:
-    app = typer.Typer(
-        name="orbmcp",
-        add_completion=False,  # orbmcp ships its own completion (commands/complete.py)
-        no_args_is_help=False,
-        invoke_without_command=True,
-        pretty_exceptions_enable=False,
-        context_settings={"help_option_names": ["-h", "--help"]},
-        epilog="Exit codes: 0 ok, 1 tool error or failed check, 2 usage, 3 config, 4 connection/protocol, "
-        "5 auth, 6 timeout, 130 interrupted, 70 internal error.",
-    )
-    app.callback()(_root)
-    groups: dict[str, typer.Typer] = {}
-    for spec in COMMANDS:
-        epilog = "\n\n".join(["Examples:", *spec.examples]) if spec.examples else None
-        if len(spec.path) == 1:
-            target = app
-        else:
-            group = spec.path[0]
-            if group not in groups:
-                groups[group] = typer.Typer(help=GROUPS.get(group), no_args_is_help=True)
-                app.add_typer(groups[group], name=group)
-            target = groups[group]
-        target.command(name=spec.path[-1], help=spec.help, hidden=spec.hidden, epilog=epilog)(
-            _make_command(spec)
-        )
-    return app
-
-
-def run_command(spec: CommandSpec, kwargs: dict[str, Any]) -> int:
-    """Run one command from the shell; the single place where errors become exit codes."""
-    from orbmcp.frontends.runner import run_in_shell
-
-    json_output = bool(kwargs.get("json")) or OPTS.json
-    if "json" in kwargs:
-        kwargs["json"] = json_output
-    return run_in_shell(
-        spec,
-        kwargs,
-        project=OPTS.project,
-        config_file=OPTS.config_file,
-        json_output=json_output,
-        no_color=OPTS.no_color or bool(os.environ.get("NO_COLOR")),
-    )
+        return getattr(typer_app, name)
+    raise AttributeError(name)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -144,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
         code = complete_fast(args[1:])
         if code is not None:
             raise SystemExit(code)
+    from orbmcp.frontends.typer_app import build_app
+
     app = build_app()
     try:
         app(args=args, prog_name="orbmcp")

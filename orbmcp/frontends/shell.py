@@ -62,11 +62,9 @@ class _Outcome:
 def help_text() -> str:
     """Every command of both forms, from the command table."""
     lines = ["Slash commands (as in an agent):"]
-    seen: set[str] = set()
     for words, spec in sorted(slash_commands().items()):
         if spec.slash and words == spec.path:
             lines.append(f"  {usage_line(spec, slash=True)}")
-            seen.add(spec.name)
     lines.append("  /mcp <server>          why a server is in its state")
     lines.append("  /mcp <command> ...     any command below that an agent may run")
     lines.append("")
@@ -347,7 +345,8 @@ def run_shell(
     """Run the REPL; ``lines``/``write`` replace the terminal (scripted input, tests).
 
     Without ``lines``, a terminal on stdin gets a prompt, Tab completion and history; a pipe is
-    read line by line without a prompt.
+    read line by line without a prompt. Returns 0 for a terminal session, the last command's
+    status for scripted input, 130 when SIGTERM/SIGHUP ended the session.
     """
     config = ctx.config()
     interactive_input = lines is None and _isatty(sys.stdin)
@@ -382,7 +381,9 @@ def run_shell(
             if wait_eager:
                 portal.call(sessions.wait_eager)
             status = shell.run(read)
-        except _Terminate:
+            if interactive_input:
+                status = 0  # a person left on purpose; errors were shown as they happened
+        except (_Terminate, KeyboardInterrupt):  # SIGTERM/SIGHUP, or Ctrl-C while eager servers start
             status = INTERRUPTED
             portal.call(shell.cancel_running)
         finally:

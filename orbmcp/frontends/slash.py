@@ -168,9 +168,7 @@ def _convert(p: Param, raw: str, where: str) -> Any:
             return float(raw)
         except ValueError:
             raise UsageError(f"{where}: expected a number, got {raw!r}") from None
-    if p.type == "path":
-        return Path(raw)
-    return raw
+    return raw  # paths too: the Typer front hands handlers strings (frontends/cli.py _TYPES)
 
 
 def bind(spec: CommandSpec, args: Sequence[str], *, slash: bool = False) -> tuple[dict[str, Any], bool]:
@@ -347,7 +345,9 @@ def complete_fast(args: Sequence[str]) -> int | None:
 
     project = os.environ.get("ORBMCP_PROJECT") or None
     candidates = complete_line(rest[0], project=Path(project) if project else None)
-    text = json.dumps(candidates, ensure_ascii=False) if as_json else "\n".join(one_line(c) for c in candidates)
+    text = (
+        json.dumps(candidates, ensure_ascii=False) if as_json else "\n".join(one_line(c) for c in candidates)
+    )
     try:
         if text:
             sys.stdout.write(text + "\n")

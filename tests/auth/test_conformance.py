@@ -39,9 +39,17 @@ _LINE = re.compile(r"^(PASS|FAIL|XFAIL|XPASS) (\S+)")
 # -- the official suite ----------------------------------------------------------------------------
 
 
-def _script(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+def _script(
+    *args: str, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False
+        ["bash", str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -57,13 +65,13 @@ def _install_or_skip() -> None:
 
 
 @pytest.mark.slow
-def test_every_client_scenario_passes_except_the_suites_own_bugs() -> None:
+def test_every_client_scenario_passes_except_the_suites_own_bugs(tmp_path: Path) -> None:
     _install_or_skip()
     listed = _script("--list", timeout=60).stdout.split()
     expected = dict(line.split("\t", 1) for line in _script("--expected", timeout=10).stdout.splitlines())
     assert len(listed) >= 26 and set(expected) <= set(listed)
 
-    proc = _script(timeout=SUITE_TIMEOUT_S)
+    proc = _script(timeout=SUITE_TIMEOUT_S, env={"TMPDIR": str(tmp_path)})
 
     verdicts: dict[str, str] = {}
     for line in proc.stdout.splitlines():
@@ -80,6 +88,17 @@ def test_every_client_scenario_passes_except_the_suites_own_bugs() -> None:
     )
     assert summary in proc.stdout
     assert proc.returncode == 0
+
+
+def test_a_client_that_does_nothing_does_not_pass(tmp_path: Path) -> None:
+    # The suite itself counts `initialize` as passed for such a client; the script must not.
+    _install_or_skip()
+    proc = _script(
+        "initialize", timeout=60, env={"TMPDIR": str(tmp_path), "ORBMCP_CONFORMANCE_CLIENT": "true"}
+    )
+    assert proc.returncode == 1
+    assert "FAIL initialize (no SUCCESS check" in proc.stdout
+    assert "conformance: 0 passed, 1 failed" in proc.stdout
 
 
 def test_script_lists_expected_failures_with_reasons() -> None:
@@ -217,7 +236,7 @@ async def test_elicitation_is_accepted_with_the_schema_defaults(tmp_path: Path) 
 async def test_tool_errors_and_missing_tools_fail_the_run(tmp_path: Path) -> None:
     with anyio.fail_after(30):
         async with _sdk_server() as url:
-            with pytest.raises(ToolError, match="tool 'broken' returned an error: .*always fails"):
+            with pytest.raises(ToolError, match=r"tool 'broken' returned an error: .*always fails"):
                 await conf.run_plan(url, tmp_path, replace(conf.plan_for("x", {}), call=("broken", {})))
             with pytest.raises(ToolError, match="does not offer tool 'nope'"):
                 await conf.run_plan(url, tmp_path, replace(conf.plan_for("x", {}), call=("nope", {})))

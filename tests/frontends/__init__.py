@@ -79,6 +79,7 @@ class Pty:
 
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+
         def controlling_terminal() -> None:
             # A session of its own with the pty as controlling terminal, so Ctrl-C typed into
             # the pty becomes a SIGINT for the child, as in a real terminal.
@@ -86,8 +87,14 @@ class Pty:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
         self.proc = subprocess.Popen(
-            list(argv), stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=dict(env),
-            preexec_fn=controlling_terminal, close_fds=True,
+            list(argv),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=ROOT,
+            env=dict(env),
+            preexec_fn=controlling_terminal,
+            close_fds=True,
         )
         os.close(slave)
         self.buffer = b""
@@ -107,7 +114,9 @@ class Pty:
                     chunk = b""
                 if not chunk:
                     if needle not in self.buffer:
-                        raise AssertionError(f"terminal closed before {needle!r}; got {self.buffer[-2000:]!r}")
+                        raise AssertionError(
+                            f"terminal closed before {needle!r}; got {self.buffer[-2000:]!r}"
+                        )
                     break
                 self.buffer += chunk
         head, _, rest = self.buffer.partition(needle)

@@ -78,7 +78,14 @@ def test_shell_lines_complete_commands_options_and_values(config: Path) -> None:
     assert complete("orbmcp config ", config) == ["paths", "show", "validate"]
     assert complete("orbmcp completion show ", config) == ["bash", "fish", "zsh"]
     assert complete("orbmcp status --", config) == ["--help", "--json"]
-    assert complete("orbmcp --", config) == ["--config", "--help", "--json", "--no-color", "--project", "--version"]
+    assert complete("orbmcp --", config) == [
+        "--config",
+        "--help",
+        "--json",
+        "--no-color",
+        "--project",
+        "--version",
+    ]
     assert complete("orbmcp call --timeout 3 ", config) == ALL  # option values are skipped
     assert complete("orbmcp auth web --reset --", config) == ["--help", "--json", "--no-browser", "--status"]
     assert complete("orbmcp check alpha ", config) == [n for n in ALL if n != "alpha"]
@@ -166,14 +173,23 @@ sys.stderr.write("HEAVY " + json.dumps(heavy) + "\\n")
 
 @pytest.mark.parametrize(
     "args",
-    [["complete", "/mcp:start "], ["--no-color", "complete", "/mcp:start "], ["complete", "--json", "orbmcp call gamma "]],
+    [
+        ["complete", "/mcp:start "],
+        ["--no-color", "complete", "/mcp:start "],
+        ["complete", "--json", "orbmcp call gamma "],
+    ],
 )
 def test_complete_process_imports_nothing_heavy(args: list[str], config: Path) -> None:
     import subprocess
 
     r = subprocess.run(
         [PY, "-c", PROBE, json.dumps(args), json.dumps(HEAVY)],
-        cwd=ROOT, env=env_for(config), capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT,
+        env=env_for(config),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert r.returncode == 0, r.stderr
     heavy = json.loads(r.stderr.rsplit("HEAVY ", 1)[1])
@@ -188,5 +204,27 @@ def test_orbmcp_complete_prints_one_candidate_per_line(config: Path) -> None:
     r = run_orbmcp("complete", "/mcp:auth ", "--json", config=config)
     assert (r.returncode, json.loads(r.stdout)) == (0, ["web"])
     # through Typer (a global option first) the answer is the same
-    r = run_orbmcp("--config", str(config), "complete", "orbmcp st", env={**env_for(), "ORB_AGENT_DIR": os.environ["ORB_AGENT_DIR"]})
+    r = run_orbmcp(
+        "--config",
+        str(config),
+        "complete",
+        "orbmcp st",
+        env={**env_for(), "ORB_AGENT_DIR": os.environ["ORB_AGENT_DIR"]},
+    )
     assert (r.returncode, r.stdout.split()) == (0, ["start", "status", "stop"])
+
+
+def test_the_fast_path_prints_what_typer_would(
+    config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orbmcp.frontends.slash import complete_fast
+
+    monkeypatch.setenv("ORBMCP_CONFIG", str(config))
+    assert complete_fast(["/mcp:st"]) == 0
+    assert capsys.readouterr().out == "/mcp:start\n/mcp:stop\n"
+    assert complete_fast(["--json", "--", "/mcp:auth "]) == 0
+    assert json.loads(capsys.readouterr().out) == ["web"]
+    assert complete_fast(["orbmcp zzz"]) == 0
+    assert capsys.readouterr().out == ""
+    for args in (["--help"], [], ["a", "b"], ["--json", "--json", "x"]):
+        assert complete_fast(args) is None  # left to Typer

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from orbmcp.commands.context import CommandContext
-from orbmcp.frontends import cli
+from orbmcp.frontends import typer_app as cli
 from orbmcp.frontends.cli import build_app
 from orbmcp.frontends.runner import call_handler
 from orbmcp.frontends.slash import dispatch, parse_slash
@@ -96,7 +97,10 @@ def _typer_kwargs(shell: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dic
         *LIVE,
         ("reconnect", "/mcp reconnect"),
         ("reconnect ev", "/mcp:reconnect ev"),
-        ("call ev echo 'text=a b' --timeout 2 --max-output 9", "/mcp call ev echo 'text=a b' --timeout 2 --max-output=9"),
+        (
+            "call ev echo 'text=a b' --timeout 2 --max-output 9",
+            "/mcp call ev echo 'text=a b' --timeout 2 --max-output=9",
+        ),
         ("call ev echo --args '{}' --save-images out", "/mcp call ev echo --args '{}' --save-images out"),
     ],
 )
@@ -114,7 +118,9 @@ async def test_equal_result_models_in_process(
     spec, kwargs = _typer_kwargs(shell, monkeypatch)
 
     def ctx() -> CommandContext:
-        return CommandContext(ui=TerminalUI(interactive=False), sessions=OneShotSessions(), config_file=offline)
+        return CommandContext(
+            ui=TerminalUI(interactive=False), sessions=OneShotSessions(), config_file=offline
+        )
 
     direct = await call_handler(spec, ctx(), kwargs)
     via_slash, code = await dispatch(slash, ctx())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import stat
 import uuid
 from pathlib import Path
@@ -40,17 +41,20 @@ def offline(tmp_path: Path) -> Path:
 
 
 def test_scripted_session_runs_slash_and_shell_lines(offline: Path) -> None:
-    code, out = session(offline, [
-        "/mcp",
-        "  # a comment, then a blank line",
-        "",
-        "status alpha --json",
-        "/mcp bogus",
-        "config paths --json",
-        "shell",
-        "/exit",
-        "/mcp web",  # never runs: the session ended
-    ])
+    code, out = session(
+        offline,
+        [
+            "/mcp",
+            "  # a comment, then a blank line",
+            "",
+            "status alpha --json",
+            "/mcp bogus",
+            "config paths --json",
+            "shell",
+            "/exit",
+            "/mcp web",  # never runs: the session ended
+        ],
+    )
     assert code == 2  # the status of the last command ("shell": a usage error)
     assert out.startswith("MCP servers (3):\n  alpha  stopped")
     detail = json.loads(out.split("\n")[4])
@@ -65,8 +69,13 @@ def test_help_lists_both_forms_from_the_table(offline: Path) -> None:
     code, out = session(offline, ["help"])
     assert code == 0
     assert out == help_text() + "\n"
-    for needle in ("/mcp:start <server>", "/mcp:auth <server> [--reset]", "/mcp reconnect [<server>]",
-                   "call SERVER TOOL", "config paths"):
+    for needle in (
+        "/mcp:start <server>",
+        "/mcp:auth <server> [--reset]",
+        "/mcp reconnect [<server>]",
+        "call SERVER TOOL",
+        "config paths",
+    ):
         assert needle in out
 
 
@@ -78,20 +87,26 @@ def test_errors_are_json_when_the_line_asks(offline: Path) -> None:
 
 def test_a_persistent_session_keeps_servers_between_commands(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
-    config = write_config(tmp_path, {
-        "ev": everything_entry(lifecycle="lazy", env={"ORB_TEST_SHELL_MARK": marker}),
-        "alpha": OFFLINE_SERVERS["alpha"],
-    })
-    code, out = session(config, [
-        "/mcp:start ev",
-        "call ev echo text=hello-from-repl",
-        "/mcp --json",
-        "call ev stderr 'text=\x1b]0;pwned\x07 [red]x[/red]'",
-        "/mcp ev --json",
-        "/mcp ev",
-        "/mcp:stop ev",
-        "/mcp --json",
-    ])
+    config = write_config(
+        tmp_path,
+        {
+            "ev": everything_entry(lifecycle="lazy", env={"ORB_TEST_SHELL_MARK": marker}),
+            "alpha": OFFLINE_SERVERS["alpha"],
+        },
+    )
+    code, out = session(
+        config,
+        [
+            "/mcp:start ev",
+            "call ev echo text=hello-from-repl",
+            "/mcp --json",
+            "call ev stderr 'text=\x1b]0;pwned\x07 [red]x[/red]'",
+            "/mcp ev --json",
+            "/mcp ev",
+            "/mcp:stop ev",
+            "/mcp --json",
+        ],
+    )
     assert code == 0, out
     assert "State:  ready" in out
     assert "hello-from-repl" in out
@@ -124,7 +139,9 @@ def test_leaving_the_session_stops_running_servers(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------- a real pty
 
 
-def test_terminal_session_with_completion_history_and_ctrl_keys(offline: Path, _isolated_agent_dir: Path) -> None:
+def test_terminal_session_with_completion_history_and_ctrl_keys(
+    offline: Path, _isolated_agent_dir: Path
+) -> None:
     p = Pty([PY, "-m", "orbmcp", "shell"], env_for(offline, TERM="xterm", NO_COLOR="1"))
     try:
         assert b"3 servers configured" in p.read_until(b"orbmcp> ")
@@ -143,6 +160,8 @@ def test_terminal_session_with_completion_history_and_ctrl_keys(offline: Path, _
         p.read_until(b"web ")
         p.send(b"--status --json\r")
         p.read_until(b"orbmcp> ")
+        p.send(b"/mcp nope\r")
+        assert b"unknown command or server 'nope'" in p.read_until(b"orbmcp> ")
         p.wait_idle()
         p.send(b"\x04")  # Ctrl-D leaves
         assert p.wait() == 0
@@ -155,7 +174,9 @@ def test_terminal_session_with_completion_history_and_ctrl_keys(offline: Path, _
 
 def test_ctrl_c_interrupts_the_command_not_the_session(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
-    config = write_config(tmp_path, {"ev": everything_entry(lifecycle="lazy", env={"ORB_TEST_SHELL_MARK": marker})})
+    config = write_config(
+        tmp_path, {"ev": everything_entry(lifecycle="lazy", env={"ORB_TEST_SHELL_MARK": marker})}
+    )
     p = Pty([PY, "-m", "orbmcp", "shell"], env_for(config, TERM="xterm", NO_COLOR="1"))
     try:
         p.read_until(b"orbmcp> ")
@@ -166,10 +187,40 @@ def test_ctrl_c_interrupts_the_command_not_the_session(tmp_path: Path) -> None:
         p.wait_busy()
         p.send(b"\x03")
         assert b"interrupted" in p.read_until(b"orbmcp> ", timeout=15)
+        p.send(b"/mcp bogus\r")  # a failed command does not change how a terminal session ends
+        p.read_until(b"orbmcp> ")
         p.send(b"/mcp\r")
         assert b"ev  ready" in p.read_until(b"orbmcp> ")  # the server stayed connected
-        p.send(b"/exit\r")
-        assert p.wait() == 0
+        assert len(marked_processes(marker)) == 1
+        p.wait_idle()
+        p.proc.send_signal(signal.SIGTERM)  # ends the session cleanly, servers included
+        assert p.wait() == 130
     finally:
         p.close()
     assert marked_processes(marker) == []
+
+
+def test_completion_in_a_session_knows_what_runs_and_the_live_tools(tmp_path: Path) -> None:
+    from anyio.from_thread import start_blocking_portal
+
+    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.frontends.shell import Shell
+
+    config_path = write_config(
+        tmp_path, {"ev": everything_entry(lifecycle="lazy"), "alpha": OFFLINE_SERVERS["alpha"]}
+    )
+    ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config_path)
+    sessions = PersistentSessions(ctx.config(), ui=ctx.ui)
+    ctx.sessions = sessions
+    out: list[str] = []
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(sessions):
+        shell = Shell(ctx, sessions, portal, out.append)
+        assert shell.complete("/mcp:stop ") == []  # nothing runs yet
+        assert sessions.running_names() == set() and not sessions.started
+        assert shell.execute("/mcp:start ev") == 0
+        assert shell.complete("/mcp:stop ") == ["ev"]
+        assert shell.complete("/mcp:start ") == ["alpha"]
+        assert shell.complete("call ev ec") == ["echo"]  # live tools, no cache needed
+        assert "sleep" in sessions.tool_names()["ev"]
+        assert shell.execute("/mcp:stop ev") == 0
+        assert shell.complete("/mcp:stop ") == []

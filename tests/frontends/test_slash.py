@@ -49,8 +49,11 @@ def test_slash_forms() -> None:
     assert parse_slash("/mcp").kwargs == {"server": None, "json": False}
     inv = parse_slash("/mcp alpha --json", servers=servers)
     assert (inv.spec, inv.kwargs, inv.json) == (status, {"server": "alpha", "json": True}, True)
-    assert parse_slash("/mcp:start alpha").kwargs == parse_slash("/mcp start alpha").kwargs == {
-        "server": "alpha", "json": False}
+    assert (
+        parse_slash("/mcp:start alpha").kwargs
+        == parse_slash("/mcp start alpha").kwargs
+        == {"server": "alpha", "json": False}
+    )
     auth = parse_slash("/mcp:auth web --reset")
     assert auth.spec is find(("auth",)) and auth.kwargs["reset"] is True and auth.kwargs["status"] is False
     assert parse_slash("/mcp reconnect").kwargs == {"server": None, "json": False}
@@ -74,7 +77,10 @@ def test_commands_win_over_servers_named_like_them() -> None:
 @pytest.mark.parametrize(
     ("line", "pattern"),
     [
-        ("/mcp bogus", r"unknown command or server 'bogus' \(commands: .*start.*; servers: alpha, beta, web\)"),
+        (
+            "/mcp bogus",
+            r"unknown command or server 'bogus' \(commands: .*start.*; servers: alpha, beta, web\)",
+        ),
         ("/mcp:frob x", r"unknown slash command '/mcp:frob' \(commands: /mcp, /mcp:auth"),
         ("/mcpx", r"unknown slash command '/mcpx'"),
         ("/mcp:start", r"missing argument <server> for start"),
@@ -97,9 +103,9 @@ def test_usage_errors_say_what_exists(line: str, pattern: str) -> None:
 
 
 def test_binding_matches_the_typer_front_parameter_for_parameter() -> None:
-    from orbmcp.frontends.cli import build_app
-
     import typer.main
+
+    from orbmcp.frontends.cli import build_app
 
     group = typer.main.get_command(build_app())
     for spec in COMMANDS:
@@ -175,3 +181,26 @@ def test_orbmcp_slash_process(config: Path) -> None:
     # --json inside the line gives JSON even without the outer flag
     r = run_orbmcp("slash", "/mcp alpha --json", config=config)
     assert r.returncode == 0 and json.loads(r.stdout)["name"] == "alpha"
+
+
+async def test_an_agent_host_keeps_servers_between_slash_lines(tmp_path: Path) -> None:
+    import anyio
+
+    from orbmcp.frontends.sessions import PersistentSessions
+    from tests.frontends import everything_entry
+
+    config_path = write_config(tmp_path, {"ev": everything_entry(lifecycle="lazy"), **OFFLINE_SERVERS})
+    ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config_path, front="host")
+    with anyio.fail_after(60):
+        async with PersistentSessions(ctx.config(), ui=ctx.ui) as sessions:
+            ctx.sessions = sessions
+            reply = await run_slash("/mcp:start ev", ctx)
+            assert reply.exit_code == 0 and "State:  ready" in reply.text
+            assert "one-shot" not in reply.text  # a persistent session says nothing of stopping again
+            rows = json.loads((await run_slash("/mcp --json", ctx)).text)
+            assert {r["name"]: r["state"] for r in rows}["ev"] == "ready"
+            reply = await run_slash("/mcp tools ev", ctx)
+            assert reply.exit_code == 0 and "echo(" in reply.text
+            assert sessions.running_names() == {"ev"}
+            manager = await sessions.manager()
+        assert not manager.supervisors["ev"].running  # leaving the session stopped it

@@ -119,6 +119,9 @@ async def test_every_content_kind_maps_to_its_block(live: Live, server: str) -> 
     wire = structured.to_json()
     assert wire["structuredContent"] == structured.structured and wire["isError"] is False
     assert not mixed.is_error and "[resource link: mem://hello]" in mixed.text()
+    # _meta travels with the result (these servers stamp their identity into it).
+    assert mixed.meta is not None and mixed.to_json()["_meta"] == mixed.meta
+    assert mixed.meta["io.modelcontextprotocol/serverInfo"]["name"] == "everything"
 
 
 @BOTH

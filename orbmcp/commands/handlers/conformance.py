@@ -10,13 +10,15 @@ Differences from a user's session, each forced by the suite:
 
 - state lives in a throw-away global dir: each scenario starts unregistered and unauthorized, and
   nothing touches the user's tokens or era cache;
-- the session is "interactive" with a headless browser: the suite's authorization servers approve
-  without a user, so fetching the authorization URL and delivering its ``Location`` to orbmcp's
-  loopback callback listener completes the authorization-code flow;
+- connections authorize interactively, with a headless browser as the person: the suite's
+  authorization servers approve without a user, so fetching the authorization URL and delivering
+  its ``Location`` to orbmcp's loopback callback listener completes the authorization-code flow.
+  The provider is orbmcp's own (``build_auth(interactive=True)``, as ``orbmcp auth`` uses),
+  handed to the core through ``Runtime.auth_factory``;
 - elicitation requests are accepted with the defaults of the requested schema (SEP-1034);
 - grants the entry format has no settings for (client credentials, private_key_jwt, identity
-  assertion) are built from the context with the SDK's extension providers and handed to the core
-  through ``Runtime.auth_factory``; their tokens still go to orbmcp's ``AuthStore``.
+  assertion) are built from the context with the SDK's extension providers, the same way; their
+  tokens still go to orbmcp's ``AuthStore``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results import Message
@@ -47,6 +49,9 @@ CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 # The suite kills a client after 30 s; a connect (with a full OAuth flow) must fit well inside.
 CONNECT_TIMEOUT_MS = 20_000
 REQUEST_TIMEOUT_MS = 20_000
+# The suite's authorization servers answer at once; a redirect that has not arrived by then never will.
+BROWSER_TIMEOUT_S = 15.0
+IDP_TIMEOUT_S = 10.0
 
 # The tool call each scenario's mock server checks for; every auth/* server offers "test-tool"
 # (and auth/scope-step-up only asks for more scope on tools/call).
@@ -58,6 +63,8 @@ _CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 _AUTH_TOOL = "test-tool"
 
 AuthFactory = Callable[[ServerConfig], Any]
+# Grants without an entry setting, built from the context with the SDK's extension providers.
+Grant = Literal["client_credentials", "private_key_jwt", "identity_assertion"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ class Plan:
     scenario: str
     auth: AuthConfig | None
     call: tuple[str, dict[str, Any]] | None
-    grant: str | None = None  # "client_credentials" | "private_key_jwt" | "identity_assertion"
+    grant: Grant | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -148,14 +155,13 @@ async def run_plan(url: str, global_dir: Path, plan: Plan) -> Message:
     from orbmcp.auth.callback import HeadlessBrowser
     from orbmcp.core.manager import Manager
 
-    browser = HeadlessBrowser(mode="callback")
+    browser = HeadlessBrowser(mode="callback", timeout_s=BROWSER_TIMEOUT_S)
     config = scenario_config(url, global_dir, plan)
     error: OrbError | None = None
     message: Message | None = None
-    async with Manager(config, retries=False, interactive=True, auth_ui=_HeadlessUI(browser)) as manager:
+    async with Manager(config, retries=False) as manager:
         manager.runtime.elicitation = accept_with_defaults
-        if plan.grant is not None:
-            manager.runtime.auth_factory = grant_factory(plan, global_dir)
+        manager.runtime.auth_factory = auth_factory(plan, global_dir, browser)
         try:
             message = await _exercise(manager, plan)
         except AuthError as err:
@@ -196,27 +202,6 @@ def _with_browser_errors(err: AuthError, browser: HeadlessBrowser) -> AuthError:
     return err
 
 
-class _HeadlessUI:
-    """The front-end UI shape that ``orbmcp.auth.ui_bridge.ProviderUI`` adapts, over a headless browser."""
-
-    interactive = True
-
-    def __init__(self, browser: HeadlessBrowser) -> None:
-        self._browser = browser
-
-    def open_url(self, url: str) -> bool:
-        return self._browser.open_url(url)
-
-    def show_url(self, url: str) -> None:
-        self._browser.show_url(url)
-
-    def prompt_paste(self, message: str) -> str | None:
-        return self._browser.prompt_paste()
-
-    def notify(self, message: str, *, level: str = "info") -> None:
-        self._browser.notify(message)
-
-
 # -- elicitation -----------------------------------------------------------------------------------
 
 
@@ -241,11 +226,32 @@ async def accept_with_defaults(context: Any, params: Any) -> Any:
     return types.ElicitResult(action="decline")
 
 
-# -- grants the entry format has no settings for ---------------------------------------------------
+# -- authorization ----------------------------------------------------------------------------------
+
+
+def auth_factory(plan: Plan, global_dir: Path, browser: HeadlessBrowser) -> AuthFactory:
+    """``Runtime.auth_factory`` for the plan: the provider each connection of the scenario uses.
+
+    Connections of a normal session never authorize interactively (a person does, through
+    ``orbmcp auth``); here the headless browser is that person, so the provider is orbmcp's own,
+    built interactive — the one ``orbmcp auth`` uses — including step-up mid-session.
+    """
+    grant = grant_factory(plan, global_dir)
+
+    def build(cfg: ServerConfig) -> Any:
+        if plan.grant is not None:
+            return grant(cfg)
+        if cfg.auth is None:
+            return None
+        from orbmcp.auth.provider import build_auth
+
+        return build_auth(cfg, global_dir, interactive=True, ui=browser, callback_timeout_s=BROWSER_TIMEOUT_S)
+
+    return build
 
 
 def grant_factory(plan: Plan, global_dir: Path) -> AuthFactory:
-    """``Runtime.auth_factory`` for the plan's grant; tokens go to orbmcp's per-server store."""
+    """The provider for a grant the entry format has no settings for; tokens go to orbmcp's store."""
 
     def build(cfg: ServerConfig) -> Any:
         from orbmcp.auth.storage import AuthStore
@@ -256,8 +262,10 @@ def grant_factory(plan: Plan, global_dir: Path) -> AuthFactory:
         client_id = _required(context, "client_id", plan.scenario)
         # The context names no issuer: the authorization server is the one the server's protected
         # resource metadata names (the SDK's discovery), which is what "issuer=None" means.
+        from mcp.shared.exceptions import MCPDeprecationWarning
+
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("ignore", MCPDeprecationWarning)  # "pass issuer=": see above
             if plan.grant == "client_credentials":
                 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 
@@ -314,6 +322,7 @@ def _identity_assertion_auth(cfg: ServerConfig, store: Any, context: Mapping[str
     from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 
     from orbmcp.auth.urlpolicy import check_fetch_url
+    from orbmcp.core.httpclient import make_http_client
 
     assert cfg.url is not None
     server_url = cfg.url
@@ -333,7 +342,7 @@ def _identity_assertion_auth(cfg: ServerConfig, store: Any, context: Mapping[str
         idp_client = _str(context, "idp_client_id")
         if idp_client:
             form["client_id"] = idp_client
-        async with httpx2.AsyncClient(timeout=10.0) as client:
+        async with make_http_client(timeout_s=IDP_TIMEOUT_S, request_timeout_s=IDP_TIMEOUT_S) as client:
             response = await client.post(idp_token_endpoint, data=form)
         if response.status_code != 200:
             raise AuthError(
@@ -355,8 +364,9 @@ def _identity_assertion_auth(cfg: ServerConfig, store: Any, context: Mapping[str
 
         async def async_auth_flow(self, request: httpx2.Request) -> Any:
             if self._inner is None:
-                prm = httpx2.Request("GET", _prm_url(server_url))
-                response = yield prm
+                prm_url = _prm_url(server_url)
+                check_fetch_url(prm_url, server_url, server=cfg.name)
+                response = yield httpx2.Request("GET", prm_url)
                 await response.aread()
                 issuer = _first_authorization_server(response, cfg.name)
                 check_fetch_url(issuer, server_url, server=cfg.name)

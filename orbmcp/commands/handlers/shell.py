@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from orbmcp.commands.context import CommandContext
@@ -24,11 +23,10 @@ class ShellExit:
 def shell(ctx: CommandContext) -> ShellExit | None:
     """Run the REPL until Ctrl-D or /exit; every server it started is stopped on the way out.
 
-    Interactive sessions exit 0; a script piped in exits with its last command's status, like sh.
+    Interactive sessions exit 0 (130 when SIGTERM/SIGHUP ended them); a script piped in exits
+    with its last command's status, like sh.
     """
     from orbmcp.frontends.shell import run_shell
 
     status = run_shell(ctx)
-    if status == 0 or sys.stdin.isatty():
-        return None
-    return ShellExit(status)
+    return None if status == 0 else ShellExit(status)
