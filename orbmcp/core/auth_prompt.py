@@ -42,16 +42,22 @@ class AuthPrompter:
         if not getattr(ui, "interactive", False):
             return outcomes
         for name in self.pending(manager):
-            choice = ui.choose(f"{name} needs authorization", [AUTHORIZE_NOW, NOT_NOW])
-            if choice != AUTHORIZE_NOW:
-                self.declined.add(name)
-                ui.notify(f"'{name}' stays stopped; run /mcp:auth {name} when you are ready")
+            if self.ask(name, ui):
+                outcomes[name] = await self.authorize(manager, name, ui)
+            else:
                 outcomes[name] = "declined"
-                continue
-            outcomes[name] = await self._authorize(manager, name, ui)
         return outcomes
 
-    async def _authorize(self, manager: Manager, name: str, ui: Any) -> str:
+    def ask(self, name: str, ui: Any) -> bool:
+        """One prompt; a decline is remembered for the rest of the session."""
+        if ui.choose(f"{name} needs authorization", [AUTHORIZE_NOW, NOT_NOW]) == AUTHORIZE_NOW:
+            return True
+        self.declined.add(name)
+        ui.notify(f"'{name}' stays stopped; run /mcp:auth {name} when you are ready")
+        return False
+
+    async def authorize(self, manager: Manager, name: str, ui: Any) -> str:
+        """Run the interactive flow for one server, then connect it; returns its new state."""
         from orbmcp.auth.flow import authorize
         from orbmcp.auth.ui_bridge import ProviderUI
 

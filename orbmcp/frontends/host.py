@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from orbmcp.commands.context import CommandContext
+from orbmcp.core.auth_prompt import AuthPrompter
 from orbmcp.core.results import TextBlock, ToolResult
 from orbmcp.errors import ConfigError, ConnectionFailed, OrbError, UsageError
 
@@ -46,10 +47,8 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 
 STATUS_TOOL = "mcp_status"
 CONNECT_TOOL = "mcp_connect"
-AUTHORIZE_NOW = "Authorize now"
 FIRST_ATTEMPT_SLACK_S = 5.0  # beyond timeoutMs: a stdio child that ignores shutdown gets killed
 FIRST_ATTEMPT_POLL_S = 0.05
-NOT_NOW = "Not now"
 
 
 class Host(Protocol):
@@ -246,7 +245,8 @@ class McpExtension:
         self._task: Any = None  # asyncio.Task of start()
         self._starting = True  # auth prompts at startup are collected, then asked one by one
         self._needs_auth_at_start: list[str] = []
-        self._declined: set[str] = set()
+        self._prompter = AuthPrompter()
+        self._declined: set[str] = self._prompter.declined
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -476,22 +476,9 @@ class McpExtension:
 
     async def _startup_authorization(self) -> None:
         """Seed 003: eager OAuth servers that need a login get a sequential "Authorize now / Not now"."""
-        pending, self._needs_auth_at_start = self._needs_auth_at_start, []
-        for name in pending:
-            answer = self.ui.choose(f"MCP server '{name}' needs authorization", [AUTHORIZE_NOW, NOT_NOW])
-            if answer != AUTHORIZE_NOW:
-                self._declined.add(name)
-                self.ui.notify(f"'{name}' stays stopped: run /mcp:auth {name} to authorize it later", "info")
-                continue
-            try:
-                reply = await self.slash_reply(f"/mcp:auth {name}")
-            except Exception as exc:  # the auth command may be unavailable in this build
-                self.ui.notify(
-                    f"could not authorize '{name}' ({type(exc).__name__}); run /mcp:auth {name}", "warning"
-                )
-                continue
-            if reply.exit_code != 0:
-                self.ui.notify(reply.text, "warning")
+        self._needs_auth_at_start = []
+        if self._manager is not None:
+            await self._prompter.offer(self._manager, self.ui)
 
     # -- tools -----------------------------------------------------------------------------------
 

@@ -333,6 +333,25 @@ def _signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _offer_authorization(portal: BlockingPortal, sessions: PersistentSessions, ctx: CommandContext) -> None:
+    """Seed 003's startup prompt for eager OAuth servers, one at a time, asked on this (the
+    terminal's) thread; the flow itself runs on the session's event loop."""
+    from orbmcp.core.auth_prompt import AuthPrompter
+
+    portal.call(sessions.wait_eager)
+    manager = portal.call(sessions.manager)
+    prompter = AuthPrompter()
+    for name in portal.call(_pending, prompter, manager):
+        if prompter.ask(name, ctx.ui):
+            state = portal.call(prompter.authorize, manager, name, ctx.ui)
+            ctx.ui.notify(f"{name}: {state}")
+
+
+async def _pending(prompter: Any, manager: Any) -> list[str]:
+    names: list[str] = prompter.pending(manager)
+    return names
+
+
 def run_shell(
     ctx: CommandContext,
     *,
@@ -375,6 +394,8 @@ def run_shell(
             save_history = _setup_readline(shell, history_path(config))
             read = _terminal_reader()
             out(_banner(config) + "\n")
+            if any(s.has_oauth and s.eager for s in config.servers.values()):
+                _offer_authorization(portal, sessions, ctx)
         else:
             read = _pipe_reader(sys.stdin)
         try:
