@@ -42,12 +42,40 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(code)
     from orbmcp.frontends.typer_app import build_app
 
+    args = hoist_global_options(args)
     app = build_app()
     try:
         app(args=args, prog_name="orbmcp")
     except SystemExit as exc:
         _exit(exc.code)
     _exit(0)
+
+
+_VALUED = ("--project", "-p", "--config", "-c")
+_FLAGS = ("--no-color",)
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """Let global options stand anywhere (`orbmcp status --project DIR`): Typer wants them
+    before the command, people put them after. Nothing after `--` moves."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg in _VALUED and i + 1 < len(args):
+            front += [arg, args[i + 1]]
+            i += 2
+            continue
+        if arg in _FLAGS or any(arg.startswith(f"{o}=") for o in _VALUED if o.startswith("--")):
+            front.append(arg)
+        else:
+            rest.append(arg)
+        i += 1
+    return front + rest
 
 
 def _exit(code: object) -> None:
