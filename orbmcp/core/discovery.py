@@ -46,7 +46,9 @@ def wire(model: Any) -> dict[str, Any]:
 async def list_tools(client: Any, *, server: str, warn: Callable[[str], None]) -> list[dict[str, Any]]:
     async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         page = await client.list_tools(cursor=cursor)
-        return [wire(t) for t in page.tools], page.next_cursor
+        # One dump per page, not per tool: 10,000 tools are 100 calls instead of 10,000.
+        tools: list[dict[str, Any]] = wire(page).get("tools", [])
+        return tools, page.next_cursor
 
     return await collect_pages(fetch, what="tools", server=server, warn=warn)
 

@@ -126,7 +126,8 @@ class Manager:
         sup = self.get(name)
         if sup.state == State.READY and sup.running:
             return sup
-        if sup.running:  # connecting or waiting for a retry: join that attempt
+        if sup.running:  # connecting: join that attempt; waiting for a retry: try now
+            sup.retry_now()
             await sup.wait_settled()
             return sup
         sup.start(self._require_tg())

@@ -63,6 +63,7 @@ class Supervisor:
         self._lost = anyio.Event()
         self._rediscover = anyio.Event()
         self._want_running = False
+        self._retry_wait: anyio.CancelScope | None = None
         self._http_status: tuple[int, str | None] | None = None
         self._auth_challenge: str | None = None
 
@@ -108,6 +109,18 @@ class Supervisor:
             self._scope.cancel()
         if self._done is not None:
             await self._done.wait()
+
+    def retry_now(self) -> bool:
+        """A person asked to start a server that waits for its next retry: try at once.
+
+        Returns True when a wait was cut short; ``wait_settled`` then reports that new attempt.
+        """
+        wait = self._retry_wait
+        if wait is None:
+            return False
+        self._settled = anyio.Event()
+        wait.cancel()
+        return True
 
     def connection_lost(self, reason: str) -> None:
         """A request saw the connection die: deactivate tools now, reconnect in the owner task."""
@@ -173,7 +186,10 @@ class Supervisor:
                         delay_ms=int(delay * 1000),
                         max_retries=self.max_retries,
                     )
-                    await anyio.sleep(delay)
+                    with anyio.CancelScope() as wait:
+                        self._retry_wait = wait
+                        await anyio.sleep(delay)
+                    self._retry_wait = None
                     # After each wait: the user may have stopped it meanwhile.
         finally:
             self.runtime.tools.set_server_active(self.name, False)

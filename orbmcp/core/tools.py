@@ -107,12 +107,16 @@ class ToolRegistry:
                 if fresh:
                     added += 1
             existing.present = True
-            existing.raw_description = desc if isinstance(desc, str) else None
-            existing.annotations = annotations if isinstance(annotations, Mapping) else None
-            existing.title = title if isinstance(title, str) else None
-            existing.description = describe_tool(
-                existing.raw_description, existing.annotations, existing.title
+            raw = (
+                desc if isinstance(desc, str) else None,
+                annotations if isinstance(annotations, Mapping) else None,
+                title if isinstance(title, str) else None,
             )
+            # A re-discovery (list_changed, reconnect) mostly re-lists unchanged tools: with
+            # thousands of them, describing each again would cost more than the listing itself.
+            if fresh or raw != (existing.raw_description, existing.annotations, existing.title):
+                existing.raw_description, existing.annotations, existing.title = raw
+                existing.description = describe_tool(*raw)
             existing.input_schema = schema if isinstance(schema, Mapping) else {"type": "object"}
             out = wire.get("outputSchema")
             existing.output_schema = out if isinstance(out, Mapping) else None

@@ -26,6 +26,7 @@ import orbmcp.core.state as state_module
 from orbmcp.core.calls import call_tool
 from orbmcp.core.discovery import MAX_PAGES, collect_pages
 from orbmcp.core.era import EraCache
+from orbmcp.core.hints import hint_for
 from orbmcp.core.manager import Manager
 from orbmcp.core.results import TextBlock
 from orbmcp.core.state import State
@@ -33,8 +34,7 @@ from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import BridgedTool
 from orbmcp.errors import ConnectionFailed
 from tests.core.live import (
-    FAST_GRACE_S,
-    load,
+    managed,
     raw_entry,
     recorded_methods,
     stdio_entry,
@@ -44,15 +44,6 @@ from tests.core.live import (
 from tests.servers.launch import http_server
 
 LEGACY_VERSION = "2025-11-25"
-
-
-@asynccontextmanager
-async def managed(config: Path, *, retries: bool = False) -> AsyncIterator[Manager]:
-    manager = Manager(load(config), retries=retries)
-    manager.runtime.stdin_grace_s = FAST_GRACE_S
-    manager.runtime.term_grace_s = FAST_GRACE_S
-    async with manager:
-        yield manager
 
 
 def seed_era(manager: Manager, name: str, version: str) -> None:
@@ -543,8 +534,6 @@ async def test_401_without_auth_configured_fails_with_an_auth_hint(tmp_path: Pat
         async with managed(config, retries=True) as manager:
             with anyio.fail_after(15):
                 await manager.start_eager()
-            from orbmcp.core.hints import hint_for
-
             for name in ("plain", "keyed"):
                 sup = manager.supervisors[name]
                 # No OAuth configured, so `orbmcp auth` cannot help: failed, not needs-auth.
@@ -557,3 +546,18 @@ async def test_401_without_auth_configured_fails_with_an_auth_hint(tmp_path: Pat
             assert "headers" in (hint_for(manager.supervisors["keyed"]) or "")
             assert '"auth"' in (hint_for(manager.supervisors["plain"]) or "")
             assert "sk-wrong-123456" not in repr([s.snap for s in manager.supervisors.values()])
+
+
+async def test_start_during_a_retry_wait_tries_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The schedule's first wait is long: only an explicit start can make the next try happen soon.
+    monkeypatch.setattr(state_module, "RETRY_SCHEDULE_S", (60.0,))
+    cfg = write_config(tmp_path / "mcp.json", {"flaky": raw_entry("--exit-after-init", maxRetries=5)})
+    with anyio.fail_after(20):
+        async with managed(cfg, retries=True) as manager:
+            sup = await manager.start("flaky")
+            assert sup.state == State.STARTING and sup.snap.retries == 1  # settled, waiting 60 s
+            sup = await manager.start("flaky")  # the person asks again: no 60 s wait
+            assert sup.snap.retries == 2
+            assert sup.snap.last_error
