@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         budgeted = name.startswith("orbmcp ")
         if budgeted and ratio > BUDGET:
             over.append(name)
-    print(f"budget: every orbmcp command here <= {BUDGET}x baseline (median of {args.repeat} interleaved runs)")
+    print(f"budget: every orbmcp command here <= {BUDGET}x baseline (median of {args.repeat} runs)")
     for name in over:
         print(f"OVER BUDGET: {name}")
     return 1 if over else 0
