@@ -69,11 +69,14 @@ class Manager:
         return self.runtime.tools
 
     async def __aenter__(self) -> Manager:
-        self._reap_stale()
         stack = AsyncExitStack()
         self._tg = await stack.enter_async_context(anyio.create_task_group())
         self.runtime.tg = self._tg
         self._stack = stack
+        if any(s.is_stdio for s in self.config.servers.values()):
+            # Off the critical path: reaping only touches groups whose owner process is dead, so
+            # it can run beside this session's own spawns (psutil's import and a /proc scan).
+            self._tg.start_soon(anyio.to_thread.run_sync, self._reap_stale)
         return self
 
     async def __aexit__(
@@ -88,8 +91,6 @@ class Manager:
 
     def _reap_stale(self) -> None:
         """Kill process groups that a crashed orbmcp run left behind (verified to be ours)."""
-        if not any(s.is_stdio for s in self.config.servers.values()):
-            return
         from orbmcp.core.reaper import GroupRegistry
 
         try:
