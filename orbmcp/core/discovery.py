@@ -43,12 +43,28 @@ def wire(model: Any) -> dict[str, Any]:
     return data
 
 
+def tool_wire(tool: Any) -> dict[str, Any]:
+    """The wire form of the fields the bridge uses, without re-serialising the schemas.
+
+    ``model_dump(mode="json")`` deep-copies every input schema: 10,000 tools cost ~90 ms that
+    way and ~10 ms this way. Schemas are passed through unchanged, so sharing them is safe.
+    """
+    out: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
+    if tool.description is not None:
+        out["description"] = tool.description
+    if tool.title is not None:
+        out["title"] = tool.title
+    if tool.annotations is not None:
+        out["annotations"] = wire(tool.annotations)
+    if tool.output_schema is not None:
+        out["outputSchema"] = tool.output_schema
+    return out
+
+
 async def list_tools(client: Any, *, server: str, warn: Callable[[str], None]) -> list[dict[str, Any]]:
     async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         page = await client.list_tools(cursor=cursor)
-        # One dump per page, not per tool: 10,000 tools are 100 calls instead of 10,000.
-        tools: list[dict[str, Any]] = wire(page).get("tools", [])
-        return tools, page.next_cursor
+        return [tool_wire(t) for t in page.tools], page.next_cursor
 
     return await collect_pages(fetch, what="tools", server=server, warn=warn)
 
