@@ -15,7 +15,6 @@ import stat
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from orbmcp.redact import redact, redact_mapping
@@ -70,14 +69,17 @@ _OPEN_FLAGS = (
 )
 
 
-@dataclass
 class _State:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    configured: bool = False
-    enabled: bool = False
-    log_dir: Path | None = None
-    dir_ready: bool = False
-    failed: bool = False
+    # A plain class: dataclasses pulls in inspect, ~5 ms of start-up.
+    __slots__ = ("configured", "dir_ready", "enabled", "failed", "lock", "log_dir")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.configured = False
+        self.enabled = False
+        self.log_dir: Path | None = None
+        self.dir_ready = False
+        self.failed = False
 
 
 _state = _State()
@@ -119,7 +121,10 @@ def log_event(
     message: str | None = None,
     **fields: object,
 ) -> None:
-    """Append one record. Unknown field names are dropped; strings are redacted. Never raises."""
+    """Append one record. Unknown field names are dropped; strings are redacted. Never raises.
+
+    A trailing underscore is dropped from field names, so ``from_="starting"`` records ``from``.
+    """
     if not is_enabled():
         return
     try:
@@ -159,8 +164,10 @@ def _format_record(
         "message": None if message is None else redact(str(message)),
     }
     for name, value in fields.items():
-        if name in ALLOWED_FIELDS:
-            record[name] = _clean_value(value)
+        # ``from`` is a keyword, so callers write ``from_=...``.
+        key = name[:-1] if name.endswith("_") else name
+        if key in ALLOWED_FIELDS:
+            record[key] = _clean_value(value)
     # ensure_ascii keeps CR, LF, U+2028 and every other line breaker escaped, so server-controlled
     # text cannot start a forged record.
     line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False, default=str)

@@ -7,7 +7,6 @@ leaking a credential is not. Stdlib only: this module sits on the CLI start-up p
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -16,6 +15,26 @@ from itertools import pairwise
 MASK = "<redacted>"
 
 _MIN_SECRET_LEN = 4
+
+
+class _LazyPattern:
+    """A regex compiled on first use: compiling them all costs milliseconds the CLI start-up
+    should not pay when nothing is redacted."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+
 _MAX_DEPTH = 64
 
 # Token68 schemes carry one credential token after the scheme name; parameter schemes carry a
@@ -102,48 +121,55 @@ _QUERY_KEYS = (
 )
 _NON_SECRET_LITERALS = frozenset({"null", "true", "false", "none", "nil", "undefined"})
 
-# The value sits in a lookahead: only key and separator are consumed, so the scan goes on inside
-# the value and a second header on the same line is still found.
-_QUOTED_VALUE = (
-    r"""(?=(?:"(?P<v1>(?:[^"\\\r\n]|\\.)*)|'(?P<v2>(?:[^'\\\r\n]|\\.)*)"""
-    r"""|\\"(?P<v3>[^"\\\r\n]*)|(?P<v4>[^\r\n]*)))"""
-)
+# Only key, separator and an opening quote are consumed; the value is read from the match end,
+# so the scan goes on inside it and a second header on the same line is still found.
 # A quoted key also allows the ``('authorization', 'Bearer x')`` form of a header list repr.
 _HEADER_HEAD = (
     r"""(?<!\w)(?P<key>(?:\w+-)*{name})(?P<kq>\\?["'])?"""
-    r"""[ \t]*(?(kq)(?:[:=]|,[ \t]*b?)|[:=])[ \t]*"""
+    r"""[ \t]*(?(kq)(?:[:=]|,[ \t]*b?)|[:=])[ \t]*(?P<q>\\"|["'])?"""
 )
-_AUTH_RE = re.compile(_HEADER_HEAD.format(name="authorization") + _QUOTED_VALUE, re.IGNORECASE)
-_COOKIE_RE = re.compile(_HEADER_HEAD.format(name="cookie") + _QUOTED_VALUE, re.IGNORECASE)
-_SCHEME_RE = re.compile(r"([A-Za-z][\w.+-]*)[ \t]+")
-_FIRST_TOKEN_RE = re.compile(r"""[^\s,;"']+""")
+_AUTH_RE = _LazyPattern(_HEADER_HEAD.format(name="authorization"), re.IGNORECASE)
+_COOKIE_RE = _LazyPattern(_HEADER_HEAD.format(name="cookie"), re.IGNORECASE)
+_QUOTED_CONTENT_RE = {
+    '"': _LazyPattern(r"""(?:[^"\\\r\n]|\\.)*"""),
+    "'": _LazyPattern(r"""(?:[^'\\\r\n]|\\.)*"""),
+    '\\"': _LazyPattern(r"""[^"\\\r\n]*"""),
+}
+_SCHEME_RE = _LazyPattern(r"([A-Za-z][\w.+-]*)[ \t]+")
+_FIRST_TOKEN_RE = _LazyPattern(r"""[^\s,;"']+""")
 _AUTH_PARAM = r"""[\w-]+[ \t]*=[ \t]*(?:"(?:[^"\\\r\n]|\\.)*"|[^\s,"']*)"""
-_AUTH_PARAMS_RE = re.compile(_AUTH_PARAM + r"(?:[ \t]*,[ \t]*" + _AUTH_PARAM + ")*")
-_COOKIE_PAIRS_RE = re.compile(r"""[^\s;,"']+(?:;[ \t]*[^\s;,"'=]+=[^\s;,"']*)*""")
+_AUTH_PARAMS_RE = _LazyPattern(_AUTH_PARAM + r"(?:[ \t]*,[ \t]*" + _AUTH_PARAM + ")*")
+_COOKIE_PAIRS_RE = _LazyPattern(r"""[^\s;,"']+(?:;[ \t]*[^\s;,"'=]+=[^\s;,"']*)*""")
 
-_USERINFO_RE = re.compile(r"""(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<ui>[^\s/?#"'<>\\]+)@""")
-_QUERY_RE = re.compile(
+_USERINFO_RE = _LazyPattern(r"""(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<ui>[^\s/?#"'<>\\]+)@""")
+_QUERY_RE = _LazyPattern(
     r"""(?P<head>[?&#;](?:""" + _QUERY_KEYS + r""")=)(?!<redacted>)(?P<val>[^&#\s"'<>\\]+)""",
     re.IGNORECASE,
 )
 # Key and separator are consumed; the value is only looked at, so a rejected key never hides a
 # sensitive key inside its value from the scan.
-_KV_RE = re.compile(
+_KV_RE = _LazyPattern(
     r"""(?<![\w.\-])(?P<dash>--)?(?P<q>\\?["'])?(?P<key>[A-Za-z_][\w.\-]*)(?(q)(?P=q))"""
     r"""(?P<sep>[ \t]*[:=][ \t]*|(?(dash)[ \t]+(?![:=])|(?!)))"""
-    r"""(?=(?P<val>b?"(?:[^"\\\r\n]|\\.)*(?:"|(?=[\r\n])|\Z)|b?'(?:[^'\\\r\n]|\\.)*(?:'|(?=[\r\n])|\Z)|\\"[^"\r\n]*?\\"|"""
-    r"""(?(dash)(?!-))(?!<redacted>)[^\s,;&"'(){}\[\]]+))"""
 )
-_KV_TRIGGER_RE = re.compile("|".join(_STRONG_KEY_PARTS) + r"|pwd|session|assertion|jwt|code|key|pass.phrase")
-_SEPARATOR_AHEAD_RE = re.compile(r"[ \t]*[:=]")
-_KEY_SHAPE_RE = re.compile(r"[A-Za-z_][\w.\-]*")
-_KEY_AHEAD_RE = re.compile(r"""\\?["']?([A-Za-z_][\w.\-]*)\\?["']?[ \t]*[:=]""")
-_HEADER_KEY_AHEAD_RE = re.compile(r"""\\?["']?([A-Za-z_][\w.\-]*)\\?["']?[ \t]*:""")
-_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Read at the end of a key match, only for a sensitive key: a regex lookahead here would rescan
+# the rest of ``token=token=token=…`` at every key.
+_KV_VALUE_RE = _LazyPattern(
+    r"""b?"(?:[^"\\\r\n]|\\.)*(?:"|(?=[\r\n])|\Z)|b?'(?:[^'\\\r\n]|\\.)*(?:'|(?=[\r\n])|\Z)"""
+    r"""|\\"[^"\r\n]*?\\"|(?!<redacted>)[^\s,;&"'(){}\[\]]+"""
+)
+_KV_TRIGGER_RE = _LazyPattern(
+    "|".join(_STRONG_KEY_PARTS) + r"|pwd|session|assertion|jwt|code|key|pass.phrase"
+)
+_SEPARATOR_AHEAD_RE = _LazyPattern(r"[ \t]*[:=]")
+_KEY_SHAPE_RE = _LazyPattern(r"[A-Za-z_][\w.\-]*")
+_KEY_AHEAD_RE = _LazyPattern(r"""\\?["']?([A-Za-z_][\w.\-]*)\\?["']?[ \t]*[:=]""")
+_HEADER_KEY_AHEAD_RE = _LazyPattern(r"""\\?["']?([A-Za-z_][\w.\-]*)\\?["']?[ \t]*:""")
+_CAMEL_RE = _LazyPattern(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Long, opaque, and either has a digit or mixes case: an authorization code, not ``invalid_grant``.
-_CODE_VALUE_RE = re.compile(r"(?=.*\d|(?=.*[a-z])(?=.*[A-Z]))[A-Za-z0-9._~+/=\-]{16,}")
+_CODE_VALUE_RE = _LazyPattern(r"(?=.*\d|(?=.*[a-z])(?=.*[A-Z]))[A-Za-z0-9._~+/=\-]{16,}")
 
-_VALUE_RE = re.compile(
+_VALUE_RE = _LazyPattern(
     r"""(?<![A-Za-z0-9_\-])(?:"""
     r"""eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]*)?"""
     r"""|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"""
@@ -153,7 +179,7 @@ _VALUE_RE = re.compile(
     r"""|AIza[0-9A-Za-z_\-]{35}|glpat-[0-9A-Za-z_\-]{20,}|npm_[A-Za-z0-9]{36}"""
     r""")|-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE KEY-----|\Z)"""
 )
-_VALUE_TRIGGER_RE = re.compile(r"eyJ|gh[pousr]_|github_pat_|xox|sk-|AKIA|ASIA|AIza|glpat-|npm_|PRIVATE KEY")
+_VALUE_TRIGGER_RE = _LazyPattern(r"eyJ|gh[pousr]_|github_pat_|xox|sk-|AKIA|ASIA|AIza|glpat-|npm_|PRIVATE KEY")
 
 
 def redact(text: str, *, extra_secrets: Iterable[str] = ()) -> str:
@@ -232,9 +258,7 @@ def _redact_extras(text: str, secrets: Iterable[str]) -> str:
         if not isinstance(secret, str) or len(secret) < _MIN_SECRET_LEN or secret in MASK:
             continue
         variants.add(secret)
-        # The same value as it appears inside JSON text or a URL.
-        variants.add(json.dumps(secret)[1:-1])
-        variants.add(_percent_encode(secret))
+        variants.update(_encoded_forms(secret))
     # Longest first, so a secret that contains another is masked whole.
     for variant in sorted(variants, key=len, reverse=True):
         if len(variant) >= _MIN_SECRET_LEN and variant in text:
@@ -242,10 +266,12 @@ def _redact_extras(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def _percent_encode(secret: str) -> str:
+def _encoded_forms(secret: str) -> tuple[str, str]:
+    """The same value as it appears inside JSON text or a URL; imported here to keep start-up lean."""
+    import json
     from urllib.parse import quote
 
-    return quote(secret, safe="")
+    return json.dumps(secret)[1:-1], quote(secret, safe="")
 
 
 def _redact_patterns(text: str) -> str:
@@ -253,36 +279,50 @@ def _redact_patterns(text: str) -> str:
     # after the key/value rule: a header value they read as one opaque token
     # has had any ``key: secret`` inside it masked already.
     low = text.lower()
-    if _VALUE_TRIGGER_RE.search(text):
-        text = _VALUE_RE.sub(MASK, text)
+    if _VALUE_TRIGGER_RE.rx.search(text):
+        text = _VALUE_RE.rx.sub(MASK, text)
     if "@" in text and "://" in text:
-        text = _USERINFO_RE.sub(_userinfo_sub, text)
+        text = _USERINFO_RE.rx.sub(_userinfo_sub, text)
     if "=" in text:
-        text = _QUERY_RE.sub(r"\g<head>" + MASK, text)
-    if ("=" in text or ":" in text or "--" in text) and _KV_TRIGGER_RE.search(low):
-        text = _splice(text, _KV_RE, _kv_edit)
+        text = _QUERY_RE.rx.sub(r"\g<head>" + MASK, text)
+    if ("=" in text or ":" in text or "--" in text) and _KV_TRIGGER_RE.rx.search(low):
+        text = _splice(text, _KV_RE.rx, _kv_edit)
     if "cookie" in low:
-        text = _splice(text, _COOKIE_RE, _cookie_edit)
+        text = _splice(text, _COOKIE_RE.rx, _cookie_edit)
     if "authorization" in low:
-        text = _splice(text, _AUTH_RE, _auth_edit)
+        text = _splice(text, _AUTH_RE.rx, _auth_edit)
     return text
 
 
 _Edit = tuple[int, int, str]
 
 
-def _splice(text: str, pattern: re.Pattern[str], edit: Callable[[re.Match[str]], _Edit | None]) -> str:
-    """Apply ``edit`` (start, end, replacement) to every match whose edit starts after the last one.
+def _splice(
+    text: str,
+    pattern: re.Pattern[str],
+    edit: Callable[[re.Match[str]], _Edit | None],
+) -> str:
+    """Apply ``edit`` (start, end, replacement) to each match, left to right, never twice to a span.
 
-    A match whose key sits inside an earlier value still counts (``password: api_key: s3cr3t``).
+    A key inside an earlier value still counts (``password: api_key: s3cr3t``); when its value
+    starts inside the earlier edit, the part past that edit is masked. A match whose value would
+    start well inside an earlier edit is dropped before its value is read, which keeps a line of
+    ten thousand ``token=token=…`` linear.
     """
     pieces: list[str] = []
     last = 0
     for m in pattern.finditer(text):
+        # Slack of two: a value may open with the quote (``'`` or ``\\"``) that closed the last one.
+        if m.end() < last - 2:
+            continue
         change = edit(m)
-        if change is None or change[0] < last:
+        if change is None:
             continue
         start, end, new = change
+        if start < last:
+            if end <= last:
+                continue
+            start, new = last, MASK
         pieces.append(text[last:start])
         pieces.append(new)
         last = end
@@ -292,66 +332,70 @@ def _splice(text: str, pattern: re.Pattern[str], edit: Callable[[re.Match[str]],
     return "".join(pieces)
 
 
-def _header_value(m: re.Match[str]) -> tuple[str, int, bool]:
-    for name in ("v1", "v2", "v3"):
-        if m.group(name) is not None:
-            return m.group(name), m.start(name), True
-    return m.group("v4") or "", m.start("v4"), False
+def _quoted_value(m: re.Match[str]) -> str | None:
+    quote = m.group("q")
+    if quote is None:
+        return None
+    content = _QUOTED_CONTENT_RE[quote].rx.match(m.string, m.end())
+    return "" if content is None else content.group(0)
 
 
 def _auth_edit(m: re.Match[str]) -> _Edit | None:
-    value, start, quoted = _header_value(m)
-    body = value.lstrip()
-    if not body or body.startswith(MASK) or _starts_with_key(body, header_only=False):
+    text, start = m.string, m.end()
+    quoted = _quoted_value(m)
+    if text.startswith(MASK, start) or _is_key_not_value(m, quoted, header_only=False):
         return None
-    start += len(value) - len(body)
-    masked = _mask_auth_body(body, quoted=quoted)
-    if masked is None:
-        return None
-    consumed, replacement = masked
-    return start, start + consumed, replacement
+    if quoted is not None:
+        masked = _mask_quoted_auth(quoted)
+        return None if masked is None else (start, start + len(quoted), masked)
+    unquoted = _mask_unquoted_auth(text, start)
+    return None if unquoted is None else (start, unquoted[0], unquoted[1])
 
 
-def _mask_auth_body(body: str, *, quoted: bool) -> tuple[int, str] | None:
-    """How much of a header value to replace, and with what; quoted values are masked whole."""
-    scheme_match = _SCHEME_RE.match(body)
+def _mask_quoted_auth(value: str) -> str | None:
+    """A quoted header value is masked whole, after the scheme when the scheme is a known one."""
+    scheme_match = _SCHEME_RE.rx.match(value)
     if scheme_match is None:
-        if quoted:
-            return None if body.lower() in _TOKEN68_SCHEMES else (len(body), MASK)
-        token = _FIRST_TOKEN_RE.match(body)
+        return None if not value or value.lower() in _TOKEN68_SCHEMES else MASK
+    rest = value[scheme_match.end() :]
+    if scheme_match.group(1).lower() not in _TOKEN68_SCHEMES | _PARAM_SCHEMES:
+        return MASK
+    if not rest or rest.startswith(MASK):
+        return None
+    return value[: scheme_match.end()] + MASK
+
+
+def _mask_unquoted_auth(text: str, start: int) -> tuple[int, str] | None:
+    """Where the credential of an unquoted header value ends, and its replacement."""
+    scheme_match = _SCHEME_RE.rx.match(text, start)
+    if scheme_match is None:
+        token = _FIRST_TOKEN_RE.rx.match(text, start)
         if token is None or token.group(0).lower() in _TOKEN68_SCHEMES:
             return None
         return token.end(), MASK
-    scheme = scheme_match.group(1)
-    kept = body[: scheme_match.end()]
-    rest = body[scheme_match.end() :]
-    lowered = scheme.lower()
+    lowered = scheme_match.group(1).lower()
+    rest = scheme_match.end()
     if lowered in _TOKEN68_SCHEMES or lowered in _PARAM_SCHEMES:
-        if not rest or rest.startswith(MASK):
+        if text.startswith(MASK, rest):
             return None
-        if quoted:
-            return len(body), kept + MASK
-        credential = (_AUTH_PARAMS_RE if lowered in _PARAM_SCHEMES else _FIRST_TOKEN_RE).match(rest)
+        credential = (_AUTH_PARAMS_RE if lowered in _PARAM_SCHEMES else _FIRST_TOKEN_RE).rx.match(text, rest)
         if credential is None:
             return None
-        return scheme_match.end() + credential.end(), kept + MASK
-    if quoted:
-        return len(body), MASK
+        return credential.end(), text[start:rest] + MASK
     # Unknown scheme: its name may itself be the credential, and so is the token after it.
-    token = _FIRST_TOKEN_RE.match(rest)
-    return scheme_match.end() + (token.end() if token else 0), MASK
+    token = _FIRST_TOKEN_RE.rx.match(text, rest)
+    return (token.end() if token else scheme_match.end(1)), MASK
 
 
 def _cookie_edit(m: re.Match[str]) -> _Edit | None:
-    value, start, quoted = _header_value(m)
-    body = value.lstrip()
-    if not body or _starts_with_key(body, header_only=True):
+    start = m.end()
+    quoted = _quoted_value(m)
+    if _is_key_not_value(m, quoted, header_only=True):
         return None
-    start += len(value) - len(body)
-    if quoted:
-        return start, start + len(body), MASK
-    pairs = _COOKIE_PAIRS_RE.match(body)
-    return None if pairs is None else (start, start + pairs.end(), MASK)
+    if quoted is not None:
+        return (start, start + len(quoted), MASK) if quoted else None
+    pairs = _COOKIE_PAIRS_RE.rx.match(m.string, start)
+    return None if pairs is None else (start, pairs.end(), MASK)
 
 
 def _userinfo_sub(m: re.Match[str]) -> str:
@@ -360,22 +404,27 @@ def _userinfo_sub(m: re.Match[str]) -> str:
 
 
 def _kv_edit(m: re.Match[str]) -> _Edit | None:
-    value = m.group("val")
     key = m.group("key")
     lowered = key.lower()
-    if not _is_sensitive_text_key(key) or (lowered == "code" and not _looks_like_code(value)):
+    if not _is_sensitive_text_key(key):
         return None
     # ``Cookie: a=b; c=d`` is masked whole by the cookie rule; only ``--cookie x`` is left here.
     if lowered.endswith("cookie") and m.group("sep").strip():
         return None
+    start = m.end()
+    found = _KV_VALUE_RE.rx.match(m.string, start)
+    if found is None:
+        return None
+    value = found.group(0)
+    if m.group("dash") and not m.group("sep").strip() and value.startswith("-"):
+        return None  # ``--token --verbose``: the next flag, not a value
+    if lowered == "code" and not _looks_like_code(value):
+        return None
     # In ``password: api_key: s3cr3t`` the first "value" is the next key; its own value is masked.
-    if _is_next_sensitive_key(value, m.string, m.end("val")):
+    if _is_next_sensitive_key(value, m.string, found.end()):
         return None
     masked = _mask_kv_value(value)
-    if masked == value:
-        return None
-    start = m.start("val")
-    return start, start + len(value), masked
+    return None if masked == value else (start, found.end(), masked)
 
 
 def _mask_kv_value(value: str) -> str:
@@ -394,12 +443,20 @@ def _mask_kv_value(value: str) -> str:
     return f"{prefix}{opening}{MASK}{closing}"
 
 
-def _starts_with_key(body: str, *, header_only: bool) -> bool:
+def _is_key_not_value(m: re.Match[str], quoted: str | None, *, header_only: bool) -> bool:
     """``Cookie: Authorization: Bearer x``: the header's "value" is the next header, left to its rule."""
-    ahead = (_HEADER_KEY_AHEAD_RE if header_only else _KEY_AHEAD_RE).match(body)
-    if ahead is None:
-        return False
-    word = ahead.group(1)
+    text = m.string
+    if quoted is not None:
+        # The quoted text is a key when the closing quote is followed by a separator.
+        end = m.end() + len(quoted) + len(m.group("q"))
+        if _SEPARATOR_AHEAD_RE.rx.match(text, end) is None or _KEY_SHAPE_RE.rx.fullmatch(quoted) is None:
+            return False
+        word = quoted
+    else:
+        ahead = (_HEADER_KEY_AHEAD_RE if header_only else _KEY_AHEAD_RE).rx.match(text, m.end())
+        if ahead is None:
+            return False
+        word = ahead.group(1)
     if word.lower().endswith(("authorization", "cookie")):
         return True
     return not header_only and _is_sensitive_text_key(word)
@@ -408,21 +465,21 @@ def _starts_with_key(body: str, *, header_only: bool) -> bool:
 def _is_next_sensitive_key(value: str, text: str, end: int) -> bool:
     if value[-1:] in {":", "="}:
         word = value[:-1]
-    elif _SEPARATOR_AHEAD_RE.match(text, end):
+    elif _SEPARATOR_AHEAD_RE.rx.match(text, end):
         word = value
     else:
         return False
     if word[:2] in {"b'", 'b"'}:
         word = word[1:]
     word = word.strip("\"'\\")
-    if _KEY_SHAPE_RE.fullmatch(word) is None:
+    if _KEY_SHAPE_RE.rx.fullmatch(word) is None:
         return False
     return word.lower().endswith(("authorization", "cookie")) or _is_sensitive_text_key(word)
 
 
 def _looks_like_code(value: str) -> bool:
     """``code`` is also an exit status or a JSON-RPC error number; only a long opaque value is a secret."""
-    return _CODE_VALUE_RE.fullmatch(value.strip("\"'\\")) is not None
+    return _CODE_VALUE_RE.rx.fullmatch(value.strip("\"'\\")) is not None
 
 
 @lru_cache(maxsize=1024)
@@ -450,7 +507,7 @@ def _has_key_pair(components: list[str]) -> bool:
 
 
 def _components(key: str) -> list[str]:
-    return [c.lower() for part in re.split(r"[-_.]+", key) for c in _CAMEL_RE.findall(part)]
+    return [c.lower() for part in re.split(r"[-_.]+", key) for c in _CAMEL_RE.rx.findall(part)]
 
 
 def _last_component(key: str) -> str:

@@ -28,10 +28,16 @@ TABLE = [
     ('{"Authorization": "Bearer abc.def"}', f'{{"Authorization": "Bearer {M}"}}'),
     ('{"authorization": "Token abc"}', f'{{"authorization": "{M}"}}'),
     ("curl -H 'Authorization: Bearer abc' https://x", f"curl -H 'Authorization: Bearer {M}' https://x"),
-    ("[(b'authorization', b'Bearer abc'), (b'host', b'x')]", f"[(b'authorization', b'Bearer {M}'), (b'host', b'x')]"),
+    (
+        "[(b'authorization', b'Bearer abc'), (b'host', b'x')]",
+        f"[(b'authorization', b'Bearer {M}'), (b'host', b'x')]",
+    ),
     ('Authorization: Digest username="a", response="b" tail', f"Authorization: Digest {M} tail"),
     ('{\\"Authorization\\": \\"Bearer abc\\"}', f'{{\\"Authorization\\": \\"Bearer {M}\\"}}'),
-    ("Authorization: Bearer a, Authorization: Bearer b", f"Authorization: Bearer {M}, Authorization: Bearer {M}"),
+    (
+        "Authorization: Bearer a, Authorization: Bearer b",
+        f"Authorization: Bearer {M}, Authorization: Bearer {M}",
+    ),
     ("Authorization failed for server x", "Authorization failed for server x"),
     # Key/value secrets in every syntax, prefixed and camelCase forms.
     ("api_key=abc q=ok", f"api_key={M} q=ok"),
@@ -59,9 +65,18 @@ TABLE = [
         f"grant_type=authorization_code&code={M}&code_verifier={M}",
     ),
     ("code=SplxlOBeZQQYbYS6WxSbIA", f"code={M}"),
-    ("https://app/cb?state=xyz&code=abc#access_token=t", f"https://app/cb?state={M}&code={M}#access_token={M}"),
-    ("https://h/mcp?api_key=k1&apikey=k2&key=k3&token=k4", f"https://h/mcp?api_key={M}&apikey={M}&key={M}&token={M}"),
-    ("https://s3/o?X-Amz-Signature=ab&X-Amz-Credential=cd", f"https://s3/o?X-Amz-Signature={M}&X-Amz-Credential={M}"),
+    (
+        "https://app/cb?state=xyz&code=abc#access_token=t",
+        f"https://app/cb?state={M}&code={M}#access_token={M}",
+    ),
+    (
+        "https://h/mcp?api_key=k1&apikey=k2&key=k3&token=k4",
+        f"https://h/mcp?api_key={M}&apikey={M}&key={M}&token={M}",
+    ),
+    (
+        "https://s3/o?X-Amz-Signature=ab&X-Amz-Credential=cd",
+        f"https://s3/o?X-Amz-Signature={M}&X-Amz-Credential={M}",
+    ),
     # URL userinfo: the whole userinfo goes, since a token is often the user name.
     ("https://user:pw@host/x", f"https://{M}:{M}@host/x"),
     ("https://ghtoken@github.com/o/r.git", f"https://{M}@github.com/o/r.git"),
@@ -76,11 +91,17 @@ TABLE = [
     ("-----BEGIN PRIVATE KEY-----\nMIIEvQIB\n-----END PRIVATE KEY-----", M),
     # Left alone: nothing secret-looking.
     ("q=ok&page=2", "q=ok&page=2"),
-    ("token_type: Bearer, token_endpoint=https://as/token", "token_type: Bearer, token_endpoint=https://as/token"),
+    (
+        "token_type: Bearer, token_endpoint=https://as/token",
+        "token_type: Bearer, token_endpoint=https://as/token",
+    ),
     ("password_file=/etc/pw expires_in=3600", "password_file=/etc/pw expires_in=3600"),
     ("exit code=1, code: -32601, code: invalid_grant", "exit code=1, code: -32601, code: invalid_grant"),
     ("state: ready", "state: ready"),
-    ("The password is wrong. Your token expired, please log in.", "The password is wrong. Your token expired, please log in."),
+    (
+        "The password is wrong. Your token expired, please log in.",
+        "The password is wrong. Your token expired, please log in.",
+    ),
     ("mailto:someone@example.com", "mailto:someone@example.com"),
     ("https://example.com/a?b=c", "https://example.com/a?b=c"),
     ("", ""),
@@ -258,7 +279,7 @@ FRAGMENTS = [
     '"',
     "'",
     "\\",
-    "\\\"",
+    '\\"',
     " ",
     ",",
     ";",
@@ -297,9 +318,7 @@ def test_redact_is_idempotent_on_secret_shaped_fragments(text: str, extra: list[
         assert secret not in once
 
 
-@given(
-    st.sampled_from(SENSITIVE_KEYS), st.sampled_from(SYNTAXES), secrets, context, after
-)
+@given(st.sampled_from(SENSITIVE_KEYS), st.sampled_from(SYNTAXES), secrets, context, after)
 @settings(max_examples=600)
 def test_planted_secret_after_a_sensitive_key_never_leaks(
     key: str, syntax: str, secret: str, before: str, tail: str
@@ -325,7 +344,9 @@ WORDS = [
     "tool", "call", "failed", "after", "retries", "connected", "to", "GitHub", "and", "ready",
 ]  # fmt: skip
 sentences = st.lists(
-    st.tuples(st.sampled_from(WORDS), st.sampled_from(["", "", "", ",", ".", "!", "?"])), min_size=1, max_size=20
+    st.tuples(st.sampled_from(WORDS), st.sampled_from(["", "", "", ",", ".", "!", "?"])),
+    min_size=1,
+    max_size=20,
 ).map(lambda ws: " ".join(w + p for w, p in ws))
 
 

@@ -1,0 +1,99 @@
+"""Server-supplied text cannot drive the terminal: escapes, overwrites, bidi tricks, rich markup."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+from rich.markup import escape as rich_escape
+
+from orbmcp.render.escape import one_line, rich_markup_escape, safe_text
+
+# Anything a terminal would act on: C0 except \n and \t, DEL, C1, bidi embeddings/overrides/isolates.
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("\x1b[31mred\x1b[0m", "red"),
+        ("\x1b[2J\x1b[Hcleared", "cleared"),
+        ("\x1b]0;pwned title\x07text", "text"),
+        ("\x1b]8;;https://evil.example\x1b\\click me\x1b]8;;\x1b\\", "click me"),
+        ("\x1b]8;;https://evil.example\x07click\x1b]8;;\x07", "click"),
+        ("\x9b31mC1 CSI", "C1 CSI"),
+        ("\x1bPq#0;2;0;0;0\x1b\\sixel", "sixel"),
+        ("\x1b(0line", "line"),
+        ("\x1b7saved\x1b8", "saved"),
+        ("safe\rEVIL", "safe␍EVIL"),
+        ("bell\x07", "bell␇"),
+        ("nul\x00byte", "nul␀byte"),
+        ("del\x7f", "del␡"),
+        ("c1\x85nel", "c1⏎nel"),
+        ("abc\u202edcba", "abc\ufffddcba"),
+        ("iso\u2066late\u2069", "iso\ufffdlate\ufffd"),
+        ("lone \ud800 surrogate", "lone \ufffd surrogate"),
+        ("two\nlines\tand tab", "two⏎lines and tab"),
+        ("crlf\r\nend", "crlf⏎end"),
+        ("unterminated \x1b]8;;https://x", "unterminated 8;;https://x"),
+        ("lone escape \x1b", "lone escape ␛"),
+        ("plain ünïcödé ✓ 日本", "plain ünïcödé ✓ 日本"),
+    ],
+)
+def test_safe_text_neutralises_terminal_control(raw: str, expected: str) -> None:
+    assert safe_text(raw) == expected
+
+
+def test_multiline_keeps_newlines_and_tabs_only() -> None:
+    assert safe_text("a\r\nb\n\tc\rd\x1b[1me", multiline=True) == "a\nb\n\tc␍de"
+
+
+def test_truncation_notes_what_was_cut() -> None:
+    assert safe_text("abcdefghij", max_len=4) == "abcd…[+6 chars]"
+    assert safe_text("abcd", max_len=4) == "abcd"
+    assert safe_text("\x1b[31mabcdef", max_len=3) == "abc…[+3 chars]"
+
+
+def test_one_line_collapses_line_breaks() -> None:
+    assert one_line("  first\n\n  second\r\nthird  \n") == "first ⏎ second ⏎ third"
+    assert one_line("x" * 10 + "\ny", max_len=5) == "xxxxx…[+9 chars]"
+    assert "\n" not in one_line("a\u2028b\x0bc")
+
+
+@given(st.text())
+@settings(max_examples=500)
+def test_safe_text_output_never_contains_control_characters(text: str) -> None:
+    out = safe_text(text)
+    assert UNSAFE.search(out) is None
+    assert "\n" not in out and "\t" not in out
+    assert UNSAFE.search(safe_text(text, multiline=True)) is None
+    assert UNSAFE.search(one_line(text)) is None
+
+
+@given(st.text(alphabet=st.sampled_from("[]/\\ab#@ x=\n"), max_size=30) | st.text(max_size=30))
+@settings(max_examples=500)
+def test_rich_markup_escape_matches_rich(text: str) -> None:
+    assert rich_markup_escape(text) == rich_escape(text)
+
+
+@pytest.mark.parametrize(
+    "payload", ["[bold red]alert[/bold red]", "[link=https://evil]x[/link]", "[/]", "[#ff0000]x"]
+)
+def test_escaped_markup_prints_literally(payload: str) -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, color_system="truecolor", width=200, highlight=False)
+    console.print(rich_markup_escape(payload), end="")
+    out = buffer.getvalue()
+    assert "\x1b" not in out
+    assert out == payload
+
+
+def test_unescaped_markup_would_have_styled_the_output() -> None:
+    # The control for the test above: the same console does act on raw markup.
+    buffer = io.StringIO()
+    Console(file=buffer, force_terminal=True, color_system="truecolor", highlight=False).print("[bold red]x")
+    assert "\x1b[" in buffer.getvalue()
