@@ -7,7 +7,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import anyio
 
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
+from orbmcp.core.manager import Manager
 from tests.servers.launch import server_cmd
 
 # Short stop graces for in-process managers: the SDK's 2 s + 2 s would dominate every test.
@@ -40,6 +42,16 @@ def write_config(path: Path, servers: Mapping[str, Any], **top: Any) -> Path:
 
 def load(path: Path) -> ResolvedConfig:
     return load_config(config_file=path, cwd=path.parent)
+
+
+@asynccontextmanager
+async def managed(config: Path, *, retries: bool = False) -> AsyncIterator[Manager]:
+    """An in-process session over ``config`` with short stop graces."""
+    manager = Manager(load(config), retries=retries)
+    manager.runtime.stdin_grace_s = FAST_GRACE_S
+    manager.runtime.term_grace_s = FAST_GRACE_S
+    async with manager:
+        yield manager
 
 
 async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:

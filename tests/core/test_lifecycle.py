@@ -10,8 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -20,14 +18,13 @@ import pytest
 from anyio.abc import Process
 
 from orbmcp.config.paths import global_dir
-from orbmcp.core.manager import Manager
 from orbmcp.core.reaper import GroupRecord, GroupRegistry
 from orbmcp.core.state import State
 from tests.core.live import (
     FAST_GRACE_S,
     cli_argv,
     cli_env,
-    load,
+    managed,
     raw_entry,
     recorded_methods,
     stdio_entry,
@@ -35,15 +32,6 @@ from tests.core.live import (
     write_config,
 )
 from tests.servers.launch import LivenessServer, server_cmd
-
-
-@asynccontextmanager
-async def managed(config: Path) -> AsyncIterator[Manager]:
-    manager = Manager(load(config), retries=False)
-    manager.runtime.stdin_grace_s = FAST_GRACE_S
-    manager.runtime.term_grace_s = FAST_GRACE_S
-    async with manager:
-        yield manager
 
 
 def procs_records() -> list[Path]:
