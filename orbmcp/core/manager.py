@@ -62,6 +62,7 @@ class Manager:
             name: Supervisor(cfg, config.settings, self.runtime) for name, cfg in config.servers.items()
         }
         self._tg: TaskGroup | None = None
+        self.user_stopped: set[str] = set()
         self._stack: AsyncExitStack | None = None
 
     @property
@@ -125,6 +126,7 @@ class Manager:
 
     async def start(self, name: str) -> Supervisor:
         sup = self.get(name)
+        self.user_stopped.discard(name)
         if sup.state == State.READY and sup.running:
             return sup
         if sup.running:  # connecting: join that attempt; waiting for a retry: try now
@@ -136,7 +138,9 @@ class Manager:
         return sup
 
     async def stop(self, name: str) -> Supervisor:
+        """A person's stop: it sticks until they start the server again (calls do not revive it)."""
         sup = self.get(name)
+        self.user_stopped.add(name)
         await sup.stop()
         return sup
 
@@ -156,7 +160,16 @@ class Manager:
                     tg.start_soon(sup.stop)
 
     async def ready(self, name: str) -> Supervisor:
-        """The supervisor of a connected server, connecting it (lazy ones too) if needed."""
+        """The supervisor of a connected server, connecting it (lazy ones too) if needed.
+
+        A server the person stopped in this session is not started behind their back.
+        """
+        if name in self.user_stopped:
+            raise ConnectionFailed(
+                f"server '{name}' was stopped in this session",
+                server=name,
+                hint=f"start it again with /mcp:start {name} (orbmcp start {name})",
+            )
         sup = await self.start(name)
         if sup.state != State.READY:
             from orbmcp.core.hints import failure_error

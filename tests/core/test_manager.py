@@ -561,3 +561,17 @@ async def test_start_during_a_retry_wait_tries_at_once(
             sup = await manager.start("flaky")  # the person asks again: no 60 s wait
             assert sup.snap.retries == 2
             assert sup.snap.last_error
+
+
+async def test_a_stop_sticks_until_an_explicit_start(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "mcp.json", {"r": raw_entry(lifecycle="lazy")})
+    with anyio.fail_after(20):
+        async with managed(cfg, retries=True) as manager:
+            assert (await manager.ready("r")).state == State.READY  # lazy: connected on demand
+            await manager.stop("r")
+            with pytest.raises(ConnectionFailed, match="was stopped in this session") as info:
+                await manager.ready("r")
+            assert info.value.hint is not None and "/mcp:start r" in info.value.hint
+            assert manager.get("r").state == State.STOPPED  # not revived behind the person's back
+            await manager.start("r")
+            assert (await manager.ready("r")).state == State.READY
