@@ -42,6 +42,11 @@ def _time(argv: list[str], env: dict[str, str]) -> float:
 
 
 def measure(repeat: int) -> dict[str, list[float]]:
+    import compileall
+
+    # An installed orbmcp has its bytecode compiled (pip does it); an editable checkout under
+    # PYTHONDONTWRITEBYTECODE=1 would recompile every module on every run and measure that instead.
+    compileall.compile_dir(str(ROOT / "orbmcp"), quiet=1)
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ)
