@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from orbmcp.redact import redact, redact_mapping
+from orbmcp.redact import redact, redact_field, redact_mapping
 
 DEBUG_ENV = "ORBMCP_DEBUG"
 LOG_DIR_NAME = "logs"
@@ -167,16 +167,16 @@ def _format_record(
         # ``from`` is a keyword, so callers write ``from_=...``.
         key = name[:-1] if name.endswith("_") else name
         if key in ALLOWED_FIELDS:
-            record[key] = _clean_value(value)
+            record[key] = _clean_value(key, value)
     # ensure_ascii keeps CR, LF, U+2028 and every other line breaker escaped, so server-controlled
     # text cannot start a forged record.
     line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False, default=str)
     if "\n" in line or "\r" in line:
-        raise ValueError("record would span lines")
+        raise ValueError("record would span lines")  # pragma: no cover - json.dumps escapes them
     return line + "\n"
 
 
-def _clean_value(value: object) -> object:
+def _clean_value(name: str, value: object) -> object:
     if value is None or isinstance(value, bool | int):
         return value
     if isinstance(value, float):
@@ -186,7 +186,8 @@ def _clean_value(value: object) -> object:
     if isinstance(value, dict | list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
         return redact_mapping(items)
-    return redact(str(value))
+    # As ``name=value``: an OAuth code logged under ``code`` is masked, an error code is not.
+    return redact_field(name, str(value))
 
 
 def _timestamp() -> str:
@@ -213,13 +214,16 @@ def _write_line(log_dir: Path, line: str) -> None:
             os.replace(path, path.with_name(LOG_FILE_NAME + BACKUP_SUFFIX))
             os.close(fd)
             fd = _open_log(path)
+            _lock_file(fd)
         os.write(fd, data)
     finally:
         os.close(fd)
 
 
 def _prepare_dir(log_dir: Path) -> None:
-    log_dir.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
+    # The global dir is a state dir holding credentials too: if it is created here, it is private.
+    log_dir.parent.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
+    log_dir.mkdir(mode=_DIR_MODE, exist_ok=True)
     info = os.lstat(log_dir)
     if not stat.S_ISDIR(info.st_mode):
         raise NotADirectoryError(str(log_dir))

@@ -15,6 +15,8 @@ from itertools import pairwise
 MASK = "<redacted>"
 
 _MIN_SECRET_LEN = 4
+_MAX_DEPTH = 64
+_CACHED_KEY_LEN = 128
 
 
 class _LazyPattern:
@@ -34,8 +36,6 @@ class _LazyPattern:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-
-_MAX_DEPTH = 64
 
 # Token68 schemes carry one credential token after the scheme name; parameter schemes carry a
 # comma-separated list that is masked whole. Anything else is masked without keeping the scheme.
@@ -146,8 +146,8 @@ _QUERY_RE = _LazyPattern(
     r"""(?P<head>[?&#;](?:""" + _QUERY_KEYS + r""")=)(?!<redacted>)(?P<val>[^&#\s"'<>\\]+)""",
     re.IGNORECASE,
 )
-# Key and separator are consumed; the value is only looked at, so a rejected key never hides a
-# sensitive key inside its value from the scan.
+# Key and separator only: the value is read by the edit, so a rejected key never hides a sensitive
+# key inside its value from the scan.
 _KV_RE = _LazyPattern(
     r"""(?<![\w.\-])(?P<dash>--)?(?P<q>\\?["'])?(?P<key>[A-Za-z_][\w.\-]*)(?(q)(?P=q))"""
     r"""(?P<sep>[ \t]*[:=][ \t]*|(?(dash)[ \t]+(?![:=])|(?!)))"""
@@ -158,6 +158,7 @@ _KV_VALUE_RE = _LazyPattern(
     r"""b?"(?:[^"\\\r\n]|\\.)*(?:"|(?=[\r\n])|\Z)|b?'(?:[^'\\\r\n]|\\.)*(?:'|(?=[\r\n])|\Z)"""
     r"""|\\"[^"\r\n]*?\\"|(?!<redacted>)[^\s,;&"'(){}\[\]]+"""
 )
+_KV_WINDOW = 512
 _KV_TRIGGER_RE = _LazyPattern(
     "|".join(_STRONG_KEY_PARTS) + r"|pwd|session|assertion|jwt|code|key|pass.phrase"
 )
@@ -194,9 +195,11 @@ def redact(text: str, *, extra_secrets: Iterable[str] = ()) -> str:
         return MASK
 
 
-def redact_url(url: str) -> str:
-    """Userinfo and credential query parameters masked; the rest of the URL kept for debugging."""
-    return redact(url)
+def redact_field(name: str, value: str) -> str:
+    """``value`` redacted as if it followed ``name=``, so the name's own sensitivity counts too."""
+    prefix = f"{name}="
+    out = redact(prefix + value)
+    return out[len(prefix) :] if out.startswith(prefix) else redact(value)
 
 
 def mask_value(v: str) -> str:
@@ -276,8 +279,8 @@ def _encoded_forms(secret: str) -> tuple[str, str]:
 
 def _redact_patterns(text: str) -> str:
     # Known token shapes go first so every later rule sees them as masked. The header rules run
-    # after the key/value rule: a header value they read as one opaque token
-    # has had any ``key: secret`` inside it masked already.
+    # after the key/value rule, so a header value they read as one opaque token has had any
+    # ``key: secret`` inside it masked already.
     low = text.lower()
     if _VALUE_TRIGGER_RE.rx.search(text):
         text = _VALUE_RE.rx.sub(MASK, text)
@@ -412,7 +415,10 @@ def _kv_edit(m: re.Match[str]) -> _Edit | None:
     if lowered.endswith("cookie") and m.group("sep").strip():
         return None
     start = m.end()
-    found = _KV_VALUE_RE.rx.match(m.string, start)
+    # Decide on a bounded window: a rejected value is read again by every key inside it
+    # (``code=code=code=…``), so reading it whole would make such a line quadratic.
+    window = m.string[start : start + _KV_WINDOW]
+    found = _KV_VALUE_RE.rx.match(window)
     if found is None:
         return None
     value = found.group(0)
@@ -421,10 +427,13 @@ def _kv_edit(m: re.Match[str]) -> _Edit | None:
     if lowered == "code" and not _looks_like_code(value):
         return None
     # In ``password: api_key: s3cr3t`` the first "value" is the next key; its own value is masked.
-    if _is_next_sensitive_key(value, m.string, found.end()):
+    if _is_next_sensitive_key(value, window, found.end()):
         return None
+    if found.end() == len(window) == _KV_WINDOW:
+        whole = _KV_VALUE_RE.rx.match(m.string, start)
+        value = whole.group(0) if whole is not None else value
     masked = _mask_kv_value(value)
-    return None if masked == value else (start, found.end(), masked)
+    return None if masked == value else (start, start + len(value), masked)
 
 
 def _mask_kv_value(value: str) -> str:
@@ -482,8 +491,12 @@ def _looks_like_code(value: str) -> bool:
     return _CODE_VALUE_RE.rx.fullmatch(value.strip("\"'\\")) is not None
 
 
-@lru_cache(maxsize=1024)
 def _is_sensitive_text_key(key: str) -> bool:
+    # Keys come from server output; only short ones are cached, so the cache stays small.
+    return _cached_key_check(key) if len(key) <= _CACHED_KEY_LEN else _key_check(key)
+
+
+def _key_check(key: str) -> bool:
     lowered = key.lower()
     # The header rule owns these and keeps the scheme; masking again here would swallow it.
     if lowered.endswith("authorization"):
@@ -497,6 +510,9 @@ def _is_sensitive_text_key(key: str) -> bool:
     if any(part in normal for part in _STRONG_KEY_PARTS):
         return True
     return any(c in _WEAK_KEY_COMPONENTS for c in components) or _has_key_pair(components)
+
+
+_cached_key_check = lru_cache(maxsize=1024)(_key_check)
 
 
 def _has_key_pair(components: list[str]) -> bool:

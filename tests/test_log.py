@@ -6,6 +6,8 @@ import json
 import os
 import re
 import stat
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -115,6 +117,7 @@ def test_private_modes_even_with_umask_zero(tmp_path: Path, monkeypatch: pytest.
     finally:
         os.umask(old)
     assert mode(path.parent) == 0o700
+    assert mode(path.parent.parent) == 0o700  # the global dir, created here
     assert mode(path) == 0o600
 
 
@@ -142,10 +145,14 @@ def test_every_string_is_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         error=RuntimeError("client_secret=SECRETclient111"),
         reason={"access_token": "SECRETaccess222", "note": "fine"},
         tools=["password=SECRETtool333"],
+        code="SECRETcodeSplxlOBeZQQYbYS6",
     )
+    log.log_event("tool.error", code="invalid_params", status="error")
     text = path.read_text()
     assert "SECRET" not in text
-    (record,) = records(path)
+    record, plain = records(path)
+    assert (plain["code"], plain["status"]) == ("invalid_params", "error")
+    assert record["code"] == "<redacted>"
     assert record["level"] == "warn"
     assert record["url"] == "https://<redacted>:<redacted>@as.example/token?code=<redacted>&q=ok"
     assert record["error"] == "RuntimeError: client_secret=<redacted>"
@@ -261,3 +268,53 @@ def test_unserialisable_values_do_not_break_the_caller(
     assert record["ms"] == "nan" and record["count"] is True and record["pid"] is None
     assert str(record["reason"]).startswith("<object object")
     assert record["scope"] == ["a", "b"]
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from orbmcp import log
+log.MAX_BYTES = 8000
+log.configure(Path(sys.argv[1]), enabled=True)
+for i in range(300):
+    log.log_event("tick", server=sys.argv[2], count=i, message="z" * 60)
+"""
+
+
+def test_two_processes_share_one_capped_log(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(agent), name], stderr=subprocess.PIPE)
+        for name in ("a", "b")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err.decode()
+    logs = agent / "logs"
+    assert sorted(p.name for p in logs.iterdir()) == ["orbmcp.log", "orbmcp.log.1"]
+    for path in logs.iterdir():
+        assert path.stat().st_size <= 8000
+        got = records(path)  # a torn or interleaved line would not parse
+        assert got and all(r["event"] == "tick" for r in got)
+    # Oldest first across backup then current: per writer, counts only go up, none twice, and the
+    # very last write of the run is the newest line.
+    survivors = records(logs / "orbmcp.log.1") + records(logs / "orbmcp.log")
+    for name in ("a", "b"):
+        counts = [r["count"] for r in survivors if r["server"] == name]
+        assert counts == sorted(set(counts))  # type: ignore[type-var]
+    assert survivors[-1]["count"] == 299
+
+
+def test_a_value_that_cannot_be_formatted_is_dropped_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = enable(tmp_path / "agent", monkeypatch)
+
+    class Broken:
+        def __str__(self) -> str:
+            raise RuntimeError("boom")
+
+    log.log_event("x", message=Broken())  # type: ignore[arg-type]
+    log.log_event("after")
+    assert [r["event"] for r in records(path)] == ["after"]
+    assert log.is_enabled()

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from orbmcp.redact import MASK, mask_value, redact, redact_mapping
+from orbmcp.redact import MASK, mask_value, redact, redact_field, redact_mapping
 
 M = MASK
 
@@ -132,6 +132,14 @@ def test_extra_secret_that_is_part_of_the_mask_is_ignored() -> None:
 def test_never_raises_on_wrong_input_type() -> None:
     assert redact(b"token=abc") == f"b'token={M}'"  # type: ignore[arg-type]
     assert redact(12345) == "12345"  # type: ignore[arg-type]
+
+
+def test_redact_field_uses_the_field_name_as_a_key() -> None:
+    assert redact_field("code", "SplxlOBeZQQYbYS6WxSbIA") == M
+    assert redact_field("code", "-32601") == "-32601"
+    assert redact_field("token", "abc def") == f"{M} def"
+    assert redact_field("reason", "retry after password=x") == f"retry after password={M}"
+    assert redact_field("url", "https://h/?sig=1") == f"https://h/?sig={M}"
 
 
 def test_mask_value_keeps_only_a_known_scheme() -> None:
@@ -370,3 +378,23 @@ def test_redact_is_fast_on_short_lines() -> None:
     elapsed = time.perf_counter() - start
     # ~10 µs per line measured; 100 µs per line is the regression alarm.
     assert elapsed / len(lines) < 100e-6, elapsed
+
+
+ADVERSARIAL = {
+    "key chain": "token=" * 20000,
+    "header chain": "Authorization: " * 10000,
+    "bearer chain": "Authorization: Bearer " * 10000,
+    "cookie chain": "Cookie=a;" * 10000,
+    "open quotes": 'password: "' * 10000,
+    "long key": "password" * 20000 + "=x",
+    "schemes": "https://" * 10000 + "@",
+}
+
+
+@pytest.mark.parametrize("line", list(ADVERSARIAL.values()), ids=list(ADVERSARIAL))
+def test_hostile_long_lines_stay_linear(line: str) -> None:
+    # ~30 ms each measured on 100 KB+; the quadratic versions took 1.5 to 4 s.
+    start = time.perf_counter()
+    out = redact(line)
+    assert time.perf_counter() - start < 0.5
+    assert redact(out) == out
