@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp.core.runtime import Runtime
-from orbmcp.core.state import State
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import ToolRegistry
 from orbmcp.errors import ConnectionFailed, UsageError
@@ -127,7 +126,7 @@ class Manager:
     async def start(self, name: str) -> Supervisor:
         sup = self.get(name)
         self.user_stopped.discard(name)
-        if sup.state == State.READY and sup.running:
+        if sup.connected and sup.running:
             return sup
         if sup.running:  # connecting: join that attempt; waiting for a retry: try now
             sup.retry_now()
@@ -171,7 +170,7 @@ class Manager:
                 hint=f"start it again with /mcp:start {name} (orbmcp start {name})",
             )
         sup = await self.start(name)
-        if sup.state != State.READY:
+        if not sup.connected:
             from orbmcp.core.hints import failure_error
 
             raise failure_error(sup)

@@ -126,7 +126,16 @@ class Supervisor:
         """A request saw the connection die: deactivate tools now, reconnect in the owner task."""
         self.runtime.tools.set_server_active(self.name, False)
         self.snap.last_error = self.runtime.redact(reason)
+        if not self._lost.is_set() and self.snap.state == State.READY:
+            # Whoever asks next must wait for what the owner task makes of the loss, not be told
+            # "ready" by a state it has not updated yet.
+            self._settled = anyio.Event()
         self._lost.set()
+
+    @property
+    def connected(self) -> bool:
+        """Ready, and no request has seen the connection die since."""
+        return self.snap.state == State.READY and not self._lost.is_set()
 
     def request_rediscovery(self) -> None:
         self._rediscover.set()

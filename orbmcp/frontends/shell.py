@@ -425,6 +425,8 @@ def _ignore_signals() -> None:
 def _pipe_reader(stream: Any) -> Callable[[], str | None]:
     # readline(), not iteration: a generator delegating to sys.stdin would close it when dropped.
     def read() -> str | None:
+        if stream is None:  # stdin closed (`orbmcp shell <&-`): Python sets sys.stdin to None
+            return None
         line: str = stream.readline()
         return line if line else None
 

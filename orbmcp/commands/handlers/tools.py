@@ -227,6 +227,13 @@ def _prepare_dir(directory: Path) -> Path:
     return directory
 
 
+def _user_path(option: str, value: Path | str) -> Path:
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # "~someone/..." naming no known user: a typo, not a crash
+        raise UsageError(f"{option} {value}: cannot expand '~' (no such user or home directory)") from None
+
+
 def _check_output(path: Path) -> None:
     parent = path.parent
     if path.is_dir():
@@ -294,8 +301,8 @@ async def call(
     stdin_text = await _read_stdin() if "-" in tokens else None
     # Syntax first (bad JSON, k without =, unreadable @file): no server needed to reject those.
     parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text)
-    media_dir = _prepare_dir(Path(save_images).expanduser()) if save_images is not None else None
-    out_path = Path(output).expanduser() if output is not None else None
+    media_dir = _prepare_dir(_user_path("--save-images", save_images)) if save_images is not None else None
+    out_path = _user_path("--output", output) if output is not None else None
     if out_path is not None:
         _check_output(out_path)
 
