@@ -111,6 +111,12 @@ async def _probe(cfg: ServerConfig, provider: OrbOAuthProvider) -> int:
             timeout_s=cfg.timeout_ms / 1000,
             request_timeout_s=cfg.request_timeout_ms / 1000,
         ) as client:
+            # Only response headers are awaited here, never an idle stream: the stream read floor
+            # (300 s) would let a server that accepts but never answers hold `orbmcp auth` for minutes.
+            connect_s, request_s = cfg.timeout_ms / 1000, cfg.request_timeout_ms / 1000
+            client.timeout = httpx2.Timeout(
+                connect=connect_s, read=request_s, write=request_s, pool=connect_s
+            )
             if cfg.transport == "sse":
                 return await _probe_sse(client, cfg.url)
             return await _probe_initialize(client, cfg.url)

@@ -112,7 +112,10 @@ def ensure_private_dir(path: Path) -> None:
     """Create ``path`` (and parents) 0700; tighten a looser one; refuse a symlink."""
     if path.is_symlink():
         raise AuthError(f"refusing to use {path}: it is a symbolic link", hint="remove the link and retry")
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    except FileExistsError:  # exist_ok covers directories only: a file or device sits there
+        raise AuthError(f"refusing to use {path}: not a directory") from None
     st = os.stat(path, follow_symlinks=False)
     if not stat.S_ISDIR(st.st_mode):
         raise AuthError(f"refusing to use {path}: not a directory")

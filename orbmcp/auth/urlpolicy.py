@@ -55,10 +55,11 @@ def host_class(host: str) -> HostClass:
     ip = _ip_of(host)
     if ip is None:
         return "name"
-    if ip in _METADATA or ip.is_link_local or ip.is_unspecified or ip.is_multicast or ip.is_reserved:
-        return "forbidden"
+    # Loopback first: ::1 lies inside the reserved ::/8, yet it is this machine.
     if ip.is_loopback:
         return "loopback"
+    if ip in _METADATA or ip.is_link_local or ip.is_unspecified or ip.is_multicast or ip.is_reserved:
+        return "forbidden"
     if ip.is_private:
         return "private"
     return "public"

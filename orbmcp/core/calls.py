@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
+from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
 
 if TYPE_CHECKING:
     from orbmcp.core.results import ToolResult
@@ -60,6 +60,12 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
     except MCPError as exc:
         code = exc.error.code
         if code == CONNECTION_CLOSED:
+            if sup._auth_challenge is not None:
+                # The server refused the token (401/403) and the provider could not renew it: the
+                # request was rejected, so what the user needs is how to re-authorize.
+                raise AuthError(
+                    sup._auth_challenge, server=sup.name, hint=f"orbmcp auth {sup.name}"
+                ) from None
             msg = f"server '{sup.name}' closed the connection during {what}"
             sup.connection_lost(msg)
             raise ConnectionFailed(

@@ -109,7 +109,7 @@ async def test_no_fd_leak_over_twenty_start_stop_cycles(tmp_path: Path) -> None:
         with anyio.fail_after(40):
             for i in range(20):
                 name = ("plain", "keeper")[i % 2]
-                sup = await manager.ready(name)
+                sup = await manager.start(name)  # an explicit start after each explicit stop
                 assert sup.state == State.READY
                 await manager.stop(name)
                 assert sup.process is None

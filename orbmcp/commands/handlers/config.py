@@ -29,9 +29,9 @@ def server_json(s: ServerConfig) -> dict[str, Any]:
     if s.is_stdio:
         out |= {"command": s.command, "args": list(s.args), "cwd": s.cwd, "env": _mask(s.env)}
     else:
-        from orbmcp.redact import redact_url
+        from orbmcp.redact import redact  # masks URL userinfo and credential query parameters
 
-        out |= {"url": redact_url(s.url or ""), "headers": _mask(s.headers)}
+        out |= {"url": redact(s.url or ""), "headers": _mask(s.headers)}
     out |= {
         "timeoutMs": s.timeout_ms,
         "requestTimeoutMs": s.request_timeout_ms,

@@ -1,0 +1,269 @@
+"""status / start / reconnect / check handlers in-process, and the views they build.
+
+Handlers run with a real CommandContext and a one-shot or persistent session over raw.py servers;
+the status views are checked as data (ServerDetail, StatusReport) and as rendered plain text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.handlers import status as handlers
+from orbmcp.commands.results import ServerDetail, StatusReport
+from orbmcp.commands.views import auth_line, project_notice, status_report
+from orbmcp.config.loader import load_config
+from orbmcp.config.model import AuthConfig, ServerConfig, Settings
+from orbmcp.core.hints import command_form, failure_error, hint_for
+from orbmcp.core.runtime import Runtime
+from orbmcp.core.state import State
+from orbmcp.core.supervisor import Supervisor
+from orbmcp.core.tools import ToolRegistry
+from orbmcp.errors import ConnectionFailed, ProtocolError, UsageError
+from orbmcp.frontends.sessions import PersistentSessions
+from orbmcp.frontends.terminal import OneShotSessions
+from orbmcp.render.plain import render_plain
+from tests.core.live import FAST_GRACE_S, raw_entry, write_config
+
+
+class QuietUI:
+    """A UI nobody answers (what a CI run or an agent without prompts has)."""
+
+    interactive = False
+
+    def __init__(self) -> None:
+        self.notices: list[str] = []
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        return False
+
+    def choose(self, question: str, options: list[str]) -> str | None:
+        return None
+
+    def notify(self, message: str, *, level: str = "info") -> None:
+        self.notices.append(message)
+
+    def open_url(self, url: str) -> bool:
+        return False
+
+    def show_url(self, url: str) -> None:
+        self.notices.append(url)
+
+    def prompt_paste(self, message: str) -> str | None:
+        return None
+
+    def progress(
+        self, server: str, tool: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        pass
+
+
+async def _one_shot(config: Path, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    sessions = OneShotSessions()
+    ctx = CommandContext(ui=QuietUI(), sessions=sessions, config_file=config, front="cli")
+    # One scope around both: the manager's task group must be left in the scope it was entered in.
+    with anyio.fail_after(20):
+        try:
+            return await fn(ctx, *args, **kwargs)
+        finally:
+            await sessions.__aexit__(None, None, None)
+
+
+async def test_detail_of_an_eager_server_connects_it_for_the_one_shot_view(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"up": raw_entry("--stderr-lines", "2")})
+    detail = await _one_shot(config, handlers.status, "up")
+    assert isinstance(detail, ServerDetail)
+    assert (detail.state, detail.tools.discovered, detail.tools.active) == ("ready", 2, 2)
+    assert detail.protocol_version == "2025-11-25" and detail.server_info == "raw 1.0.0"
+    assert detail.oauth is None and detail.hint is None and detail.last_error is None
+    assert len(detail.tool_names) == 2
+    # The server's stderr is kept, redacted (raw.py prints a fake bearer token).
+    assert any("raw stderr line 0" in line for line in detail.recent_output)
+    assert not any("SECRET123" in line for line in detail.recent_output)
+    text = render_plain(detail)
+    assert "State:  ready" in text and "Protocol: 2025-11-25 (raw 1.0.0)" in text
+    assert "Recent output:" in text and "OAuth:" not in text
+
+
+async def test_status_of_everything_one_shot_reports_and_says_it_stopped_again(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "mcp.json",
+        {
+            "up": raw_entry(),
+            "idle": raw_entry(lifecycle="lazy"),
+            "gone": {"command": str(tmp_path / "missing-binary")},
+            "off": raw_entry(enabled=False),
+        },
+    )
+    report = await _one_shot(config, handlers.status)
+    assert isinstance(report, StatusReport) and report.stopped_after
+    states = {r.name: r.state for r in report.rows}
+    assert states == {"up": "ready", "idle": "stopped", "gone": "failed", "off": "stopped"}
+    gone = next(r for r in report.rows if r.name == "gone")
+    assert gone.error is not None and "command not found" in gone.error
+    text = render_plain(report)
+    assert text.startswith("MCP servers (4):")
+    assert "    last error: server 'gone': command not found" in text
+    assert text.endswith("(one-shot: servers started for this report were stopped again)")
+    with pytest.raises(UsageError, match="unknown server 'upp'"):
+        await _one_shot(config, handlers.status, "upp")
+
+
+async def test_detail_of_a_disabled_server_needs_no_session(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"off": raw_entry(enabled=False)})
+    ctx = CommandContext(ui=QuietUI(), sessions=None, config_file=config)
+    detail = await handlers.status(ctx, "off")
+    assert isinstance(detail, ServerDetail)
+    assert (detail.state, detail.lifecycle, detail.retries) == ("stopped", "lazy (disabled)", 0)
+    assert "(no stderr output from off)" in render_plain(detail)
+
+
+async def test_check_names_missing_tools_and_servers_not_ready(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "mcp.json", {"raw": raw_entry(), "gone": {"command": str(tmp_path / "missing-binary")}}
+    )
+    report = await _one_shot(
+        config, handlers.check, require_tool=["raw/echo", "echo", "raw/missing", "other/echo"]
+    )
+    assert not report.ok and report.exit_code == 1
+    assert report.missing_tools == ("raw/missing", "other/echo")
+    assert report.problems[0].startswith("gone: failed (server 'gone': command not found")
+    assert report.problems[1:] == ("required tool missing: raw/missing", "required tool missing: other/echo")
+    body = report.to_json()
+    assert [s["name"] for s in body["servers"]] == ["raw", "gone"] and body["ok"] is False
+
+    good = await _one_shot(config, handlers.check, servers=["raw"], require_tool=["raw/echo"])
+    assert good.ok and good.exit_code == 0 and good.missing_tools == ()
+
+    empty = write_config(tmp_path / "empty.json", {"off": raw_entry(enabled=False)})
+    nothing = await _one_shot(empty, handlers.check)
+    assert nothing.problems == ("no enabled server to check",)
+
+
+async def test_persistent_session_start_stop_reconnect_everything(tmp_path: Path) -> None:
+    config_path = write_config(tmp_path / "mcp.json", {"a": raw_entry(), "b": raw_entry(lifecycle="lazy")})
+    config = load_config(config_file=config_path)
+    async with PersistentSessions(config, start_eager=False, retries=False) as sessions:
+        manager = await sessions.manager()
+        manager.runtime.stdin_grace_s = manager.runtime.term_grace_s = FAST_GRACE_S
+        ctx = CommandContext(ui=QuietUI(), sessions=sessions, config_file=config_path, front="slash")
+        ctx.set_config(config)
+        with anyio.fail_after(20):
+            started = await handlers.start(ctx, "b")
+            assert started.message is None and started.exit_code == 0  # nothing is stopped again
+            report = await handlers.status(ctx)
+            assert isinstance(report, StatusReport) and not report.stopped_after
+            # A persistent status does not connect eager servers behind the user's back.
+            assert {r.name: r.state for r in report.rows} == {"a": "stopped", "b": "ready"}
+            again = await handlers.reconnect(ctx)  # no name: every running or eager server
+            assert sorted(d.name for d in again.details) == ["a", "b"]
+            assert {d.state for d in again.details} == {"ready"} and again.message is None
+            stopped = await handlers.stop(ctx, "a")
+        assert stopped.exit_code == 0 and stopped.details[0].state == "stopped"
+        assert "a  stopped" in render_plain(stopped)
+        assert "stopped 'a'; its tools are inactive" in render_plain(stopped)
+
+
+def test_views_name_an_untrusted_project_and_a_disabled_extension(
+    tmp_path: Path, _isolated_agent_dir: Path
+) -> None:
+    _isolated_agent_dir.mkdir(parents=True, exist_ok=True)
+    (_isolated_agent_dir / "settings.json").write_text(
+        json.dumps(
+            {
+                "goExtensions": {"mcp": False},
+                "mcpServers": {
+                    "web": {
+                        "url": "https://example.invalid/mcp",
+                        "auth": {"type": "oauth"},
+                        "enabled": False,
+                    },
+                    "bad": {"command": 42},
+                },
+            }
+        )
+    )
+    project = tmp_path / "proj"
+    (project / ".orb").mkdir(parents=True)
+    (project / ".orb" / "mcp.json").write_text(json.dumps({"mcpServers": {"p": {"command": "evil"}}}))
+    config = load_config(project=project, cwd=project)
+    assert project_notice(config) == str(project / ".orb")
+    report = status_report(config, None)
+    assert [r.name for r in report.rows] == ["web"]
+    assert report.rows[0].auth == auth_line(config.servers["web"], config) == "authorization may be required"
+    assert report.notices[0] == (
+        f"Project config: not loaded ({project / '.orb'}) — run `orbmcp trust` to review and approve it"
+    )
+    assert report.notices[1] == "MCP is turned off (goExtensions.mcp: false)"
+    assert any("bad" in n for n in report.notices[2:])
+    text = render_plain(report)
+    assert "Project config: not loaded" in text and "MCP is turned off" in text
+
+
+# --- hints -----------------------------------------------------------------------------------------
+
+
+def _sup(tmp_path: Path, **cfg: Any) -> Supervisor:
+    runtime = Runtime(global_dir=tmp_path, tools=ToolRegistry(prefix="mcp"))
+    entry: dict[str, Any] = {"name": "x", "transport": "streamable-http", "url": "https://h.test/mcp", **cfg}
+    return Supervisor(ServerConfig(**entry), Settings(), runtime)
+
+
+def _at(sup: Supervisor, state: State, error: str | None, code: str | None) -> Supervisor:
+    # What the owner task records after an attempt; hints read nothing else.
+    sup.snap.state, sup.snap.last_error, sup.snap.last_error_code = state, error, code
+    return sup
+
+
+def test_one_hint_per_state_and_front(tmp_path: Path) -> None:
+    oauth = {"auth": AuthConfig()}
+    ready = _at(_sup(tmp_path), State.READY, None, None)
+    assert hint_for(ready) is None
+    locked = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "timed out waiting for the auth lock", "auth")
+    assert hint_for(locked) == "another orbmcp process is authorizing 'x'; wait for it, then orbmcp start x"
+    assert (hint_for(locked, front="slash") or "").endswith("then /mcp:start x")
+    expired = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "refresh failed: invalid_grant", "auth")
+    assert hint_for(expired) == "orbmcp auth x --reset"
+    assert hint_for(expired, front="host") == "/mcp:auth x --reset"
+    header = _at(_sup(tmp_path, headers={"Authorization": "Bearer t"}), State.FAILED, "HTTP 401", "auth")
+    assert (
+        hint_for(header)
+        == "the server refused the Authorization header configured for 'x'; check its headers"
+    )
+    bare = _at(_sup(tmp_path), State.FAILED, "HTTP 401", "auth")
+    assert hint_for(bare) == (
+        'the server requires authorization: add "auth": {"type": "oauth"} to the entry of \'x\', '
+        "or an Authorization header"
+    )
+    config = _at(_sup(tmp_path), State.FAILED, "bad entry", "config")
+    assert hint_for(config) == "fix the entry shown by `orbmcp config validate`"
+    assert command_form("slash", "reconnect", "x") == "/mcp reconnect x"
+
+
+def test_failure_errors_carry_the_class_of_the_last_error(tmp_path: Path) -> None:
+    protocol = failure_error(_at(_sup(tmp_path), State.FAILED, "sent garbage", "protocol"))
+    assert isinstance(protocol, ProtocolError) and protocol.message == "server 'x': sent garbage"
+    stopped = failure_error(_at(_sup(tmp_path), State.STOPPED, None, None))
+    assert isinstance(stopped, ConnectionFailed) and stopped.message == "server 'x' is stopped"
+    assert stopped.hint is None
+    named = failure_error(_at(_sup(tmp_path), State.FAILED, "x exited (code 1)", "connection"))
+    assert named.message == "x exited (code 1)"  # already names the server: not prefixed twice
+
+
+# --- one-shot sessions -----------------------------------------------------------------------------
+
+
+async def test_one_shot_sessions_reuse_one_manager_and_close_it(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"off": raw_entry(enabled=False)})
+    ctx = CommandContext(ui=QuietUI(), config_file=config)
+    with anyio.fail_after(10):
+        async with OneShotSessions() as sessions:
+            first = await sessions.manager(ctx)
+            assert await sessions.manager(ctx) is first
+            assert first.runtime.retries_enabled is False  # one-shot: report the first attempt
+    assert sessions._manager is None and first._tg is None
