@@ -221,7 +221,7 @@ def test_trust_shows_everything_and_needs_a_person(reviewed: Path) -> None:
     assert any(line.startswith("- shared") and "[override;" in line for line in review)
     assert "    overrides: {'lifecycle': 'lazy', 'enabled': False}" in review
     assert any(line.startswith("    invalid: ") for line in review)
-    assert "Project settings: {'max_retries': 1}" in review
+    assert "Project settings: maxRetries=1" in review
     assert review[-1] == "Approving lets orbmcp run these commands and contact these URLs."
     body = declined.to_json()["review"]
     assert {s["name"]: s["kind"] for s in body["servers"]} == {

@@ -154,6 +154,15 @@ def validate(ctx: CommandContext) -> ValidateResult:
     return ValidateResult(data, "\n".join(lines))
 
 
+# Settings field names as the user wrote them in the file.
+_SETTING_KEYS = {
+    "tool_prefix": "toolPrefix",
+    "request_timeout_ms": "requestTimeoutMs",
+    "max_retries": "maxRetries",
+    "extension_enabled": "goExtensions.mcp",
+}
+
+
 def _review_text(review: Any, pending: tuple[str, ...]) -> str:
     lines = [f"Project: {review.real_dir}", "These servers would run or be contacted:"]
     for s in review.servers:
@@ -180,7 +189,8 @@ def _review_text(review: Any, pending: tuple[str, ...]) -> str:
         for problem in s.problems:
             lines.append(f"    invalid: {problem}")
     if review.settings:
-        lines.append(f"Project settings: {dict(review.settings)}")
+        stated = ", ".join(f"{_SETTING_KEYS.get(k, k)}={v!r}" for k, v in review.settings.items())
+        lines.append(f"Project settings: {stated}")
     lines.append("Approving lets orbmcp run these commands and contact these URLs.")
     return "\n".join(lines)
 
