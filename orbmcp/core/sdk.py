@@ -70,4 +70,11 @@ async def ensure_sdk() -> None:
         _lock = anyio.Lock()
     async with _lock:
         if not loaded():
-            await anyio.to_thread.run_sync(_import_all)
+            # The import holds the GIL for long stretches; the event loop still has spawns and
+            # pipes to serve meanwhile, and would wait up to 5 ms for every hand-off.
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(interval, 0.0005))
+            try:
+                await anyio.to_thread.run_sync(_import_all)
+            finally:
+                sys.setswitchinterval(interval)
