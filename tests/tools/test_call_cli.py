@@ -13,7 +13,7 @@ import pty
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from orbmcp.errors import TimeoutFailed, UsageError
 from orbmcp.render.plain import render_plain
 from tests.servers.everything import MARKER_ENV, tiny_png, tiny_wav
 from tests.servers.launch import http_server, server_cmd
+from tests.ui import RecordingUI
 
 REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -98,36 +99,6 @@ def test_is_error_sets_exit_code_1_and_json_is_the_whole_result() -> None:
 
 
 # -- handlers in-process, one session for the module ---------------------------------------------
-
-
-@dataclass
-class RecordingUI:
-    interactive: bool = False
-    notes: list[tuple[str, str]] = field(default_factory=list)
-    progress_events: list[tuple[str, str, float, float | None, str | None]] = field(default_factory=list)
-
-    def confirm(self, question: str, *, default: bool = False) -> bool:
-        return False
-
-    def choose(self, question: str, options: list[str]) -> str | None:
-        return None
-
-    def notify(self, message: str, *, level: str = "info") -> None:
-        self.notes.append((level, message))
-
-    def open_url(self, url: str) -> bool:
-        return False
-
-    def show_url(self, url: str) -> None:
-        pass
-
-    def prompt_paste(self, message: str) -> str | None:
-        return None
-
-    def progress(
-        self, server: str, tool: str, progress: float, total: float | None, message: str | None
-    ) -> None:
-        self.progress_events.append((server, tool, progress, total, message))
 
 
 class Sessions:

@@ -8,7 +8,7 @@ import io
 import json
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from orbmcp.core.results import ImageBlock, ToolResult
 from orbmcp.core.state import State
 from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, UsageError
 from tests.core.live import FAST_GRACE_S, raw_entry, wait_until
+from tests.ui import RecordingUI
 
 DEAD = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]}
 
@@ -29,35 +30,6 @@ DEAD = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]}
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@dataclass
-class RecordingUI:
-    interactive: bool = False
-    notes: list[tuple[str, str]] = field(default_factory=list)
-
-    def confirm(self, question: str, *, default: bool = False) -> bool:
-        return False
-
-    def choose(self, question: str, options: list[str]) -> str | None:
-        return None
-
-    def notify(self, message: str, *, level: str = "info") -> None:
-        self.notes.append((level, message))
-
-    def open_url(self, url: str) -> bool:
-        return False
-
-    def show_url(self, url: str) -> None:
-        pass
-
-    def prompt_paste(self, message: str) -> str | None:
-        return None
-
-    def progress(
-        self, server: str, tool: str, progress: float, total: float | None, message: str | None
-    ) -> None:
-        pass
 
 
 @dataclass

@@ -1,0 +1,35 @@
+"""Test doubles shared by several test files: UIs that record what they are told."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RecordingUI:
+    interactive: bool = False
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    progress_events: list[tuple[str, str, float, float | None, str | None]] = field(default_factory=list)
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        return False
+
+    def choose(self, question: str, options: list[str]) -> str | None:
+        return None
+
+    def notify(self, message: str, *, level: str = "info") -> None:
+        self.notes.append((level, message))
+
+    def open_url(self, url: str) -> bool:
+        return False
+
+    def show_url(self, url: str) -> None:
+        pass
+
+    def prompt_paste(self, message: str) -> str | None:
+        return None
+
+    def progress(
+        self, server: str, tool: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        self.progress_events.append((server, tool, progress, total, message))
