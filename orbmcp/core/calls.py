@@ -23,6 +23,13 @@ T = TypeVar("T")
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
+INVALID_REQUEST = -32600
+
+
+def _session_gone(message: str) -> bool:
+    text = message.lower()
+    return "session not found" in text or "session terminated" in text
+
 
 _DEAD_STREAM_ERRORS: tuple[type[BaseException], ...] = (
     anyio.ClosedResourceError,
@@ -59,6 +66,14 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
         return await fn(client)
     except MCPError as exc:
         code = exc.error.code
+        if code == INVALID_REQUEST and _session_gone(exc.error.message):
+            # A 2025-era HTTP server that restarted forgets its sessions and answers every request
+            # "Session not found"; the SDK does not re-initialize, so the session is dead.
+            msg = f"server '{sup.name}' no longer knows this session (it restarted?) during {what}"
+            sup.connection_lost(msg)
+            raise ConnectionFailed(
+                msg, server=sup.name, hint="orbmcp reconnects it; retry the request"
+            ) from None
         if code == CONNECTION_CLOSED:
             if sup._auth_challenge is not None:
                 # The server refused the token (401/403) and the provider could not renew it: the

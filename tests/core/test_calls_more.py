@@ -279,3 +279,35 @@ async def test_an_embedders_auth_factory_replaces_oauth(tmp_path: Path) -> None:
             with anyio.fail_after(20):
                 sup = await manager.ready("web")
             assert asked == ["web"] and sup.state == State.READY
+
+
+async def test_a_forgotten_session_is_a_dead_connection_and_reconnects(tmp_path: Path) -> None:
+    # A 2025-era HTTP server that restarted answers every request "Session not found" (-32600);
+    # the SDK never re-initializes, so orbmcp must treat the session as dead and reconnect.
+    from mcp import MCPError
+
+    config = write_config(tmp_path / "mcp.json", {"raw": raw_entry(lifecycle="lazy")})
+    async with managed(config, retries=True) as manager:
+        with anyio.fail_after(20):
+            sup = await manager.ready("raw")
+            first_pid = sup.process.pid if sup.process else None
+
+            async def forgotten(client: Any) -> None:
+                raise MCPError(-32600, "Session not found")
+
+            with pytest.raises(ConnectionFailed, match="no longer knows this session"):
+                await request(sup, "tools/call echo", forgotten)
+            assert manager.tools.counts("raw") == (2, 0)
+            await wait_until(
+                lambda: sup.connected and sup.process is not None and sup.process.pid != first_pid,
+                timeout=15,
+                what="a fresh connection",
+            )
+            assert manager.tools.counts("raw") == (2, 2)
+
+            async def other_invalid(client: Any) -> None:
+                raise MCPError(-32600, "Invalid request: bad params shape")
+
+            with pytest.raises(ProtocolError):  # any other -32600 leaves the connection up
+                await request(sup, "tools/call echo", other_invalid)
+            assert sup.connected
