@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from orbmcp.config.model import ResolvedConfig
+    from orbmcp.config.model import ResolvedConfig, ServerConfig
     from orbmcp.core.manager import Manager
 
 
@@ -82,6 +82,21 @@ class CommandContext:
 
             self._config = load_config(project=self.project, config_file=self.config_file)
         return self._config
+
+    def server(self, name: str) -> ServerConfig:
+        """A configured server's entry, or a usage error that lists what exists."""
+        config = self.config()
+        cfg = config.servers.get(name)
+        if cfg is None:
+            from orbmcp.commands.suggest import unknown_server
+
+            raise unknown_server(name, list(config.servers))
+        return cfg
+
+    @property
+    def persistent(self) -> bool:
+        """Servers stay connected after this command (REPL, agent host), not one-shot."""
+        return self.sessions is not None and self.sessions.persistent
 
     def set_config(self, config: ResolvedConfig) -> None:
         self._config = config

@@ -54,14 +54,16 @@ class ToolEntry:
     signature: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "server": self.server,
-            "name": self.name,
-            "bridgedName": self.bridged_name,
-            "description": self.raw_description,
-            "inputSchema": dict(self.input_schema),
-            "annotations": None if self.annotations is None else dict(self.annotations),
-        }
+        from orbmcp.core.tools import tool_json
+
+        return tool_json(
+            server=self.server,
+            name=self.name,
+            bridged_name=self.bridged_name,
+            description=self.raw_description,
+            input_schema=self.input_schema,
+            annotations=self.annotations,
+        )
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,26 @@ from typing import Any, Protocol
 from orbmcp.core.naming import bridged_name, describe_tool
 
 
+def tool_json(
+    *,
+    server: str,
+    name: str,
+    bridged_name: str,
+    description: str | None,
+    input_schema: Mapping[str, Any],
+    annotations: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The documented JSON of one tool (`orbmcp tools --json`, agent hosts): one spelling."""
+    return {
+        "server": server,
+        "name": name,
+        "bridgedName": bridged_name,
+        "description": description,
+        "inputSchema": dict(input_schema),
+        "annotations": None if annotations is None else dict(annotations),
+    }
+
+
 @dataclass
 class BridgedTool:
     server: str
@@ -28,14 +48,14 @@ class BridgedTool:
     present: bool = True  # False once the server stopped listing it (list_changed removal)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "server": self.server,
-            "name": self.name,
-            "bridgedName": self.bridged_name,
-            "description": self.raw_description,
-            "inputSchema": dict(self.input_schema),
-            "annotations": None if self.annotations is None else dict(self.annotations),
-        }
+        return tool_json(
+            server=self.server,
+            name=self.name,
+            bridged_name=self.bridged_name,
+            description=self.raw_description,
+            input_schema=self.input_schema,
+            annotations=self.annotations,
+        )
 
 
 class ToolListener(Protocol):

@@ -7,58 +7,45 @@ from typing import Any
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results import ServerAction, ServerDetail, StatusReport
-from orbmcp.commands.suggest import unknown_server
 from orbmcp.commands.views import server_detail, status_report
-from orbmcp.config.model import ResolvedConfig, ServerConfig
 
 ONE_SHOT_NOTE = (
     "stopped again: this one-shot command exits now (use `orbmcp shell` to keep servers connected)"
 )
 
 
-def _server(config: ResolvedConfig, name: str) -> ServerConfig:
-    cfg = config.servers.get(name)
-    if cfg is None:
-        raise unknown_server(name, list(config.servers))
-    return cfg
-
-
-def _persistent(ctx: CommandContext) -> bool:
-    return ctx.sessions is not None and ctx.sessions.persistent
-
-
 async def status(ctx: CommandContext, server: str | None = None) -> StatusReport | ServerDetail:
     config = ctx.config()
     if server is not None:
-        cfg = _server(config, server)
-        if not config.enabled_servers() and not _persistent(ctx):
+        cfg = ctx.server(server)
+        if not config.enabled_servers() and not ctx.persistent:
             return server_detail(cfg, config, None, front=ctx.front)
         manager = await ctx.manager()
         sup = manager.get(server)
-        if not _persistent(ctx) and cfg.eager:
+        if not ctx.persistent and cfg.eager:
             await manager.start(server)
         return server_detail(cfg, config, sup, front=ctx.front)
     if not config.enabled_servers():
         return status_report(config, None)  # zero-work path: nothing imported, nothing connected
     manager = await ctx.manager()
-    if not _persistent(ctx):
+    if not ctx.persistent:
         await manager.start_eager()
-    return status_report(config, manager, stopped_after=not _persistent(ctx))
+    return status_report(config, manager, stopped_after=not ctx.persistent)
 
 
 async def start(ctx: CommandContext, server: str) -> ServerAction:
     config = ctx.config()
-    cfg = _server(config, server)
+    cfg = ctx.server(server)
     manager = await ctx.manager()
     sup = await manager.start(server)
-    note = None if _persistent(ctx) else ONE_SHOT_NOTE
+    note = None if ctx.persistent else ONE_SHOT_NOTE
     detail = server_detail(cfg, config, sup, front=ctx.front, message=note)
     return ServerAction("start", (detail,), message=note)
 
 
 async def stop(ctx: CommandContext, server: str) -> ServerAction:
     config = ctx.config()
-    cfg = _server(config, server)
+    cfg = ctx.server(server)
     manager = await ctx.manager()
     sup = await manager.stop(server)
     return ServerAction(
@@ -71,10 +58,10 @@ async def stop(ctx: CommandContext, server: str) -> ServerAction:
 async def reconnect(ctx: CommandContext, server: str | None = None) -> ServerAction:
     config = ctx.config()
     if server is not None:
-        _server(config, server)
+        ctx.server(server)
     manager = await ctx.manager()
     sups = await manager.reconnect(server)
-    note = None if _persistent(ctx) else ONE_SHOT_NOTE
+    note = None if ctx.persistent else ONE_SHOT_NOTE
     details = tuple(server_detail(s.cfg, config, s, front=ctx.front) for s in sups)
     return ServerAction("reconnect", details, message=note)
 
@@ -110,7 +97,7 @@ async def check(
     config = ctx.config()
     names = list(servers or [s.name for s in config.enabled_servers()])
     for n in names:
-        _server(config, n)
+        ctx.server(n)
     if not names:
         return CheckReport((), problems=("no enabled server to check",))
     manager = await ctx.manager()

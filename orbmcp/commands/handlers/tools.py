@@ -22,7 +22,7 @@ import anyio
 
 from orbmcp.commands.arguments import parse_call_arguments
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.suggest import unknown, unknown_server
+from orbmcp.commands.suggest import unknown
 from orbmcp.commands.tool_results import (
     CallOutcome,
     PromptListing,
@@ -39,7 +39,6 @@ from orbmcp.core.state import State
 from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError
 
 if TYPE_CHECKING:
-    from orbmcp.config.model import ResolvedConfig, ServerConfig
     from orbmcp.core.manager import Manager
     from orbmcp.core.supervisor import Supervisor
     from orbmcp.core.tools import BridgedTool
@@ -83,17 +82,6 @@ def _is_not_found(message: str) -> bool:
 # -- shared helpers ------------------------------------------------------------------------------
 
 
-def _server_cfg(config: ResolvedConfig, name: str) -> ServerConfig:
-    cfg = config.servers.get(name)
-    if cfg is None:
-        raise unknown_server(name, list(config.servers))
-    return cfg
-
-
-def _persistent(ctx: CommandContext) -> bool:
-    return ctx.sessions is not None and ctx.sessions.persistent
-
-
 async def _read_stdin() -> str:
     # Abandoned on cancel: Ctrl-C while waiting for input must not hang on a blocked read.
     return await anyio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
@@ -118,14 +106,14 @@ async def _ready_servers(
     """
     config = ctx.config()
     if server is not None:
-        _server_cfg(config, server)
+        ctx.server(server)
         manager = await ctx.manager()
         return [await manager.ready(server)], []
     enabled = config.enabled_servers()
     if not enabled:
         return [], ["No enabled MCP server is configured (see `orbmcp config show`)."]
     manager = await ctx.manager()
-    if not _persistent(ctx):
+    if not ctx.persistent:
         await manager.start_eager()
     ready: list[Supervisor] = []
     failed: list[Supervisor] = []
@@ -294,8 +282,7 @@ async def call(
 ) -> CallOutcome:
     from orbmcp.core.calls import call_tool
 
-    config = ctx.config()
-    _server_cfg(config, server)
+    ctx.server(server)
     _check_options(timeout, max_output)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin() if "-" in tokens else None
@@ -393,7 +380,7 @@ async def resources(ctx: CommandContext, server: str | None = None) -> ResourceL
 async def read(ctx: CommandContext, server: str, uri: str) -> ResourceContents:
     from orbmcp.core.calls import read_resource
 
-    _server_cfg(ctx.config(), server)
+    ctx.server(server)
     manager = await ctx.manager()
     sup = await manager.ready(server)
     try:
@@ -441,7 +428,7 @@ async def prompt(
 ) -> PromptMessages:
     from orbmcp.core.calls import get_prompt, list_prompts
 
-    _server_cfg(ctx.config(), server)
+    ctx.server(server)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin() if "-" in tokens else None
     parse_call_arguments(tokens, None, stdin_text=stdin_text)
