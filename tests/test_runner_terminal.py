@@ -29,6 +29,7 @@ from orbmcp.errors import (
 )
 from orbmcp.frontends.runner import call_handler, report_error, run_in_shell
 from orbmcp.frontends.terminal import OneShotSessions, TerminalUI, run_with_signals
+from tests.ui import SilentUI
 
 
 def _spec(handler: str, *, connects: bool = False) -> CommandSpec:
@@ -184,31 +185,9 @@ async def test_errors_leave_run_with_signals_unwrapped() -> None:
         assert await run_with_signals(works, other, 2) == 4
 
 
-class HostLikeUI:
-    interactive = False
-
+class HostLikeUI(SilentUI):
     def confirm(self, question: str, *, default: bool = False) -> bool:
         return default
-
-    def choose(self, question: str, options: list[str]) -> str | None:
-        return None
-
-    def notify(self, message: str, *, level: str = "info") -> None:
-        pass
-
-    def open_url(self, url: str) -> bool:
-        return False
-
-    def show_url(self, url: str) -> None:
-        pass
-
-    def prompt_paste(self, message: str) -> str | None:
-        return None
-
-    def progress(
-        self, server: str, tool: str, progress: float, total: float | None, message: str | None
-    ) -> None:
-        pass
 
 
 # --- terminal UI ---------------------------------------------------------------------------------------

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-@dataclass
-class RecordingUI:
-    interactive: bool = False
-    notes: list[tuple[str, str]] = field(default_factory=list)
-    progress_events: list[tuple[str, str, float, float | None, str | None]] = field(default_factory=list)
+class SilentUI:
+    """Nobody answers: no confirmation, no choice, no browser, no paste; notices are dropped.
+
+    Subclasses override what their tests observe.
+    """
+
+    interactive = False
 
     def confirm(self, question: str, *, default: bool = False) -> bool:
         return False
@@ -18,7 +20,7 @@ class RecordingUI:
         return None
 
     def notify(self, message: str, *, level: str = "info") -> None:
-        self.notes.append((level, message))
+        pass
 
     def open_url(self, url: str) -> bool:
         return False
@@ -28,6 +30,21 @@ class RecordingUI:
 
     def prompt_paste(self, message: str) -> str | None:
         return None
+
+    def progress(
+        self, server: str, tool: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        pass
+
+
+@dataclass
+class RecordingUI(SilentUI):
+    interactive: bool = False
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    progress_events: list[tuple[str, str, float, float | None, str | None]] = field(default_factory=list)
+
+    def notify(self, message: str, *, level: str = "info") -> None:
+        self.notes.append((level, message))
 
     def progress(
         self, server: str, tool: str, progress: float, total: float | None, message: str | None

@@ -13,9 +13,10 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import config as handlers
 from orbmcp.config import trust as trust_mod
 from orbmcp.errors import UsageError
+from tests.ui import SilentUI
 
 
-class AnswerUI:
+class AnswerUI(SilentUI):
     """A person who answers every confirmation with ``answer`` (None: nobody is there)."""
 
     def __init__(self, answer: bool | None) -> None:
@@ -28,25 +29,8 @@ class AnswerUI:
         self.questions.append(question)
         return self.answer
 
-    def choose(self, question: str, options: list[str]) -> str | None:
-        return None
-
     def notify(self, message: str, *, level: str = "info") -> None:
         self.notices.append(message)
-
-    def open_url(self, url: str) -> bool:
-        return False
-
-    def show_url(self, url: str) -> None:
-        pass
-
-    def prompt_paste(self, message: str) -> str | None:
-        return None
-
-    def progress(
-        self, server: str, tool: str, progress: float, total: float | None, message: str | None
-    ) -> None:
-        pass
 
 
 def _write(path: Path, data: dict[str, Any]) -> Path:

@@ -29,38 +29,20 @@ from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.frontends.terminal import OneShotSessions
 from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, raw_entry, write_config
+from tests.ui import SilentUI
 
 
-class QuietUI:
+class QuietUI(SilentUI):
     """A UI nobody answers (what a CI run or an agent without prompts has)."""
-
-    interactive = False
 
     def __init__(self) -> None:
         self.notices: list[str] = []
 
-    def confirm(self, question: str, *, default: bool = False) -> bool:
-        return False
-
-    def choose(self, question: str, options: list[str]) -> str | None:
-        return None
-
     def notify(self, message: str, *, level: str = "info") -> None:
         self.notices.append(message)
 
-    def open_url(self, url: str) -> bool:
-        return False
-
     def show_url(self, url: str) -> None:
         self.notices.append(url)
-
-    def prompt_paste(self, message: str) -> str | None:
-        return None
-
-    def progress(
-        self, server: str, tool: str, progress: float, total: float | None, message: str | None
-    ) -> None:
-        pass
 
 
 async def _one_shot(config: Path, fn: Any, *args: Any, **kwargs: Any) -> Any:
