@@ -16,7 +16,7 @@ import anyio
 from orbmcp.core.runtime import Runtime
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import ToolRegistry
-from orbmcp.errors import ConnectionFailed, UsageError
+from orbmcp.errors import ConnectionFailed
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -180,7 +180,3 @@ class Manager:
         if self._tg is None:
             raise ConnectionFailed("the session is closed")
         return self._tg
-
-    def check_known(self, name: str) -> None:
-        if name not in self.supervisors:
-            raise UsageError(f"unknown server '{name}'")

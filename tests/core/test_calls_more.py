@@ -45,7 +45,7 @@ async def test_requests_on_a_stopped_server_say_how_to_start_it(tmp_path: Path) 
             assert caught.value.server == "lazy"
         assert sup.state == State.STOPPED  # asking did not connect it
         with pytest.raises(UsageError, match="unknown server 'nope'"):
-            manager.check_known("nope")
+            manager.get("nope")
 
 
 async def test_requests_on_a_failed_server_carry_its_last_error_and_a_hint(tmp_path: Path) -> None:
