@@ -1,18 +1,22 @@
 """Connection-core speed (issue 3): concurrent start-up, paged discovery, hung servers.
 
-(1) ``orbmcp status --json`` of 10 light stdio servers (``tests/servers/raw.py``, stdlib only, each
-    sleeping 0.5 s before every answer) against the status of one. Budget: <= 1.15x.
+(1) ``orbmcp status --json`` of 10 light stdio servers (``tests/servers/light.py`` under ``python -S``:
+    ``sys`` and ``json`` only, each sleeping 0.5 s before every answer) against the status of one.
+    Budget: <= 1.15x. The server must be light for the figure to measure orbmcp: ``raw.py`` (argparse,
+    subprocess, socket, site-packages) costs ~40 ms of CPU to boot, and ten of those booting on two
+    cores at once slow the SDK import beside them by ~0.1 s whatever the client does.
 (2) Discovery of 10,000 tools over 100 pages (``tests/servers/paged.py``): orbmcp's cursor walk
     plus tool-registry sync on a live connection (what a list_changed re-discovery runs), against
     a bare SDK ``Client`` collecting ``page.tools`` until ``next_cursor`` is empty, on the same
-    server in the same process. Interleaved rounds, medians. Budget: <= 1.15x.
+    server in the same process. Interleaved rounds (alternating which side goes first: the
+    second of a pair runs warmer), medians. Budget: <= 1.15x.
 (3) ``orbmcp status`` with one hung server (``timeoutMs`` 2000) next to a light one returns when
     that timeout ends: the overshoot past ``timeoutMs`` stays within the cost of a normal status
     of the light server alone.
 
 Every CLI run is a fresh interpreter; runs are interleaved so machine noise hits each side alike.
-The era cache is warmed first (raw.py ignores ``server/discover``; only a first contact pays the
-bounded probe).
+The era cache is warmed first (raw.py, in (3), ignores ``server/discover``; only a first contact
+pays the bounded probe).
 
     python -m bench.bench_status [--runs N] [--rounds N]
 """
@@ -43,6 +47,10 @@ if str(ROOT) not in sys.path:
 
 def _raw(*args: str, **extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(SERVERS / "raw.py"), *args], **extra}
+
+
+def _light(delay: float) -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-S", str(SERVERS / "light.py"), str(delay)]}
 
 
 def _write(path: Path, servers: dict[str, Any]) -> Path:
@@ -79,7 +87,7 @@ def _report(label: str, samples: list[float]) -> float:
 
 def bench_concurrent_status(tmp: Path, env: dict[str, str], runs: int) -> bool:
     print("(1) status: 10 light stdio servers vs 1 (each sleeps 0.5 s before every answer)")
-    light = _raw("--delay-answer", "0.5")
+    light = _light(0.5)
     one = _write(tmp / "one.json", {"s0": light})
     ten = _write(tmp / "ten.json", {f"s{i}": light for i in range(10)})
     for config in (one, ten):  # warm the era cache, the page cache and .pyc files
@@ -138,8 +146,10 @@ async def _discovery(rounds: int) -> tuple[list[float], list[float], float]:
 
                 ours: list[float] = []
                 sdk: list[float] = []
+                sides = [(ours, through_orbmcp), (sdk, bare_sdk)]
                 for _ in range(rounds):
-                    for samples, fn in ((ours, through_orbmcp), (sdk, bare_sdk)):
+                    sides.reverse()  # alternate who goes first: the second of a pair runs warmer
+                    for samples, fn in sides:
                         # A full collection costs ~50 ms with the SDK loaded: start each sample
                         # from the same GC state so one does not land on the other's bill.
                         gc.collect()

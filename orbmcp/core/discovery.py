@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 MAX_PAGES = 100
 MAX_ITEMS = 100_000
@@ -14,14 +16,14 @@ class PageWarning(Exception):
 
 
 async def collect_pages(
-    fetch: Callable[[str | None], Awaitable[tuple[list[dict[str, Any]], str | None]]],
+    fetch: Callable[[str | None], Awaitable[tuple[list[T], str | None]]],
     *,
     what: str,
     server: str,
     warn: Callable[[str], None],
-) -> list[dict[str, Any]]:
+) -> list[T]:
     """Follow cursors. An empty-string cursor is a valid cursor (2026-07-28), not the end."""
-    items: list[dict[str, Any]] = []
+    items: list[T] = []
     seen: set[str] = set()
     cursor: str | None = None
     for _ in range(MAX_PAGES):
@@ -43,28 +45,16 @@ def wire(model: Any) -> dict[str, Any]:
     return data
 
 
-def tool_wire(tool: Any) -> dict[str, Any]:
-    """The wire form of the fields the bridge uses, without re-serialising the schemas.
+async def list_tools(client: Any, *, server: str, warn: Callable[[str], None]) -> list[Any]:
+    """Every page of ``tools/list`` as the SDK's ``Tool`` models.
 
-    ``model_dump(mode="json")`` deep-copies every input schema: 10,000 tools cost ~90 ms that
-    way and ~10 ms this way. Schemas are passed through unchanged, so sharing them is safe.
+    Models, not wire dicts: ``ToolRegistry.sync`` reads their attributes, and turning 10,000
+    tools into dicts first would cost more than the registry's own work (issue 3's benchmark).
     """
-    out: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
-    if tool.description is not None:
-        out["description"] = tool.description
-    if tool.title is not None:
-        out["title"] = tool.title
-    if tool.annotations is not None:
-        out["annotations"] = wire(tool.annotations)
-    if tool.output_schema is not None:
-        out["outputSchema"] = tool.output_schema
-    return out
 
-
-async def list_tools(client: Any, *, server: str, warn: Callable[[str], None]) -> list[dict[str, Any]]:
-    async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    async def fetch(cursor: str | None) -> tuple[list[Any], str | None]:
         page = await client.list_tools(cursor=cursor)
-        return [tool_wire(t) for t in page.tools], page.next_cursor
+        return list(page.tools), page.next_cursor
 
     return await collect_pages(fetch, what="tools", server=server, warn=warn)
 

@@ -272,7 +272,7 @@ class Supervisor:
         from orbmcp.core import toolcache
 
         # Shell completion offers tool names without connecting: remember the last listing.
-        toolcache.save(self.runtime.tool_cache_path, self.name, (str(t.get("name", "")) for t in tools))
+        toolcache.save(self.runtime.tool_cache_path, self.name, (t.name for t in tools))
 
     async def _serve(self, client: Any) -> None:
         """Wait until the connection dies or the user stops it; meanwhile keep tools fresh."""

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from tests.core.live import CliResult, heavy_modules, raw_entry, run_cli, stdio_entry, write_config
-from tests.servers.launch import http_server
+from tests.servers.launch import http_server, server_cmd
 from tests.servers.raw import FAKE_SECRET
 
 MISSING_COMMAND = "/nonexistent/orb-missing-command"
@@ -72,7 +72,10 @@ def mixed(tmp_path: Path) -> Path:
 async def test_status_reports_every_server_and_returns_when_the_hung_one_times_out(
     mixed: Path, tmp_path: Path
 ) -> None:
-    only_ok = write_config(tmp_path / "ok.json", {"ok": raw_entry()})
+    # light.py is the benchmark's server (bench/bench_status.py): it must keep working too.
+    python, *light_argv = server_cmd("light", "0")
+    light = {"command": python, "args": ["-S", *light_argv]}
+    only_ok = write_config(tmp_path / "ok.json", {"ok": raw_entry(), "light": light})
     as_json, plain, baseline = await run_all(
         (mixed, ("status", "--json"), tmp_path, True),
         (mixed, ("status",), tmp_path, False),
@@ -88,6 +91,7 @@ async def test_status_reports_every_server_and_returns_when_the_hung_one_times_o
         row("hung", "failed"),
     ]
     assert as_json.stderr.splitlines()[:-1] == []  # nothing but the module probe's line
+    assert baseline.json() == [row("ok", "ready", tools=2), row("light", "ready", tools=1)]
     # The hung server costs its own timeoutMs and nothing more: the run ends right after it.
     assert as_json.seconds >= HUNG_TIMEOUT_MS / 1000
     assert as_json.seconds < max(baseline.seconds, HUNG_TIMEOUT_MS / 1000) + 1.5, (
