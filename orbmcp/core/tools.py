@@ -62,7 +62,8 @@ class BridgedTool:
 
 
 class ListedTool(Protocol):
-    """What discovery hands the registry: the SDK's ``Tool`` model has exactly these."""
+    """What discovery hands the registry: the SDK's ``Tool`` model, whose types pydantic has
+    already enforced on the server's JSON (so the registry does not check them again)."""
 
     @property
     def name(self) -> str: ...
@@ -71,23 +72,19 @@ class ListedTool(Protocol):
     @property
     def title(self) -> str | None: ...
     @property
-    def annotations(self) -> Any: ...
+    def annotations(self) -> Any: ...  # a ToolAnnotations model or None
     @property
-    def input_schema(self) -> Any: ...
+    def input_schema(self) -> Mapping[str, Any]: ...
     @property
-    def output_schema(self) -> Any: ...
+    def output_schema(self) -> Mapping[str, Any] | None: ...
 
 
-def _is_mapping(value: object) -> bool:
-    return type(value) is dict or isinstance(value, Mapping)  # the exact check is ~5x faster
-
-
-def _describe(tool: BridgedTool, desc: object, title: object, annotations: Any) -> None:
+def _describe(tool: BridgedTool, desc: str | None, title: str | None, annotations: Any) -> None:
     tool.listed_annotations = annotations
-    tool.raw_description = desc if isinstance(desc, str) else None
-    tool.title = title if isinstance(title, str) else None
+    tool.raw_description = desc
+    tool.title = title
     tool.annotations = None if annotations is None else wire(annotations)
-    tool.description = describe_tool(tool.raw_description, tool.annotations, tool.title)
+    tool.description = describe_tool(desc, tool.annotations, title)
 
 
 class ToolListener(Protocol):
@@ -144,7 +141,7 @@ class ToolRegistry:
         added = 0
         for listed in tools:
             name = listed.name
-            if not name or name in seen or not isinstance(name, str):
+            if not name or name in seen:
                 continue
             remember(name)
             existing = lookup(name)
@@ -171,10 +168,8 @@ class ToolRegistry:
                 or annotations != existing.listed_annotations
             ):
                 _describe(existing, desc, title, annotations)
-            schema = listed.input_schema
-            existing.input_schema = schema if schema and _is_mapping(schema) else {"type": "object"}
-            out = listed.output_schema
-            existing.output_schema = out if out is None or _is_mapping(out) else None
+            existing.input_schema = listed.input_schema or {"type": "object"}
+            existing.output_schema = listed.output_schema
             if fresh:
                 for listener in self._listeners:
                     listener.tool_registered(existing)
