@@ -80,7 +80,7 @@ def server_detail(
         state=str(sup.state) if sup is not None else "stopped",
         retries=sup.snap.retries if sup is not None else 0,
         max_retries=max(0, min(cfg.max_retries, 10)),
-        transport=cfg.transport,
+        transport=(sup.snap.transport if sup is not None else None) or cfg.transport,
         lifecycle=cfg.lifecycle if cfg.enabled else "lazy (disabled)",
         source=cfg.source,
         file=cfg.file,

@@ -18,6 +18,11 @@ from orbmcp.core.sdk import ensure_sdk
 if TYPE_CHECKING:
     from orbmcp.core.supervisor import Supervisor
 
+SSE_FALLBACK_NOTE = (
+    "connected over legacy SSE: the URL refused Streamable HTTP; "
+    'set "transport": "sse" for this server to skip that attempt'
+)
+
 
 async def _spawn(sup: Supervisor) -> None:
     from orbmcp.core.process import SpawnSpec, StderrTail, spawn
@@ -50,37 +55,66 @@ async def open_client(sup: Supervisor) -> AsyncIterator[Any]:
     cache = era.EraCache(sup.runtime.era_cache_path)
     key = cfg.definition_hash()
     cached = cache.get(key)
+    # A URL that refused Streamable HTTP last time and took legacy SSE goes straight to SSE.
+    transport = cache.transport(key) if cfg.transport == "streamable-http" else None
+    transport = transport or cfg.transport
     async with AsyncExitStack() as stack:
         try:
-            client = await stack.enter_async_context(await _client(sup, cached))
+            client = await stack.enter_async_context(await _client(sup, cached, transport))
         except Exception as exc:
-            if cached != "legacy" or not era.should_retry_with_auto(exc):
+            if transport != cfg.transport:
+                if not sup.http_refused():
+                    raise
+                # The remembered SSE endpoint is gone: the server may speak Streamable HTTP now.
+                cache.forget(key)
+                cached, transport = None, cfg.transport
+                client = await stack.enter_async_context(await _client(sup, None, transport))
+            elif transport == "streamable-http" and sup.http_refused():
+                client = await _sse_fallback(stack, sup, exc)
+                transport = "sse"
+            elif cached == "legacy" and era.should_retry_with_auto(exc):
+                # Remembered as 2025-era, but it refused initialize: it may have become modern-only.
+                # Forget that and probe; a stdio server gets a fresh process for the new session.
+                cache.forget(key)
+                if cfg.is_stdio:
+                    await sup._stop_process()
+                    await _spawn(sup)
+                client = await stack.enter_async_context(await _client(sup, None, transport))
+            else:
                 raise
-            # Remembered as 2025-era, but it refused initialize: it may have become modern-only.
-            # Forget that and probe; a stdio server gets a fresh process for the new session.
-            cache.forget(key)
-            if cfg.is_stdio:
-                await sup._stop_process()
-                await _spawn(sup)
-            client = await stack.enter_async_context(await _client(sup, None))
+        if transport != cfg.transport and SSE_FALLBACK_NOTE not in sup.snap.warnings:
+            sup._warn(SSE_FALLBACK_NOTE)
         version = client.protocol_version
         sup.snap.protocol_version = version
+        sup.snap.transport = transport
         info = client.server_info
         sup.snap.server_info = f"{info.name} {info.version}" if info is not None else None
-        cache.record(key, version)
+        cache.record(key, version, transport=None if transport == cfg.transport else transport)
         yield client
 
 
-async def _client(sup: Supervisor, cached: str | None) -> Any:
+async def _sse_fallback(stack: AsyncExitStack, sup: Supervisor, refused: Exception) -> Any:
+    """Spec backward compatibility (R-A7): a URL that answers 400/404/405 to both the probe and
+    ``initialize`` may be a 2024-11-05 HTTP+SSE server: GET it and expect an ``endpoint`` event.
+    If that fails too, the Streamable HTTP error is the one to report."""
+    status = sup.last_http_status
+    try:
+        return await stack.enter_async_context(await _client(sup, "legacy", "sse"))
+    except Exception:
+        sup.last_http_status = status
+        raise refused from None
+
+
+async def _client(sup: Supervisor, cached: str | None, transport: str) -> Any:
     """An SDK ``Client`` (not yet entered) for a server whose cached era is ``cached``."""
     from mcp import Client
     from mcp_types import Implementation
 
     from orbmcp.core import era
 
-    transport = await _transport(sup, probe_timeout=era.discover_timeout_for(cached))
+    stream = await _transport(sup, transport, probe_timeout=era.discover_timeout_for(cached))
     return Client(
-        transport,
+        stream,
         mode=era.client_mode_for(cached),  # type: ignore[arg-type,unused-ignore]
         read_timeout_seconds=sup.cfg.request_timeout_ms / 1000,
         message_handler=_message_handler(sup),
@@ -90,7 +124,7 @@ async def _client(sup: Supervisor, cached: str | None) -> Any:
     )
 
 
-async def _transport(sup: Supervisor, *, probe_timeout: float | None) -> Any:
+async def _transport(sup: Supervisor, transport: str, *, probe_timeout: float | None) -> Any:
     from orbmcp.core import transports
 
     cfg = sup.cfg
@@ -106,7 +140,7 @@ async def _transport(sup: Supervisor, *, probe_timeout: float | None) -> Any:
         )
     assert cfg.url is not None
     auth = await _auth_for(sup)
-    factory = transports.sse_transport if cfg.transport == "sse" else transports.http_transport
+    factory = transports.sse_transport if transport == "sse" else transports.http_transport
     return factory(
         cfg.url,
         headers=dict(cfg.headers),

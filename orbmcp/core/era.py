@@ -119,16 +119,31 @@ class EraCache:
         entry = self._load().get(key)
         return entry if isinstance(entry, dict) else None
 
-    def record(self, key: str, protocol_version: str | None) -> None:
-        """Remember the version a connection negotiated. Unknown versions are not recorded."""
+    def transport(self, key: str) -> str | None:
+        """The transport a URL server was last reached over, when it was not the configured one
+        (``"sse"``: it refused Streamable HTTP); None otherwise."""
+        entry = self._load().get(key)
+        value = entry.get("transport") if isinstance(entry, dict) else None
+        return value if value == "sse" else None
+
+    def record(self, key: str, protocol_version: str | None, *, transport: str | None = None) -> None:
+        """Remember the version a connection negotiated (and a fallback transport it needed).
+        Unknown versions are not recorded."""
         era = era_of(protocol_version)
         if era is None:
             return
         entries = self._load()
         old = entries.get(key)
-        if isinstance(old, dict) and old.get("protocolVersion") == protocol_version:
+        if (
+            isinstance(old, dict)
+            and old.get("protocolVersion") == protocol_version
+            and old.get("transport") == transport
+        ):
             return  # unchanged: spare the write on every connect
-        entries[key] = {"era": era, "protocolVersion": protocol_version, "at": time.time()}
+        entry: dict[str, Any] = {"era": era, "protocolVersion": protocol_version, "at": time.time()}
+        if transport is not None:
+            entry["transport"] = transport
+        entries[key] = entry
         self._store(entries)
 
     def forget(self, key: str) -> None:
@@ -293,6 +308,9 @@ def _from_mcp_error(leaf: BaseException, code: int, who: str, status: int | None
         )
     if code == INTERNAL_ERROR and status is not None and status >= 400:
         return ConnectionFailed(f"{who} answered HTTP {status}", hint=_status_hint(status))
+    if code == METHOD_NOT_FOUND and status == 404:
+        # The SDK turns a 404 without a session into MCPError(-32601, "Not Found").
+        return ConnectionFailed(f"{who} answered HTTP 404 ({message})", hint=_status_hint(status))
     return ProtocolError(f"{who} answered with error {code}: {message}")
 
 
@@ -313,6 +331,8 @@ def _from_os_error(leaf: BaseException, who: str) -> OrbError | None:
 def _status_hint(status: int | None) -> str | None:
     if status == 404:
         return "check the server URL"
+    if status in (400, 405):
+        return "check the server URL, and its transport (streamable-http or sse)"
     if status is not None and status >= 500:
         return "the server failed; try again later or check its logs"
     return None

@@ -44,6 +44,8 @@ def hint_for(sup: Supervisor, *, front: str = "cli") -> str | None:
         )
     if code == "config":
         return "fix the entry shown by `orbmcp config validate`"
+    if sup.snap.last_error_hint:  # what the error itself knows to suggest (a URL to check, ...)
+        return sup.snap.last_error_hint
     return (
         f"run ORBMCP_DEBUG=1 {command_form('cli', 'status', name)} to log redacted diagnostics "
         "(see `orbmcp config paths` for the log file), and check Recent output below"

@@ -41,9 +41,11 @@ class Snapshot:
     retries: int = 0
     last_error: str | None = None
     last_error_code: str | None = None
+    last_error_hint: str | None = None
     started_at: float | None = None
     ready_at: float | None = None
     protocol_version: str | None = None
+    transport: str | None = None  # of the last connection; "sse" when a URL refused Streamable HTTP
     server_info: str | None = None
     warnings: deque[str] = field(default_factory=lambda: deque(maxlen=20))
 
@@ -65,6 +67,7 @@ class Supervisor:
         self._want_running = False
         self._retry_wait: anyio.CancelScope | None = None
         self._http_status: tuple[int, str | None] | None = None
+        self.last_http_status: int | None = None  # of the latest HTTP response on this connection
         self._auth_challenge: str | None = None
 
     # -- queries ---------------------------------------------------------------------------------
@@ -147,8 +150,14 @@ class Supervisor:
             self.connection_lost(message)
 
     def record_http_status(self, status: int, www_authenticate: str | None) -> None:
+        self.last_http_status = status
         if status in (401, 403):
             self._http_status = (status, www_authenticate)
+
+    def http_refused(self) -> bool:
+        """Did the latest HTTP response refuse the request the way a server of another transport
+        would (400, 404, 405: spec "Backwards Compatibility")?"""
+        return self.last_http_status in (400, 404, 405)
 
     # -- the owner task --------------------------------------------------------------------------
 
@@ -212,6 +221,7 @@ class Supervisor:
         cfg = self.cfg
         self._lost = anyio.Event()
         self._http_status = None
+        self.last_http_status = None
         self._auth_challenge = None
         self.snap.started_at = time.time()
         self._set_state(State.STARTING)
@@ -250,6 +260,7 @@ class Supervisor:
         self.snap.ready_at = time.time()
         self.snap.last_error = None
         self.snap.last_error_code = None
+        self.snap.last_error_hint = None
         self._set_state(State.READY)
         self._settled.set()
 
@@ -344,12 +355,13 @@ class Supervisor:
             return AuthError(self._auth_challenge, server=self.name, hint=f"orbmcp auth {self.name}")
         from orbmcp.core.era import classify_error
 
-        status, www = self._http_status or (None, None)
+        status, www = self._http_status or (self.last_http_status, None)
         return classify_error(exc, server=self.name, http_status=status, www_authenticate=www)
 
     def _set_error(self, err: OrbError) -> None:
         self.snap.last_error = self.runtime.redact(err.message)
         self.snap.last_error_code = err.code
+        self.snap.last_error_hint = self.runtime.redact(err.hint) if err.hint else None
         _log("server.error", level="warn", server=self.name, code=err.code, error=self.snap.last_error)
 
     def _warn(self, message: str) -> None:
