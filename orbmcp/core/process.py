@@ -48,6 +48,8 @@ _READ_CHUNK = 65536
 # Leftover stderr read synchronously at release; bounded because a member that escaped the
 # group (setsid) can keep writing forever.
 _FINAL_STDERR_LIMIT = 1 << 20
+# Bound on the processes walked when looking for descendants that left the group.
+_MAX_TREE = 4096
 
 
 def _identity(text: str) -> str:
@@ -330,6 +332,58 @@ def _proc_state(pid: int) -> tuple[bytes, int] | None:
         return None
 
 
+def _start_ticks(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (/proc/<pid>/stat field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _escaped_descendants(leader: int, pgid: int) -> list[tuple[int, int]]:
+    """Live descendants of ``leader`` that left process group ``pgid`` (``setsid``, ``setpgid``),
+    as (pid, start ticks). Follows /proc/<pid>/task/<tid>/children, so it reads only this tree;
+    [] where that file does not exist (macOS, kernels without CONFIG_PROC_CHILDREN)."""
+    escaped: list[tuple[int, int]] = []
+    seen = {leader}
+    todo = [leader]
+    while todo and len(seen) < _MAX_TREE:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as handle:
+                    children = [int(c) for c in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            for child in children:
+                if child in seen:
+                    continue
+                seen.add(child)
+                todo.append(child)
+                state = _proc_state(child)
+                ticks = _start_ticks(child)
+                if (
+                    state is not None
+                    and ticks is not None
+                    and state[1] != pgid
+                    and state[0] not in (b"Z", b"X")
+                ):
+                    escaped.append((child, ticks))
+    return escaped
+
+
+def _still_running(pid: int, ticks: int) -> bool:
+    """The same process (not a recycled pid) is alive and not a zombie."""
+    state = _proc_state(pid)
+    return state is not None and state[0] not in (b"Z", b"X") and _start_ticks(pid) == ticks
+
+
 def exit_reason(returncode: int) -> str:
     """How a process ended, for one-line errors: ``exited with code 1`` / ``killed by SIGKILL``."""
     if returncode < 0:
@@ -442,6 +496,8 @@ class ManagedProcess:
         # Take stdout from its reader and discard it while stopping: a server blocked writing
         # to a full stdout pipe would never see stdin EOF.
         stdout_fd = self._stdout.detach()
+        # Found while the tree is intact: once their parent exits they belong to init.
+        escaped = _escaped_descendants(self.pid, self.pgid) if self._reap() is None else []
         async with anyio.create_task_group() as discard:
             if stdout_fd >= 0:
                 discard.start_soon(_discard_until_eof, stdout_fd)
@@ -449,8 +505,39 @@ class ManagedProcess:
             exited = await self._wait_leader(stdin_grace)
             if not (exited and not self._group.alive()):
                 await self._terminate_group(term_grace)
+            if escaped:
+                await self._stop_escaped(escaped, term_grace)
             discard.cancel_scope.cancel()
         _close_fd(stdout_fd)
+
+    async def _stop_escaped(self, escaped: list[tuple[int, int]], term_grace: float) -> None:
+        """Stop descendants that left the server's process group: a group kill misses them, and
+        nothing the server started may outlive its stop. Start times guard against pid reuse."""
+        from orbmcp.log import log_event
+
+        for pid, _ in escaped:
+            log_event(
+                "process.escaped",
+                level="warn",
+                server=self.name,
+                pid=pid,
+                message=f"process {pid} of server {self.name} left its process group; stopping it too",
+            )
+        for sig, grace in ((signal.SIGTERM, term_grace), (signal.SIGKILL, _KILL_REAP_TIMEOUT)):
+            live = [(pid, ticks) for pid, ticks in escaped if _still_running(pid, ticks)]
+            for pid, _ in live:
+                with suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+            deadline = anyio.current_time() + grace
+            while live and anyio.current_time() < deadline:
+                await anyio.sleep(_GROUP_POLL_INTERVAL)
+                live = [(pid, ticks) for pid, ticks in live if _still_running(pid, ticks)]
+            if not live:
+                return
+            escaped = live
+        _log.warning(
+            "server %r: %d escaped process(es) survived SIGKILL; abandoning them", self.name, len(escaped)
+        )
 
     async def _terminate_group(self, term_grace: float) -> None:
         # Also when the leader already exited: its children (npx/uvx launchers, forked helpers)

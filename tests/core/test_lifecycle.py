@@ -5,6 +5,7 @@ sockets (EOF on a process's connection), never with sleeps.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -69,6 +70,34 @@ async def test_sh_launcher_and_every_descendant_die_on_stop(tmp_path: Path) -> N
             assert sup.state == State.STOPPED
             assert manager.tools.counts("tree") == (2, 0)
             assert procs_records() == []
+
+
+async def test_descendants_that_left_the_process_group_die_on_stop_too(tmp_path: Path) -> None:
+    # T-B6: the child calls setsid (as `detached: true` helpers do) and spawns a grandchild in its
+    # new session; a group kill reaches neither, so stop finds them by walking the tree.
+    from orbmcp import log
+
+    log.configure(tmp_path / "debug", enabled=True)
+    try:
+        async with LivenessServer() as live:
+            entry = raw_entry("--spawn-grandchild", "--setsid-child", "--liveness", live.address)
+            config = write_config(tmp_path / "mcp.json", {"daemonish": entry})
+            async with managed(config) as manager:
+                with anyio.fail_after(15):
+                    sup = await manager.ready("daemonish")
+                await live.wait_registered(3, 10)
+                assert sup.process is not None
+                pgid = sup.process.pgid
+                escaped = [p for p in live.peers if p.role != "server"]
+                assert escaped and all(os.getpgid(p.pid) != pgid for p in escaped)
+                with anyio.fail_after(5):
+                    await manager.stop("daemonish")
+                await live.wait_all_dead(5)
+        records = [json.loads(line) for line in (tmp_path / "debug" / "logs" / "orbmcp.log").read_text().splitlines()]
+        logged = {r.get("pid") for r in records if r.get("event") == "process.escaped"}
+        assert logged == {p.pid for p in escaped}
+    finally:
+        log.configure(tmp_path / "debug", enabled=False)
 
 
 async def test_sigterm_ignoring_tree_is_killed_after_the_grace(tmp_path: Path) -> None:
