@@ -24,6 +24,8 @@ T = TypeVar("T")
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 INVALID_REQUEST = -32600
+# Said whenever a connection died under a request: its outcome is unknown, and it is never re-sent.
+NOT_RETRIED = "outcome unknown: the request was not retried, and a tool call's side effects may have happened"
 
 
 def _session_gone(message: str) -> bool:
@@ -83,9 +85,7 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
                 ) from None
             msg = f"server '{sup.name}' closed the connection during {what}"
             sup.connection_lost(msg)
-            raise ConnectionFailed(
-                msg, server=sup.name, hint="the call was not retried; its side effects may have happened"
-            ) from None
+            raise ConnectionFailed(msg, server=sup.name, hint=NOT_RETRIED) from None
         if code == REQUEST_TIMEOUT:
             raise TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name) from None
         raise ProtocolError(
@@ -95,7 +95,7 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
     except _DEAD_STREAM_ERRORS:
         msg = f"server '{sup.name}' connection died during {what}"
         sup.connection_lost(msg)
-        raise ConnectionFailed(msg, server=sup.name) from None
+        raise ConnectionFailed(msg, server=sup.name, hint=NOT_RETRIED) from None
     except TimeoutError:
         raise TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name) from None
     except OrbError:
@@ -105,7 +105,7 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
     except Exception as exc:
         if sup.client is None:  # the owner task tore the session down under us
             raise ConnectionFailed(
-                f"server '{sup.name}' disconnected during {what}", server=sup.name
+                f"server '{sup.name}' disconnected during {what}", server=sup.name, hint=NOT_RETRIED
             ) from None
         raise ProtocolError(
             sup.runtime.redact(f"server '{sup.name}': {what} failed: {type(exc).__name__}: {exc}"),

@@ -93,7 +93,9 @@ async def test_descendants_that_left_the_process_group_die_on_stop_too(tmp_path:
                 with anyio.fail_after(5):
                     await manager.stop("daemonish")
                 await live.wait_all_dead(5)
-        records = [json.loads(line) for line in (tmp_path / "debug" / "logs" / "orbmcp.log").read_text().splitlines()]
+        records = [
+            json.loads(line) for line in (tmp_path / "debug" / "logs" / "orbmcp.log").read_text().splitlines()
+        ]
         logged = {r.get("pid") for r in records if r.get("event") == "process.escaped"}
         assert logged == {p.pid for p in escaped}
     finally:

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from orbmcp.config.loader import load_config
-from orbmcp.core.calls import call_tool
+from orbmcp.core.calls import NOT_RETRIED, call_tool
 from orbmcp.core.manager import Manager
 from orbmcp.core.results import (
     AudioBlock,
@@ -233,6 +233,7 @@ async def test_server_dying_mid_call_fails_fast_and_deactivates_tools(tmp_path: 
                 await call_tool(sup, "crash", {})
             assert anyio.current_time() - started < 5
             assert info.value.exit_code == 4 and info.value.server == "d"
+            assert info.value.hint == NOT_RETRIED  # T-C7: never re-sent, outcome unknown
             # Deactivated by the time the caller sees the error, not at the next reconnect.
             assert not any(t.active for t in manager.tools.for_server("d"))
             assert manager.tools.counts("d")[1] == 0
