@@ -202,7 +202,7 @@ def bench_hung(tmp: Path, env: dict[str, str], runs: int) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_status")
     parser.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", "7")))
-    parser.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", "15")))
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", "31")))
     args, _ = parser.parse_known_args(argv)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)

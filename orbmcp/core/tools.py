@@ -34,7 +34,7 @@ def tool_json(
     }
 
 
-@dataclass
+@dataclass(slots=True)
 class BridgedTool:
     server: str
     name: str  # the server's own tool name
