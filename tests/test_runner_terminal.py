@@ -253,11 +253,11 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stderr", tty)
     ui.progress("s", "t", 1, 4, "quarter \x1b[31mdone")
     assert tty.getvalue() == "\r\x1b[2K[######------------------]  25.0% quarter done"
-    ui.progress("s", "t", 7, None, None)
-    assert tty.getvalue().endswith("\r\x1b[2K[7]")
+    ui.progress("s", "t", 4, 4, "all")  # the last step shows even right after a redraw
+    assert tty.getvalue().endswith("\r\x1b[2K[########################] 100.0% all")
     ui.end_progress()
     ui.end_progress()  # once is enough
-    assert tty.getvalue().endswith("[7]\r\x1b[2K")
+    assert tty.getvalue().endswith("100.0% all\r\x1b[2K")
 
 
 # --- public API and exit codes -------------------------------------------------------------------------

@@ -7,6 +7,7 @@ already have happened. Cancelling the calling task makes the SDK send notificati
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -125,11 +126,18 @@ async def call_tool(
 
     timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
 
+    last = -math.inf
+
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        if progress is not None:
-            out = progress(float(value), None if total is None else float(total), message)
-            if out is not None:
-                await out
+        nonlocal last
+        # Progress must increase (spec): a repeated, backwards or non-finite value is dropped, so a
+        # misbehaving server cannot make a bar jump back or flood a front end with stale updates.
+        if progress is None or not (math.isfinite(value) and value > last):
+            return
+        last = value
+        out = progress(float(value), None if total is None else float(total), message)
+        if out is not None:
+            await out
 
     async def run(client: Any) -> Any:
         # Always a callback: the SDK sends a progress token only with one, and every call carries one.

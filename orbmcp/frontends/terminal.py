@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -16,6 +18,8 @@ if TYPE_CHECKING:
     from orbmcp.commands.context import CommandContext
     from orbmcp.core.manager import Manager
 
+PROGRESS_REDRAW_S = 0.05
+
 
 class TerminalUI:
     """Talks to a person on stderr; stdout stays for results (and JSON)."""
@@ -24,6 +28,7 @@ class TerminalUI:
         self.interactive = interactive
         self.json_output = json_output
         self._progress_shown = False
+        self._progress_drawn_at = -math.inf
 
     def _err(self, text: str) -> None:
         sys.stderr.write(text)
@@ -80,6 +85,12 @@ class TerminalUI:
     ) -> None:
         if not sys.stderr.isatty():
             return
+        # A terminal cannot show more than a few redraws a second anyway; a server sending
+        # thousands must not turn stderr into the bottleneck. The last step always shows.
+        now = time.monotonic()
+        if now - self._progress_drawn_at < PROGRESS_REDRAW_S and not (total and progress >= total):
+            return
+        self._progress_drawn_at = now
         from orbmcp.render.escape import one_line
 
         width = 24

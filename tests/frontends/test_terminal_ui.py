@@ -66,12 +66,16 @@ def test_notify_escapes_server_text_and_progress_draws_on_a_terminal(monkeypatch
     assert "\x1b]0;" not in text and "\x07" not in text and text.count("\n") == 1
     assert text.startswith("orbmcp: warning: ")
     ui.progress("s", "t", 1, 4, "step \x1b[31mred")
-    ui.progress("s", "t", 7, None, None)
+    ui.progress("s", "t", 2, 4, None)  # right after the last redraw: skipped
+    ui.progress("s", "t", 4, 4, None)  # the last step always shows
     ui.end_progress()
     drawn = err.getvalue()[len(text) :]
-    assert " 25.0%" in drawn and "[7]" in drawn and "\x1b[31m" not in drawn
+    assert " 25.0%" in drawn and " 50.0%" not in drawn and "100.0%" in drawn and "\x1b[31m" not in drawn
     ui.show_url("https://as.example/authorize?x=1")
     assert "https://as.example/authorize?x=1" in err.getvalue()
+    fresh, fresh_err = _ui(monkeypatch, "")
+    fresh.progress("s", "t", 7, None, None)
+    assert "[7]" in fresh_err.getvalue()
 
 
 def _sup(tmp_path: Path, *, auth: bool = False) -> Supervisor:

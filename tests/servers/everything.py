@@ -99,6 +99,16 @@ def register_content_tools(server: MCPServer) -> None:
             await ctx.report_progress(i, steps, f"step {i}")
         return f"done {steps} steps"
 
+    @server.tool()
+    async def noisy_progress(ctx: Context, count: int = 1000) -> str:
+        """Misbehaving progress: a burst of updates, some repeated or going backwards."""
+        for i in range(1, count + 1):
+            await ctx.report_progress(i, count)
+            if i % 10 == 0:
+                await ctx.report_progress(i, count, "repeated")
+                await ctx.report_progress(i - 5, count, "backwards")
+        return f"sent {count}"
+
     @server.tool(structured_output=False)
     def image() -> Image:
         """A 1x1 PNG."""

@@ -139,6 +139,21 @@ async def test_progress_notifications_become_updates(live: Live, server: str) ->
     assert updates == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")]
 
 
+async def test_repeated_and_backwards_progress_is_dropped(live: Live) -> None:
+    # T-D3: a burst of 1,200 notifications, 200 of them repeated or going backwards.
+    updates: list[float] = []
+
+    def on_progress(value: float, total: float | None, message: str | None) -> None:
+        updates.append(value)
+
+    with anyio.fail_after(20):
+        result = await call_tool(
+            live.manager.get("e"), "noisy_progress", {"count": 1000}, progress=on_progress
+        )
+    assert result.text() == "sent 1000"
+    assert updates == [float(i) for i in range(1, 1001)]
+
+
 @BOTH
 async def test_is_error_comes_back_as_an_error_result(live: Live, server: str) -> None:
     with anyio.fail_after(10):

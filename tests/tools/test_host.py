@@ -159,7 +159,7 @@ async def session(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ses
 async def test_tools_are_registered_once_and_activated(session: Session) -> None:
     host = session.host
     e_tools = names_of(host, "e")
-    assert len(e_tools) == 17 and e_tools <= host.active
+    assert len(e_tools) == 18 and e_tools <= host.active
     assert {STATUS_TOOL, CONNECT_TOOL} <= host.active
     assert len(host.registrations) == len(set(host.registrations))
     echo = next(t for t in host.tools.values() if t.tool_name == "echo")
@@ -217,7 +217,7 @@ async def test_mcp_status_and_mcp_connect(session: Session) -> None:
             "name": "e",
             "lifecycle": "eager",
             "state": "ready",
-            "tools": {"discovered": 17, "active": 17},
+            "tools": {"discovered": 18, "active": 18},
             "auth": "not configured",
             "source": "config",
         }
@@ -337,7 +337,7 @@ def test_example_host_script_end_to_end(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["active"] is True
-    assert report["registered"][:2] == [STATUS_TOOL, CONNECT_TOOL] and len(report["registered"]) == 19
+    assert report["registered"][:2] == [STATUS_TOOL, CONNECT_TOOL] and len(report["registered"]) == 20
     assert report["mcp_status"][0]["state"] == "ready"
     assert report["call"]["content"] == [{"type": "text", "text": "from the example host"}]
     assert report["active_after_shutdown"] == []

@@ -429,8 +429,8 @@ async def test_removed_tools_refuse_calls_and_come_back_as_the_same_host_tool(tm
             assert manager is not None
             await wait_until(lambda: manager.get("e").state == State.FAILED)  # retries off
             again = await host.call(CONNECT_TOOL, {"server": "e"})
-            # A fresh process: the runtime tool is gone, the 17 built-in ones are back.
-            assert again.text() == "Server 'e' is connected: 17 tools active."
+            # A fresh process: the runtime tool is gone, the 18 built-in ones are back.
+            assert again.text() == "Server 'e' is connected: 18 tools active."
             assert dyn.name not in host.active and by_tool["echo"].name in host.active
 
 
