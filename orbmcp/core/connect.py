@@ -82,7 +82,7 @@ async def open_client(sup: Supervisor) -> AsyncIterator[Any]:
                 client = await stack.enter_async_context(await _client(sup, None, transport))
             else:
                 raise
-        if transport != cfg.transport and SSE_FALLBACK_NOTE not in sup.snap.warnings:
+        if transport != cfg.transport:
             sup._warn(SSE_FALLBACK_NOTE)
         version = client.protocol_version
         sup.snap.protocol_version = version

@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 MAX_PAGES = 100
 MAX_ITEMS = 100_000
+
+
+# Where a tool the SDK drops while listing is reported: the warn hook of the listing in progress
+# (the SDK logs the drop synchronously, in the task that awaits the listing).
+_dropped_tool_sink: ContextVar[Callable[[str], None] | None] = ContextVar("orbmcp_dropped_tool", default=None)
+
+
+def report_dropped_tool(tool: str, reason: str) -> None:
+    sink = _dropped_tool_sink.get()
+    if sink is not None:
+        sink(
+            f"tool '{tool[:200]}' is not available: {reason[:400]} (2026-07-28 clients must drop such tools)"
+        )
 
 
 class PageWarning(Exception):
@@ -56,7 +70,12 @@ async def list_tools(client: Any, *, server: str, warn: Callable[[str], None]) -
         page = await client.list_tools(cursor=cursor)
         return list(page.tools), page.next_cursor
 
-    return await collect_pages(fetch, what="tools", server=server, warn=warn)
+    # No tool goes missing silently: one the SDK filters out becomes a warning of this server.
+    token = _dropped_tool_sink.set(lambda message: warn(f"server '{server}': {message}"))
+    try:
+        return await collect_pages(fetch, what="tools", server=server, warn=warn)
+    finally:
+        _dropped_tool_sink.reset(token)
 
 
 async def list_resources(client: Any, *, server: str, warn: Callable[[str], None]) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ _MODULES = (
     "httpx2",
 )
 _lock: anyio.Lock | None = None
+_logging_set = False
 
 
 def _import_all() -> None:
@@ -43,11 +44,35 @@ def _import_all() -> None:
             gc.enable()
 
 
+class _DroppedToolRelay(logging.Handler):
+    """The one SDK log line a user must see: a tool it dropped from a listing (an invalid
+    ``x-mcp-header`` on 2026-07-28). It goes to the server being listed (``discovery``'s context
+    variable), never to the terminal; every other record of that logger is discarded."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # SDK 2.3: logger.warning("dropping tool %r: invalid x-mcp-header (%s)", name, reason)
+        if isinstance(record.msg, str) and record.msg.startswith("dropping tool"):
+            from orbmcp.core.discovery import report_dropped_tool
+
+            args = record.args if isinstance(record.args, tuple) and len(record.args) == 2 else None
+            report_dropped_tool(*(str(a) for a in args) if args else ("?", record.getMessage()))
+
+
 def quiet_sdk_logging() -> None:
+    global _logging_set
+    _logging_set = True
     # The SDK and httpx2 log through stdlib logging at INFO (every request, cancelled-stream
     # tracebacks); that output would garble the terminal and can carry URLs with credentials.
     for name in ("mcp", "client", "httpx2", "httpcore", "httpcore2", "uvicorn", "sse_starlette"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    # The SDK's session module logs as "client" (2.3); take its logger object, whatever its name.
+    session_log = getattr(sys.modules.get("mcp.client.session"), "logger", None)
+    if not isinstance(session_log, logging.Logger):  # pragma: no cover - a future SDK layout
+        return
+    if not any(isinstance(h, _DroppedToolRelay) for h in session_log.handlers):
+        session_log.setLevel(logging.WARNING)
+        session_log.propagate = False
+        session_log.addHandler(_DroppedToolRelay())
     warnings.filterwarnings("ignore", module=r"mcp(\..*)?")
     try:
         from mcp.shared.exceptions import MCPDeprecationWarning  # type: ignore[attr-defined,unused-ignore]
@@ -63,8 +88,10 @@ def loaded() -> bool:
 
 async def ensure_sdk() -> None:
     """Import the SDK in a worker thread; concurrent callers share one import."""
-    global _lock
+    global _lock, _logging_set
     if loaded():
+        if not _logging_set:  # imported by someone else first (an agent host, a test)
+            quiet_sdk_logging()
         return
     if _lock is None:
         _lock = anyio.Lock()

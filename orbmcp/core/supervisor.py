@@ -365,7 +365,10 @@ class Supervisor:
         _log("server.error", level="warn", server=self.name, code=err.code, error=self.snap.last_error)
 
     def _warn(self, message: str) -> None:
-        self.snap.warnings.append(self.runtime.redact(message))
+        clean = self.runtime.redact(message)
+        if clean in self.snap.warnings:
+            return  # a re-discovery or reconnect repeating itself adds nothing
+        self.snap.warnings.append(clean)
         _log("server.warning", level="warn", server=self.name, message=message)
 
     def _set_state(self, state: State) -> None:

@@ -397,13 +397,26 @@ async def test_ten_thousand_tools_over_a_hundred_pages_and_a_repeated_cursor(tmp
         {
             "big": stdio_entry("paged", "--tools", "10000", "--page-size", "100"),
             "stuck": stdio_entry("paged", "--tools", "10", "--page-size", "2", "--repeat-cursor"),
+            "bad": stdio_entry("paged", "--tools", "2", "--bad-header-tool"),
         },
     )
     async with managed(config) as manager:
         with anyio.fail_after(30):
             await manager.start_eager()
-        big, stuck = manager.supervisors["big"], manager.supervisors["stuck"]
-        assert big.state == stuck.state == State.READY
+        big, stuck, bad = manager.supervisors["big"], manager.supervisors["stuck"], manager.supervisors["bad"]
+        assert big.state == stuck.state == bad.state == State.READY
+        # A tool the SDK must drop (2026-07-28: invalid x-mcp-header) does not go missing silently.
+        assert bad.snap.protocol_version == "2026-07-28"
+        assert manager.tools.counts("bad") == (2, 2)
+        dropped = (
+            "server 'bad': tool 'bad_header' is not available: property 'where': x-mcp-header is only "
+            "permitted on integer/string/boolean properties (got 'object') (2026-07-28 clients must drop "
+            "such tools)"
+        )
+        assert list(bad.snap.warnings) == [dropped]
+        with anyio.fail_after(10):
+            await bad._discover(bad.client)  # what a list_changed re-discovery runs
+        assert list(bad.snap.warnings) == [dropped]  # said once, not once per listing
         assert manager.tools.counts("big") == (10_000, 10_000)
         assert manager.tools.get("big", "t9999") is not None
         assert list(big.snap.warnings) == []

@@ -1,10 +1,13 @@
 """SDK low-level stdio server whose ``tools/list`` paginates (``MCPServer`` ignores cursors).
 
     python tests/servers/paged.py --tools N --page-size K [--repeat-cursor] [--empty-cursor-first]
+        [--bad-header-tool]
 
 Tools are ``t0000``.. and calling one returns its name. Cursors are decimal offsets.
 ``--empty-cursor-first`` makes the first page's cursor ``""`` (a valid cursor that a careless
 client mistakes for "no more pages"); ``--repeat-cursor`` returns the same non-empty cursor forever.
+``--bad-header-tool`` adds ``bad_header``, whose ``x-mcp-header`` sits on an object property: a
+2026-07-28 client must drop that tool (and orbmcp must say so).
 """
 
 from __future__ import annotations
@@ -23,12 +26,20 @@ REPEATED_CURSOR = "again"
 
 
 def build_server(
-    count: int, page_size: int, *, repeat_cursor: bool = False, empty_first: bool = False
+    count: int,
+    page_size: int,
+    *,
+    repeat_cursor: bool = False,
+    empty_first: bool = False,
+    bad_header: bool = False,
 ) -> Server[Any]:
     tools = [
         types.Tool(name=f"t{i:04d}", description=f"synthetic tool {i}", input_schema={"type": "object"})
         for i in range(count)
     ]
+    if bad_header:
+        schema = {"type": "object", "properties": {"where": {"type": "object", "x-mcp-header": "Region"}}}
+        tools.append(types.Tool(name="bad_header", description="invalid x-mcp-header", input_schema=schema))
     size = max(page_size, 1)
 
     def offset_of(cursor: str | None) -> int:
@@ -80,9 +91,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("--page-size", type=int, default=2, metavar="K")
     p.add_argument("--repeat-cursor", action="store_true")
     p.add_argument("--empty-cursor-first", action="store_true")
+    p.add_argument("--bad-header-tool", action="store_true")
     args = p.parse_args(argv)
     server = build_server(
-        args.tools, args.page_size, repeat_cursor=args.repeat_cursor, empty_first=args.empty_cursor_first
+        args.tools,
+        args.page_size,
+        repeat_cursor=args.repeat_cursor,
+        empty_first=args.empty_cursor_first,
+        bad_header=args.bad_header_tool,
     )
     anyio.run(serve, server)
     return 0
