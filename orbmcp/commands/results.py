@@ -32,6 +32,10 @@ class StatusRow:
     auth: str
     source: str
     error: str | None = None  # last error, redacted; not part of the seed row, shown by renderers
+    # The newest of the server's warnings (a dropped tool, an SSE fallback) and how many there
+    # are: a server can be ready and still worth a look. Not part of the seed row either.
+    warning: str | None = None
+    warnings: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {

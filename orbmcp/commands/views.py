@@ -41,6 +41,8 @@ def status_row(cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None
         auth=auth_line(cfg, config),
         source=cfg.source,
         error=sup.snap.last_error if sup is not None else None,
+        warning=sup.snap.warnings[-1] if sup is not None and sup.snap.warnings else None,
+        warnings=len(sup.snap.warnings) if sup is not None else 0,
     )
 
 

@@ -88,7 +88,7 @@ def loaded() -> bool:
 
 async def ensure_sdk() -> None:
     """Import the SDK in a worker thread; concurrent callers share one import."""
-    global _lock, _logging_set
+    global _lock
     if loaded():
         if not _logging_set:  # imported by someone else first (an agent host, a test)
             quiet_sdk_logging()

@@ -39,7 +39,14 @@ def status_line(r: StatusRow) -> str:
     )
     if r.error and r.state in ("failed", "needs-auth"):
         line += f"\n    last error: {one_line(r.error, max_len=300)}"
+    elif r.warning:
+        line += f"\n    {warning_summary(r)}"
     return line
+
+
+def warning_summary(r: StatusRow) -> str:
+    more = f" (+{r.warnings - 1} more in its detail view)" if r.warnings > 1 else ""
+    return f"warning: {one_line(r.warning or '', max_len=300)}{more}"
 
 
 @render_plain.register

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from orbmcp.commands.results import ServerAction, StatusReport
 from orbmcp.render.escape import one_line
+from orbmcp.render.plain import warning_summary
 
 STATE_STYLE = {
     "ready": "green",
@@ -43,6 +44,8 @@ def render_rich(result: Any, console: Console | None = None) -> None:
         for r in result.rows:
             if r.error and r.state in ("failed", "needs-auth"):
                 console.print(f"[red]{escape(one_line(r.name))}[/]: {escape(one_line(r.error, max_len=300))}")
+            elif r.warning:
+                console.print(f"[yellow]{escape(one_line(r.name))}[/]: {escape(warning_summary(r))}")
         for n in result.notices:
             console.print(f"[yellow]{escape(one_line(n))}[/]")
         return

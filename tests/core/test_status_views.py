@@ -249,3 +249,35 @@ async def test_one_shot_sessions_reuse_one_manager_and_close_it(tmp_path: Path) 
             assert await sessions.manager(ctx) is first
             assert first.runtime.retries_enabled is False  # one-shot: report the first attempt
     assert sessions._manager is None and first._tg is None
+
+
+def test_a_ready_server_with_warnings_says_so_in_the_overview() -> None:
+    import io
+
+    from rich.console import Console
+
+    from orbmcp.commands.results import StatusReport, StatusRow, ToolCounts
+    from orbmcp.render.rich_view import render_rich
+
+    row = StatusRow(
+        "p",
+        "eager",
+        "ready",
+        ToolCounts(2, 2),
+        "not configured",
+        "config",
+        warning="server 'p': tool 'bad\x1b[31m' is not available",
+        warnings=3,
+    )
+    quiet = StatusRow("q", "eager", "ready", ToolCounts(1, 1), "not configured", "config")
+    text = render_plain(StatusReport((row, quiet)))
+    assert text.splitlines()[1:4] == [
+        "  p  ready  eager  tools 2/2 active  auth: not configured  source: config",
+        "    warning: server 'p': tool 'bad' is not available (+2 more in its detail view)",
+        "  q  ready  eager  tools 1/1 active  auth: not configured  source: config",
+    ]
+    out = io.StringIO()
+    render_rich(StatusReport((row, quiet)), Console(file=out, width=200, color_system=None))
+    assert (
+        "p: warning: server 'p': tool 'bad' is not available (+2 more in its detail view)" in out.getvalue()
+    )
