@@ -67,7 +67,7 @@ async def open_client(sup: Supervisor) -> AsyncIterator[Any]:
                     raise
                 # The remembered SSE endpoint is gone: the server may speak Streamable HTTP now.
                 cache.forget(key)
-                cached, transport = None, cfg.transport
+                transport = cfg.transport
                 client = await stack.enter_async_context(await _client(sup, None, transport))
             elif transport == "streamable-http" and sup.http_refused():
                 client = await _sse_fallback(stack, sup, exc)
