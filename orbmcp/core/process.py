@@ -320,24 +320,15 @@ class _GroupProbe:
         return state is not None and state[1] == self.pgid and state[0] not in (b"Z", b"X")
 
 
-def _proc_state(pid: int) -> tuple[bytes, int] | None:
-    """(state, pgrp) of a process from /proc/<pid>/stat, or None if it is unreadable."""
+def _proc_state(pid: int) -> tuple[bytes, int, int] | None:
+    """(state, pgrp, start time in clock ticks since boot) of a process from /proc/<pid>/stat,
+    or None if it is unreadable."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
         # comm may hold spaces and parentheses: the fixed fields start after the last ')'.
         fields = stat[stat.rindex(b")") + 2 :].split()
-        return fields[0], int(fields[2])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _start_ticks(pid: int) -> int | None:
-    """A process's start time in clock ticks since boot (/proc/<pid>/stat field 22)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+        return fields[0], int(fields[2]), int(fields[19])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -367,21 +358,15 @@ def _escaped_descendants(leader: int, pgid: int) -> list[tuple[int, int]]:
                 seen.add(child)
                 todo.append(child)
                 state = _proc_state(child)
-                ticks = _start_ticks(child)
-                if (
-                    state is not None
-                    and ticks is not None
-                    and state[1] != pgid
-                    and state[0] not in (b"Z", b"X")
-                ):
-                    escaped.append((child, ticks))
+                if state is not None and state[1] != pgid and state[0] not in (b"Z", b"X"):
+                    escaped.append((child, state[2]))
     return escaped
 
 
 def _still_running(pid: int, ticks: int) -> bool:
     """The same process (not a recycled pid) is alive and not a zombie."""
     state = _proc_state(pid)
-    return state is not None and state[0] not in (b"Z", b"X") and _start_ticks(pid) == ticks
+    return state is not None and state[0] not in (b"Z", b"X") and state[2] == ticks
 
 
 def exit_reason(returncode: int) -> str:
