@@ -1,51 +1,99 @@
-"""The OrbError tree and the single place that maps errors to exit codes.
+"""The OrbError tree: every failure a user or an embedding agent can see, as data.
 
-Every error a user can see is an OrbError with a stable ``code`` (also the JSON ``error.code``)
-and an exit status. Anything else that escapes is a bug: exit 70 with a crash log.
+Each error has a stable ``code`` (its category, also the JSON ``error.code``), a machine
+``reason`` (finer than the code, e.g. ``unknown_server`` or ``env_missing``; defaults to the code),
+a one-line ``message`` already redacted, and optionally the ``server`` concerned and a ``hint``.
+Exit codes are not the library's business: ``orbmcp.commands.outcome`` maps codes to them, once.
+
+Messages and hints name orbmcp commands with ``cmd("auth", name)``: a reference each front spells
+its own way (``orbmcp auth x`` in a shell, ``/mcp:auth x`` in an agent). ``message`` and ``hint``
+read in the shell's spelling; ``message_in`` / ``hint_in`` take a front's speller.
+
+Codes: ``usage``, ``config``, ``connection``, ``protocol``, ``auth``, ``timeout``, ``tool``,
+``interrupted``, ``internal``. Reasons in use are listed beside the raises that set them; a
+reason is stable once released (scripts may branch on it), a message is not.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
+import re
+from collections.abc import Callable
+from typing import ClassVar
+
+_CMD_RE = re.compile(r"\{cmd:([^{}]*)\}")
+
+Speller = Callable[[str], str]
 
 
-class ExitCode(IntEnum):
-    OK = 0
-    TOOL_ERROR = 1  # a tool returned isError, or a check failed
-    USAGE = 2
-    CONFIG = 3
-    CONNECTION = 4  # connection or protocol
-    AUTH = 5
-    TIMEOUT = 6
-    INTERNAL = 70
-    INTERRUPTED = 130
+def cmd(*words: str) -> str:
+    """A reference to an orbmcp command (``cmd("auth", "github", "--reset")``) for a message or
+    hint; fronts spell it (see the module docstring)."""
+    return "{cmd:" + " ".join(words) + "}"
+
+
+def shell_spelling(words: str) -> str:
+    return f"orbmcp {words}"
+
+
+def spell(text: str, speller: Speller = shell_spelling) -> str:
+    """``text`` with every command reference spelled by ``speller`` (its argument: the words)."""
+    if "{cmd:" not in text:
+        return text
+    return _CMD_RE.sub(lambda m: speller(m.group(1)), text)
 
 
 class OrbError(Exception):
-    """Base of every user-facing error. ``message`` is one line, already redacted."""
+    """Base of every user-facing error. See the module docstring."""
 
-    code: str = "internal"
-    exit_code: ExitCode = ExitCode.INTERNAL
+    code: ClassVar[str] = "internal"
 
-    def __init__(self, message: str, *, server: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str | None = None,
+        hint: str | None = None,
+        reason: str | None = None,
+    ) -> None:
         super().__init__(message)
-        self.message = message
+        self.template = message
         self.server = server
-        self.hint = hint
+        self.hint_template = hint
+        self.reason = reason or self.code
+
+    @property
+    def message(self) -> str:
+        return spell(self.template)
+
+    @property
+    def hint(self) -> str | None:
+        return None if self.hint_template is None else spell(self.hint_template)
+
+    def message_in(self, speller: Speller) -> str:
+        return spell(self.template, speller)
+
+    def hint_in(self, speller: Speller) -> str | None:
+        return None if self.hint_template is None else spell(self.hint_template, speller)
 
     def __str__(self) -> str:
         return self.message
 
-    def to_json(self) -> dict[str, object]:
-        body: dict[str, object] = {"code": self.code, "message": self.message, "server": self.server}
-        if self.hint:
-            body["hint"] = self.hint
+    def to_json(self, speller: Speller = shell_spelling) -> dict[str, object]:
+        body: dict[str, object] = {
+            "code": self.code,
+            "message": self.message_in(speller),
+            "server": self.server,
+        }
+        if self.reason != self.code:
+            body["reason"] = self.reason
+        hint = self.hint_in(speller)
+        if hint:
+            body["hint"] = hint
         return {"error": body}
 
 
 class ConfigError(OrbError):
     code = "config"
-    exit_code = ExitCode.CONFIG
 
     def __init__(
         self,
@@ -54,57 +102,41 @@ class ConfigError(OrbError):
         file: str | None = None,
         server: str | None = None,
         hint: str | None = None,
+        reason: str | None = None,
     ) -> None:
-        super().__init__(message, server=server, hint=hint)
+        super().__init__(message, server=server, hint=hint, reason=reason)
         self.file = file
 
 
 class UsageError(OrbError):
     code = "usage"
-    exit_code = ExitCode.USAGE
 
 
 class ConnectionFailed(OrbError):
     code = "connection"
-    exit_code = ExitCode.CONNECTION
 
 
 class ProtocolError(OrbError):
     code = "protocol"
-    exit_code = ExitCode.CONNECTION
 
 
 class AuthError(OrbError):
     code = "auth"
-    exit_code = ExitCode.AUTH
 
 
 class TimeoutFailed(OrbError):
     code = "timeout"
-    exit_code = ExitCode.TIMEOUT
 
 
 class ToolError(OrbError):
     """The tool ran and reported ``isError``; also used for a failed ``check``."""
 
     code = "tool"
-    exit_code = ExitCode.TOOL_ERROR
 
 
 class Interrupted(OrbError):
     code = "interrupted"
-    exit_code = ExitCode.INTERRUPTED
 
 
 class InternalError(OrbError):
     code = "internal"
-    exit_code = ExitCode.INTERNAL
-
-
-def exit_code_for(exc: BaseException) -> ExitCode:
-    """The one mapping from an exception to a process exit status."""
-    if isinstance(exc, OrbError):
-        return exc.exit_code
-    if isinstance(exc, KeyboardInterrupt):
-        return ExitCode.INTERRUPTED
-    return ExitCode.INTERNAL

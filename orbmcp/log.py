@@ -1,9 +1,15 @@
-"""The redacted debug log: JSON Lines at ``<global dir>/logs/orbmcp.log`` when ``ORBMCP_DEBUG`` is on.
+"""The debug log: stdlib logging under the ``orbmcp`` logger, written by one redacting handler.
 
-The log is itself a secret file (R-H6): 0600 in a 0700 directory, one 2 MB backup, only
-allow-listed fields, every string redacted. It is best-effort: a failed write disables the log
-for the rest of the process and never reaches the caller. Off, it creates nothing and costs one
-attribute check per call.
+Modules log in two ways, both through stdlib ``logging``: ``log_event("server.state", server=...,
+from_=..., to=...)`` for structured events, and ``get_logger(__name__)`` for ordinary messages.
+With ``ORBMCP_DEBUG`` on, ``configure`` attaches the JSON Lines handler: JSON Lines at
+``<global dir>/logs/orbmcp.log``, itself a secret file (0600 in a 0700 directory, one 2 MB backup,
+only allow-listed fields, every string redacted). Every orbmcp logger also carries a redacting
+filter, so a host that routes the ``orbmcp`` logger to its own handlers never sees a secret.
+Nothing reaches Python's last-resort handler (a ``NullHandler`` sits on ``orbmcp``).
+
+It is best-effort: a failed write disables the log for the rest of the process and never reaches
+the caller. Off, ``log_event`` costs one attribute check, imports nothing and creates nothing.
 """
 
 from __future__ import annotations
@@ -16,10 +22,16 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orbmcp.redact import redact, redact_field, redact_mapping
 
+if TYPE_CHECKING:
+    import logging
+
 DEBUG_ENV = "ORBMCP_DEBUG"
+ROOT_LOGGER = "orbmcp"
+_LEVELS = {"debug": 10, "info": 20, "warn": 30, "warning": 30, "error": 40, "critical": 50}
 LOG_DIR_NAME = "logs"
 LOG_FILE_NAME = "orbmcp.log"
 BACKUP_SUFFIX = ".1"
@@ -98,11 +110,11 @@ def configure(global_dir: Path, enabled: bool | None = None) -> None:
         _state.log_dir = Path(global_dir) / LOG_DIR_NAME
         _state.dir_ready = False
         _state.failed = False
+    if _state.enabled:
+        _attach_handler()
 
 
 def is_enabled() -> bool:
-    if not _state.configured:
-        _configure_from_env()
     return _state.enabled and not _state.failed
 
 
@@ -127,8 +139,96 @@ def log_event(
     """
     if not is_enabled():
         return
+    import logging
+
+    logger = get_logger(ROOT_LOGGER)
+    extra = {"orbmcp_event": (level, server, message, fields)}
+    logger.log(_LEVELS.get(level, logging.INFO), event, extra=extra)
+
+
+def get_logger(name: str) -> logging.Logger:
+    """An orbmcp logger (name under ``orbmcp``): stdlib logging with the redacting filter."""
+    import logging
+
+    _install()
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, _RedactFilter) for f in logger.filters):
+        logger.addFilter(_RedactFilter())
+    return logger
+
+
+_installed = False
+
+
+def _install() -> None:
+    """Once per process: the ``orbmcp`` logger gets a NullHandler (no last-resort stderr output)."""
+    global _installed
+    if _installed:
+        return
+    import logging
+
+    root = logging.getLogger(ROOT_LOGGER)
+    root.addHandler(logging.NullHandler())
+    _installed = True
+
+
+def _attach_handler() -> None:
+    import logging
+
+    _install()
+    root = logging.getLogger(ROOT_LOGGER)
+    if not any(getattr(h, "orbmcp_debug_log", False) for h in root.handlers):
+        root.addHandler(_json_lines_handler())
+    if root.level == logging.NOTSET or root.level > logging.DEBUG:
+        root.setLevel(logging.DEBUG)
+
+
+def _json_lines_handler() -> logging.Handler:
+    """The handler that writes the debug log (built lazily: ``logging`` is not imported until
+    the log is on)."""
+    import logging
+
+    class JsonLinesHandler(logging.Handler):
+        orbmcp_debug_log = True
+
+        def emit(self, record: logging.LogRecord) -> None:
+            _emit(record)
+
+        def handleError(self, record: logging.LogRecord) -> None:
+            pass  # never a traceback on stderr: the debug log is best-effort
+
+    return JsonLinesHandler()
+
+
+class _RedactFilter:
+    """Masks secrets in a record's message before any handler sees it (ours or a host's)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "orbmcp_event", None) is not None:
+            return True  # log_event records are redacted field by field when formatted
+        try:
+            text = record.getMessage()
+        except Exception:
+            text = str(record.msg)
+        record.msg = redact(text)
+        record.args = None
+        return True
+
+
+def _emit(record: logging.LogRecord) -> None:
+    event = getattr(record, "orbmcp_event", None)
     try:
-        line = _format_record(event, level=level, server=server, message=message, fields=fields)
+        if event is not None:
+            level, server, message, fields = event
+            line = _format_record(record.msg, level=level, server=server, message=message, fields=fields)
+        else:
+            line = _format_record(
+                record.name,
+                level=record.levelname.lower(),
+                server=None,
+                message=str(record.msg),
+                fields={},
+            )
     except Exception:
         return
     with _state.lock:
@@ -141,20 +241,20 @@ def log_event(
             _state.failed = True
 
 
-def _configure_from_env() -> None:
-    # Library callers that never call configure() still get the log the environment asks for.
-    from orbmcp.config.paths import global_dir
+def configure_default(global_dir: Path) -> None:
+    """Point the log at ``global_dir`` unless someone configured it already.
 
+    The config loader and the manager call this with the global dir they resolved, so library
+    callers that never call ``configure`` still get the log ``ORBMCP_DEBUG`` asks for.
+    """
     with _state.lock:
         if _state.configured:
             return
-        _state.configured = True
-        _state.enabled = env_enabled()
-        _state.log_dir = global_dir() / LOG_DIR_NAME if _state.enabled else None
+    configure(global_dir)
 
 
 def _format_record(
-    event: str, *, level: str, server: str | None, message: str | None, fields: dict[str, object]
+    event: object, *, level: str, server: str | None, message: str | None, fields: dict[str, object]
 ) -> str:
     record: dict[str, object] = {
         "ts": _timestamp(),

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from orbmcp import __version__
+from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.frontends.runner import run_in_shell
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.markup import escape as rich_escape
 
-from orbmcp.render.escape import one_line, rich_markup_escape, safe_text
+from orbmcp.text import one_line, rich_markup_escape, safe_text
 
 # Anything a terminal would act on: C0 except \n and \t, DEL, C1, bidi embeddings/overrides/isolates.
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")

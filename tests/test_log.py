@@ -54,10 +54,14 @@ def test_unconfigured_reads_the_environment_and_stays_off(_isolated_agent_dir: P
     assert not _isolated_agent_dir.exists()
 
 
-def test_unconfigured_with_debug_on_writes_under_the_global_dir(
-    _isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+def test_loading_the_config_points_the_log_at_the_global_dir(
+    _isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    from orbmcp.config.loader import load_config
+
     monkeypatch.setenv("ORBMCP_DEBUG", "yes")
+    log.log_event("server.state", server="before")  # nobody said where yet: nothing is written
+    load_config(cwd=tmp_path)
     log.log_event("server.state", server="s")
     assert records(_isolated_agent_dir / "logs" / "orbmcp.log")[0]["server"] == "s"
 

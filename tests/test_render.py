@@ -25,9 +25,9 @@ from orbmcp.commands.results import (
     ToolCounts,
 )
 from orbmcp.render import exit_code_of, render_to_terminal, to_json_text
-from orbmcp.render.escape import rich_markup_escape, safe_text
 from orbmcp.render.plain import render_plain
 from orbmcp.render.rich_view import render_rich
+from orbmcp.text import rich_markup_escape, safe_text
 
 HOSTILE = "boom \x1b[31mred\x1b[0m\x07\nsecond line"
 STATES = ("ready", "starting", "stopped", "failed", "needs-auth")

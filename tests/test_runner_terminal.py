@@ -17,15 +17,14 @@ import pytest
 
 import orbmcp
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.results import Message
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import (
     AuthError,
     ConfigError,
-    ExitCode,
     Interrupted,
     OrbError,
-    exit_code_for,
 )
 from orbmcp.frontends.runner import call_handler, report_error, run_in_shell
 from orbmcp.frontends.terminal import OneShotSessions, TerminalUI, run_with_signals

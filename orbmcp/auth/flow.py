@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from orbmcp import __version__
+from orbmcp._version import __version__
 from orbmcp.auth.callback import DEFAULT_CALLBACK_TIMEOUT_S
 from orbmcp.auth.lock import AuthLock
 from orbmcp.auth.storage import AuthStore, log_auth_event, safe_text
@@ -101,7 +101,7 @@ async def _probe(cfg: ServerConfig, provider: OrbOAuthProvider) -> int:
     """One authenticated MCP request; the provider runs whatever authorization it needs."""
     import httpx2
 
-    from orbmcp.core.httpclient import make_http_client
+    from orbmcp.net.http import make_http_client
 
     assert cfg.url is not None
     try:

@@ -88,7 +88,7 @@ class CommandContext:
         config = self.config()
         cfg = config.servers.get(name)
         if cfg is None:
-            from orbmcp.commands.suggest import unknown_server
+            from orbmcp.suggest import unknown_server
 
             raise unknown_server(name, list(config.servers))
         return cfg

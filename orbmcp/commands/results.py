@@ -171,3 +171,24 @@ class Document:
 
     def to_json(self) -> Any:
         return self.data
+
+
+@dataclass(frozen=True)
+class ShellExit:
+    """The status of the REPL's last command, for ``orbmcp shell < script`` (nothing to print)."""
+
+    exit_code: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"exitCode": self.exit_code}
+
+
+@dataclass(frozen=True)
+class JsonText:
+    """A slash line that asked for ``--json`` itself: JSON whatever the outer output mode."""
+
+    data: Any
+    exit_code: int = 0
+
+    def to_json(self) -> Any:
+        return self.data

@@ -198,14 +198,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("slash",),
         'Run one slash command line, e.g. orbmcp slash "/mcp:start github".',
-        f"{H}.slash:slash",
+        "orbmcp.frontends.handlers:slash",
         (Param("line", "The slash command line.", required=True), JSON),
         connects=True,
     ),
     CommandSpec(
         ("complete",),
         "Print completion candidates for a partial slash or shell line, one per line.",
-        f"{H}.slash:complete",
+        "orbmcp.frontends.handlers:complete",
         (Param("line", "The partial line.", required=True), JSON),
     ),
     CommandSpec(
@@ -223,7 +223,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("shell",),
         "Interactive session: slash and shell-style commands, servers stay connected.",
-        f"{H}.shell:shell",
+        "orbmcp.frontends.handlers:shell",
         (),
         # False: the REPL runs its own event loop in a thread, since line editing (readline)
         # only works in the main thread; its servers do connect.

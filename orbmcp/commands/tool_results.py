@@ -24,7 +24,7 @@ from orbmcp.core.results import (
     block_text,
     format_size,
 )
-from orbmcp.render.escape import one_line, safe_text
+from orbmcp.text import one_line, safe_text
 
 INDENT = "    "
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orbmcp import log
 from orbmcp.config import paths, registry
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
@@ -97,6 +98,7 @@ def load_config(
     work = (cwd if cwd is not None else Path.cwd()).absolute()
     gdir = global_dir if global_dir is not None else paths.global_dir(env)
     gdir = gdir if gdir.is_absolute() else work / gdir
+    log.configure_default(gdir)
     pdir = paths.project_dir(project, cwd=work)
     warnings: list[ConfigWarning] = []
 

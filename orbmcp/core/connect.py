@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from orbmcp import __version__
+from orbmcp._version import __version__
 from orbmcp.core.sdk import ensure_sdk
 
 if TYPE_CHECKING:

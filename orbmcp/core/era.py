@@ -397,10 +397,10 @@ def _first_line(exc: BaseException) -> str:
 
 def _finish(error: OrbError, server: str) -> OrbError:
     error.server = server
-    error.message = _one_line(error.message)
+    error.template = _one_line(error.template)
     error.args = (error.message,)
-    if error.hint:
-        error.hint = _one_line(error.hint)
+    if error.hint_template:
+        error.hint_template = _one_line(error.hint_template)
     return error
 
 

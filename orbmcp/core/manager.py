@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp import log
 from orbmcp.core.runtime import Runtime
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import ToolRegistry
@@ -49,6 +50,7 @@ class Manager:
         tools: ToolRegistry | None = None,
     ) -> None:
         self.config = config
+        log.configure_default(config.global_dir)
         self.runtime = Runtime(
             global_dir=config.global_dir,
             tools=tools or ToolRegistry(prefix=config.settings.tool_prefix),
@@ -103,7 +105,7 @@ class Manager:
     def get(self, name: str) -> Supervisor:
         sup = self.supervisors.get(name)
         if sup is None:
-            from orbmcp.commands.suggest import unknown_server
+            from orbmcp.suggest import unknown_server
 
             raise unknown_server(name, list(self.supervisors))
         return sup

@@ -13,7 +13,6 @@ shielded ``stop()`` for callers that want one ``async with`` block per process.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import signal
@@ -30,11 +29,12 @@ import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from orbmcp.errors import ConnectionFailed
+from orbmcp.log import get_logger
 
 if TYPE_CHECKING:
     from orbmcp.core.reaper import GroupRegistry
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 # How often a stop probes the leader and the group (the SDK's and VS Code's value).
 _GROUP_POLL_INTERVAL = 0.01

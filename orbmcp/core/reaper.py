@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import secrets
 import time
@@ -20,7 +19,9 @@ from pathlib import Path
 
 import psutil
 
-_log = logging.getLogger(__name__)
+from orbmcp.log import get_logger
+
+_log = get_logger(__name__)
 
 _RECORD_VERSION = 1
 # Start times come from /proc tick counts turned into floats; allow for float noise only.

@@ -14,7 +14,6 @@ non-JSON noise instead of handing the session an exception per line, and can bou
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 
@@ -30,8 +29,9 @@ from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from orbmcp.core.httpclient import ResponseHook, make_http_client
 from orbmcp.errors import ConnectionFailed
+from orbmcp.log import get_logger
+from orbmcp.net.http import ResponseHook, make_http_client
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -56,7 +56,7 @@ DISCOVER_METHOD = "server/discover"
 GarbageHook = Callable[[str], None]
 """Receives a skipped stdout line (decoded leniently, at most GARBAGE_PREVIEW_CHARS characters)."""
 
-logger = logging.getLogger("orbmcp.transport")
+logger = get_logger(__name__)
 
 
 class LineTooLong(ConnectionFailed):

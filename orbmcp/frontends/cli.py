@@ -11,7 +11,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from orbmcp import __version__
+from orbmcp._version import __version__
 
 if TYPE_CHECKING:
     from orbmcp.frontends.typer_app import OPTS, build_app, run_command

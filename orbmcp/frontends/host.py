@@ -551,9 +551,9 @@ class McpExtension:
 
     async def connect(self, server: str) -> ToolResult:
         """``mcp_connect``: connect a configured server; report inactive tools honestly (seed 003)."""
-        from orbmcp.commands.suggest import unknown_server
         from orbmcp.core.hints import hint_for
         from orbmcp.core.state import State
+        from orbmcp.suggest import unknown_server
 
         manager, config = self._manager, self._config
         if manager is None or config is None:

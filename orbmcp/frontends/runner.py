@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from orbmcp.commands.context import CommandContext, default_interactive
+from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.spec import CommandSpec
-from orbmcp.errors import ExitCode, OrbError, exit_code_for
+from orbmcp.errors import OrbError
 
 
 def load_handler(spec: CommandSpec) -> Callable[..., Any]:
@@ -56,7 +57,7 @@ def _crash_log(exc: BaseException) -> Path | None:
 
 
 def report_error(err: OrbError, *, json_output: bool) -> None:
-    from orbmcp.render.escape import one_line
+    from orbmcp.text import one_line
 
     if json_output:
         sys.stderr.write(json.dumps(err.to_json(), ensure_ascii=False) + "\n")
@@ -101,7 +102,7 @@ def run_in_shell(
         return render_to_terminal(result, json_output=json_output, no_color=no_color)
     except OrbError as err:
         report_error(err, json_output=json_output)
-        return int(err.exit_code)
+        return int(exit_code_for(err))
     except KeyboardInterrupt:
         from orbmcp.errors import Interrupted
 
@@ -124,7 +125,7 @@ def run_in_shell(
 
 def _internal_error_line(exc: BaseException) -> str:
     from orbmcp.redact import redact
-    from orbmcp.render.escape import one_line
+    from orbmcp.text import one_line
 
     path = _crash_log(exc)
     where = f" (details: {path})" if path else ""

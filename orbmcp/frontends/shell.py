@@ -27,6 +27,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from orbmcp.commands.complete import complete_line, shell_commands, slash_commands, usage_line
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.outcome import exit_code_for
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.frontends.slash import Invocation, format_error, parse_shell, parse_slash, render, run_invocation
@@ -220,7 +221,7 @@ class Shell:
                 result, code = await run_invocation(inv, self.ctx)
                 return _Outcome(code, result=result, json=as_json)
             except OrbError as err:
-                return _Outcome(int(err.exit_code), error=err, json=as_json)
+                return _Outcome(int(exit_code_for(err)), error=err, json=as_json)
             except Exception as exc:  # a bug in one command must not end the session
                 return _Outcome(70, internal=_describe(exc))
             finally:
@@ -239,7 +240,7 @@ class Shell:
 
 def _describe(exc: BaseException) -> str:
     from orbmcp.redact import redact
-    from orbmcp.render.escape import one_line
+    from orbmcp.text import one_line
 
     return one_line(redact(f"{type(exc).__name__}: {exc}"), max_len=300)
 

@@ -34,10 +34,11 @@ from orbmcp.commands.complete import (
     usage_line,
 )
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.outcome import exit_code_for
 from orbmcp.commands.results import Document
 from orbmcp.commands.spec import CommandSpec, Param
-from orbmcp.commands.suggest import close_names
 from orbmcp.errors import OrbError, UsageError
+from orbmcp.suggest import close_names
 
 MAX_LISTED = 20
 
@@ -300,7 +301,7 @@ def render(result: Any, *, json_output: bool) -> str:
 def format_error(err: OrbError, *, json_output: bool) -> str:
     if json_output:
         return json.dumps(err.to_json(), ensure_ascii=False)
-    from orbmcp.render.escape import one_line
+    from orbmcp.text import one_line
 
     text = f"error: {one_line(err.message)}"
     if err.hint:
@@ -319,7 +320,7 @@ async def run_slash(line: str, ctx: CommandContext, *, json_output: bool | None 
             as_json = as_json or inv.json
         result, code = await run_invocation(inv, ctx)
     except OrbError as err:
-        return SlashReply(format_error(err, json_output=as_json), int(err.exit_code), None, err)
+        return SlashReply(format_error(err, json_output=as_json), int(exit_code_for(err)), None, err)
     return SlashReply(render(result, json_output=as_json), code, result, None)
 
 
@@ -341,7 +342,7 @@ def complete_fast(args: Sequence[str]) -> int | None:
     import sys
 
     from orbmcp.commands.complete import complete_line
-    from orbmcp.render.escape import one_line
+    from orbmcp.text import one_line
 
     project = os.environ.get("ORBMCP_PROJECT") or None
     candidates = complete_line(rest[0], project=Path(project) if project else None)

@@ -55,7 +55,7 @@ class TerminalUI:
         return None
 
     def notify(self, message: str, *, level: str = "info") -> None:
-        from orbmcp.render.escape import one_line
+        from orbmcp.text import one_line
 
         if self.json_output and level == "info":
             return
@@ -91,7 +91,7 @@ class TerminalUI:
         if now - self._progress_drawn_at < PROGRESS_REDRAW_S and not (total and progress >= total):
             return
         self._progress_drawn_at = now
-        from orbmcp.render.escape import one_line
+        from orbmcp.text import one_line
 
         width = 24
         if total and total > 0:

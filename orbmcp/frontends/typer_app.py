@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from orbmcp import __version__
+from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
 

@@ -10,14 +10,16 @@ from typing import Any
 
 from orbmcp.commands.results import (
     Document,
+    JsonText,
     Lines,
     Message,
     ServerAction,
     ServerDetail,
+    ShellExit,
     StatusReport,
     StatusRow,
 )
-from orbmcp.render.escape import one_line, safe_text
+from orbmcp.text import one_line, safe_text
 
 
 @singledispatch
@@ -115,3 +117,15 @@ def _(lines: Lines) -> str:
 @render_plain.register
 def _(doc: Document) -> str:
     return safe_text(doc.text, multiline=True)
+
+
+@render_plain.register
+def _(result: ShellExit) -> str:
+    return ""
+
+
+@render_plain.register
+def _(result: JsonText) -> str:
+    import json
+
+    return json.dumps(result.data, indent=2, ensure_ascii=False)

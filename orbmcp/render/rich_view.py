@@ -9,8 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from orbmcp.commands.results import ServerAction, StatusReport
-from orbmcp.render.escape import one_line
 from orbmcp.render.plain import warning_summary
+from orbmcp.text import one_line
 
 STATE_STYLE = {
     "ready": "green",

@@ -468,7 +468,7 @@ async def test_non_interactive_never_discovers_registers_or_opens(tmp_path: Path
         )
         with pytest.raises(AuthError) as info:
             await request(provider, srv.mcp_url)
-    assert info.value.exit_code == 5 and info.value.hint == "orbmcp auth srv"
+    assert info.value.code == "auth" and info.value.hint == "orbmcp auth srv"
     assert srv.paths() == ["/mcp"]  # no discovery, no DCR
     assert ui.opened == ui.shown == [] and [c.kind for c in seen] == ["unauthorized"]
     assert not (tmp_path / "mcp-auth").exists() or not any((tmp_path / "mcp-auth").glob("*.json"))

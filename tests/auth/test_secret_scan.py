@@ -58,11 +58,8 @@ async def test_no_secret_outside_the_credential_store(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     home = tmp_path / "global"
-    monkeypatch.setattr(log._state, "configured", True)
-    monkeypatch.setattr(log._state, "enabled", True)
-    monkeypatch.setattr(log._state, "log_dir", home / "logs")
-    monkeypatch.setattr(log._state, "dir_ready", False)
-    monkeypatch.setattr(log._state, "failed", False)
+    monkeypatch.setattr(log, "_state", log._State())
+    log.configure(home, enabled=True)
     caplog.set_level(logging.DEBUG)
     errors: list[str] = []
     servers: list[OAuthTestServer] = []

@@ -49,7 +49,7 @@ def test_bad_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ORBMCP_DEBUG", "maybe")
     with pytest.raises(ConfigError, match="ORBMCP_DEBUG") as caught:
         load_env_settings()
-    assert caught.value.exit_code == 3
+    assert caught.value.code == "config"
 
 
 def test_a_dotenv_file_in_the_working_directory_is_not_read(

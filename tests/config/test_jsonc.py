@@ -42,7 +42,7 @@ def test_syntax_error_names_file_line_and_column(text: str, where: str) -> None:
         parse_jsonc(text, file="f.json")
     assert str(caught.value).startswith(where), str(caught.value)
     assert caught.value.file == "f.json"
-    assert caught.value.exit_code == 3
+    assert caught.value.code == "config"
 
 
 @pytest.mark.parametrize(("text", "kind"), [("[]", "an array"), ('"s"', "a string"), ("null", "null")])

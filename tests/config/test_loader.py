@@ -132,7 +132,7 @@ def test_orbmcp_config_environment_variable(layout: Layout) -> None:
 def test_missing_config_file_is_an_error(layout: Layout) -> None:
     with pytest.raises(ConfigError, match="config file not found") as caught:
         layout.load(config_file=layout.root / "nope.json")
-    assert caught.value.exit_code == 3
+    assert caught.value.code == "config"
 
 
 def test_malformed_mcp_servers_fails_the_whole_load(layout: Layout) -> None:

@@ -306,7 +306,7 @@ def test_malformed_mcp_servers_is_an_error_for_the_file(value: object) -> None:
     with pytest.raises(ConfigError) as caught:
         servers_block({"mcpServers": value}, file=FILE)
     assert FILE in str(caught.value) and "mcpServers" in str(caught.value)
-    assert caught.value.exit_code == 3
+    assert caught.value.code == "config"
 
 
 def test_absent_mcp_servers_is_empty() -> None:

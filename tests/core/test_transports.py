@@ -29,7 +29,6 @@ from starlette.routing import Route
 from orbmcp.config.model import ServerConfig
 from orbmcp.core import era
 from orbmcp.core.era import EraCache, classify_error, client_mode_for, discover_timeout_for, unwrap_exception
-from orbmcp.core.httpclient import USER_AGENT, make_http_client
 from orbmcp.core.transports import (
     EndpointOriginMismatch,
     LineTooLong,
@@ -38,6 +37,7 @@ from orbmcp.core.transports import (
     stdio_pipe_transport,
 )
 from orbmcp.errors import AuthError, ConnectionFailed, InternalError, ProtocolError, TimeoutFailed
+from orbmcp.net.http import USER_AGENT, make_http_client
 
 SDK_SERVER = """
 from mcp.server.mcpserver import MCPServer

@@ -14,9 +14,9 @@ import pytest
 import typer.main
 
 from orbmcp.commands.handlers.completion import script
+from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS
 from orbmcp.core import toolcache
-from orbmcp.errors import ExitCode
 from orbmcp.frontends.cli import build_app
 from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, run_orbmcp, write_config
 

@@ -99,7 +99,7 @@ def test_commands_win_over_servers_named_like_them() -> None:
 def test_usage_errors_say_what_exists(line: str, pattern: str) -> None:
     with pytest.raises(UsageError, match=pattern) as info:
         parse_slash(line, servers=servers)
-    assert info.value.exit_code == 2
+    assert info.value.code == "usage"
 
 
 def test_binding_matches_the_typer_front_parameter_for_parameter() -> None:

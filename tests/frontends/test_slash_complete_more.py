@@ -11,7 +11,7 @@ import pytest
 from orbmcp.commands.complete import complete_line, split_partial, usage_line
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers.completion import script, show
-from orbmcp.commands.handlers.shell import ShellExit
+from orbmcp.commands.results import ShellExit
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.errors import UsageError
 from orbmcp.frontends.slash import (
@@ -23,6 +23,7 @@ from orbmcp.frontends.slash import (
     render,
 )
 from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.render.plain import render_plain
 from tests.frontends import OFFLINE_SERVERS, write_config
 
 SERVERS = {**OFFLINE_SERVERS, "gamma": {"command": "true", "lifecycle": "lazy"}}
@@ -164,4 +165,4 @@ def test_completion_show_and_unknown_shells() -> None:
 
 def test_a_scripted_shell_exit_status_has_no_text() -> None:
     result = ShellExit(3)
-    assert (result.to_json(), result.text(), result.exit_code) == ({"exitCode": 3}, "", 3)
+    assert (result.to_json(), render_plain(result), result.exit_code) == ({"exitCode": 3}, "", 3)

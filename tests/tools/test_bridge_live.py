@@ -193,7 +193,7 @@ async def test_timeout_raises_and_cancels_on_the_server(live: Live, server: str)
     with anyio.fail_after(15):
         with pytest.raises(TimeoutFailed) as info:
             await call_tool(sup, "sleep", {"seconds": 30}, timeout_s=0.5)
-        assert info.value.exit_code == 6 and info.value.server == server
+        assert info.value.code == "timeout" and info.value.server == server
         await wait_until(lambda: (markers / "sleep-cancelled").exists())
         assert (await call_tool(sup, "echo", {"text": "ok"})).text() == "ok"
 
@@ -247,7 +247,7 @@ async def test_server_dying_mid_call_fails_fast_and_deactivates_tools(tmp_path: 
             with anyio.fail_after(10), pytest.raises(ConnectionFailed) as info:
                 await call_tool(sup, "crash", {})
             assert anyio.current_time() - started < 5
-            assert info.value.exit_code == 4 and info.value.server == "d"
+            assert info.value.code == "connection" and info.value.server == "d"
             assert info.value.hint == NOT_RETRIED  # T-C7: never re-sent, outcome unknown
             # Deactivated by the time the caller sees the error, not at the next reconnect.
             assert not any(t.active for t in manager.tools.for_server("d"))

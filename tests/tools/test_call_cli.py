@@ -166,7 +166,7 @@ async def test_tools_of_every_server_in_a_session(session: Session) -> None:
 async def test_unknown_server_is_a_usage_error_with_close_names(session: Session) -> None:
     with pytest.raises(UsageError) as info:
         await handlers.tools(session.ctx(connect=False), "ee")
-    assert info.value.exit_code == 2 and "did you mean 'e'" in (info.value.hint or "")
+    assert info.value.code == "usage" and "did you mean 'e'" in (info.value.hint or "")
     with pytest.raises(UsageError):
         await handlers.call(session.ctx(connect=False), "nope", "echo")
 
@@ -289,7 +289,7 @@ async def test_timeout_is_exit_6_with_a_hint_and_the_server_sees_the_cancel(sess
         with pytest.raises(TimeoutFailed) as info:
             await handlers.call(session.ctx(), "e", "sleep", arguments=["seconds=30"], timeout=0.4)
         await wait_until(lambda: (session.markers / "sleep-cancelled").exists())
-    assert info.value.exit_code == 6 and "0.4 s" in info.value.message
+    assert info.value.code == "timeout" and "0.4 s" in info.value.message
     assert "--timeout" in (info.value.hint or "")
 
 

@@ -127,7 +127,7 @@ async def test_when_nothing_listed_could_connect_the_failure_is_the_error(sessio
     try:
         with pytest.raises(OrbError) as info:
             await handlers.tools(session.ctx())
-        assert info.value.server == "dead" and info.value.exit_code == 4
+        assert info.value.server == "dead" and info.value.code == "connection"
         assert "server 'dead'" in info.value.message
     finally:
         with anyio.fail_after(10):
@@ -165,7 +165,7 @@ async def test_option_errors_before_anything_connects(session: Session, tmp_path
     nobody = Path("~no-such-user-x9/o")
     with pytest.raises(UsageError, match="--output ~no-such-user-x9/o: cannot expand '~'") as info:
         await handlers.call(ctx, "r", "echo", arguments=["text=x"], output=nobody)
-    assert info.value.exit_code == 2
+    assert info.value.code == "usage"
     with pytest.raises(UsageError, match="--save-images ~no-such-user-x9/o: cannot expand '~'"):
         await handlers.call(ctx, "r", "echo", arguments=["text=x"], save_images=nobody)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results import Message
-from orbmcp.commands.suggest import unknown
 from orbmcp.config.model import ServerConfig
 from orbmcp.errors import AuthError, UsageError
+from orbmcp.suggest import unknown
 
 
 def _oauth_server(ctx: CommandContext, name: str) -> ServerConfig:

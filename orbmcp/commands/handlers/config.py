@@ -6,9 +6,10 @@ import shlex
 from typing import Any
 
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.results import Document, Message
 from orbmcp.config.model import ResolvedConfig, ServerConfig
-from orbmcp.errors import ConfigError, UsageError
+from orbmcp.errors import UsageError
 
 
 def _mask(values: dict[str, str] | Any) -> dict[str, str]:
@@ -134,7 +135,7 @@ def paths(ctx: CommandContext) -> Document:
 class ValidateResult(Document):
     @property
     def exit_code(self) -> int:
-        return 0 if self.data["ok"] else int(ConfigError.exit_code)
+        return 0 if self.data["ok"] else int(ExitCode.CONFIG)
 
 
 def validate(ctx: CommandContext) -> ValidateResult:

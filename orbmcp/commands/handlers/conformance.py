@@ -198,7 +198,7 @@ async def _exercise(manager: Manager, plan: Plan) -> Message:
 
 def _with_browser_errors(err: AuthError, browser: HeadlessBrowser) -> AuthError:
     if browser.errors:
-        err.message += f" (headless browser: {', '.join(browser.errors)})"
+        err.template += f" (headless browser: {', '.join(browser.errors)})"
     return err
 
 
@@ -322,7 +322,7 @@ def _identity_assertion_auth(cfg: ServerConfig, store: Any, context: Mapping[str
     from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 
     from orbmcp.auth.urlpolicy import check_fetch_url
-    from orbmcp.core.httpclient import make_http_client
+    from orbmcp.net.http import make_http_client
 
     assert cfg.url is not None
     server_url = cfg.url

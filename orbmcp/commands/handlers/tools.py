@@ -22,7 +22,6 @@ import anyio
 
 from orbmcp.commands.arguments import parse_call_arguments
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.suggest import unknown
 from orbmcp.commands.tool_results import (
     CallOutcome,
     PromptListing,
@@ -37,6 +36,7 @@ from orbmcp.core.naming import sanitize
 from orbmcp.core.results import AudioBlock, ImageBlock, ToolResult
 from orbmcp.core.state import State
 from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError
+from orbmcp.suggest import unknown
 
 if TYPE_CHECKING:
     from orbmcp.core.manager import Manager

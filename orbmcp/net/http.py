@@ -7,12 +7,12 @@ configuration and one timeout policy apply everywhere.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 
 import httpx2
 
-from orbmcp import __version__
+from orbmcp._version import __version__
+from orbmcp.log import get_logger
 
 USER_AGENT = f"orbmcp/{__version__}"
 
@@ -25,7 +25,7 @@ STREAM_READ_FLOOR_S = 300.0
 ResponseHook = Callable[[int, Mapping[str, str]], None]
 """Called with the status and headers of every HTTP response, auth retries included."""
 
-logger = logging.getLogger("orbmcp.http")
+logger = get_logger(__name__)
 
 
 def client_timeout(timeout_s: float, request_timeout_s: float) -> httpx2.Timeout:

@@ -1,28 +1,28 @@
-"""``orbmcp slash "<line>"`` and ``orbmcp complete "<partial line>"``: the slash front for agents
-written in any language, one process per line."""
+"""Handlers of the commands whose work is a front end itself: ``shell`` (the REPL), ``slash``
+(one slash line, for agents in any language) and ``complete`` (candidates for a partial line).
+
+They sit in the front layer because they drive other fronts; the command table names them by
+import path like every other handler, so loading the table imports none of this.
+"""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import Lines
+from orbmcp.commands.results import JsonText, Lines, ShellExit
 
 
-@dataclass(frozen=True)
-class JsonText:
-    """A slash line that asked for ``--json`` itself: JSON whatever the outer output mode."""
+def shell(ctx: CommandContext) -> ShellExit | None:
+    """Run the REPL until Ctrl-D or /exit; every server it started is stopped on the way out.
 
-    data: Any
-    exit_code: int = 0
+    Interactive sessions exit 0 (130 when SIGTERM/SIGHUP ended them); a script piped in exits
+    with its last command's status, like sh.
+    """
+    from orbmcp.frontends.shell import run_shell
 
-    def to_json(self) -> Any:
-        return self.data
-
-    def text(self) -> str:
-        return json.dumps(self.data, indent=2, ensure_ascii=False)
+    status = run_shell(ctx)
+    return None if status == 0 else ShellExit(status)
 
 
 async def slash(ctx: CommandContext, line: str) -> Any:

@@ -1,0 +1,1 @@
+"""The HTTP client factory (httpx2), shared by auth and core."""
