@@ -7,8 +7,8 @@ end
 
 complete -c orbmcp -e
 complete -c orbmcp -n __fish_use_subcommand -l version -s V -d 'Show the version and exit.'
-complete -c orbmcp -n __fish_use_subcommand -l project -s p -r -F -d 'Project directory (default: the working directory); env ORBMCP_PROJECT.'
-complete -c orbmcp -n __fish_use_subcommand -l config -s c -r -F -d 'Use only this config file (trusted because you named it); env ORBMCP_CONFIG.'
+complete -c orbmcp -n __fish_use_subcommand -l project -s p -r -F -d 'Project directory (default: the working directory).'
+complete -c orbmcp -n __fish_use_subcommand -l config -s c -r -F -d 'Use only this config file (trusted because you named it).'
 complete -c orbmcp -n __fish_use_subcommand -l no-color -d 'No colours or rich tables (also NO_COLOR).'
 complete -c orbmcp -n __fish_use_subcommand -l json -d 'JSON output for every command.'
 complete -c orbmcp -n __fish_use_subcommand -l help -s h -d 'Show help and exit (also after any command).'

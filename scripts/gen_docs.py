@@ -215,6 +215,8 @@ def _param_help(p: Param) -> str:
         extra.append("required")
     if p.multiple and p.kind == "option":
         extra.append("repeatable")
+    if p.envvar:
+        extra.append(f"env {p.envvar}")
     return p.help + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -264,7 +266,7 @@ def man_page() -> str:
         roff("Given before the command."),
     ]
     for p in GLOBAL_OPTIONS:
-        out += [".TP", _param_head(p), roff(p.help)]
+        out += [".TP", _param_head(p), roff(_param_help(p))]
     out.append(".SH COMMANDS")
     for spec in documented_commands():
         out.append(f".SS {roff(usage_line(spec))}")

@@ -38,6 +38,7 @@ class Param:
     completer: Completer | None = None
     metavar: str | None = None
     hidden: bool = False
+    envvar: str | None = None  # global options: the environment variable that sets it
 
     @property
     def option_names(self) -> tuple[str, ...]:

@@ -8,25 +8,27 @@ from __future__ import annotations
 
 from orbmcp.commands.spec import CommandSpec, Param
 
-# Options of the program itself (before the command). The Typer root callback in frontends/cli.py
-# declares the same ones; completion and the man page read them from here.
+# Options of the program itself, defined once: the Typer root callback (frontends/typer_app.py),
+# the option hoisting of frontends/cli.py, completion and the man page are built from these.
 GLOBAL_OPTIONS: tuple[Param, ...] = (
     Param("version", "Show the version and exit.", kind="flag", flags=("--version", "-V")),
     Param(
         "project",
-        "Project directory (default: the working directory); env ORBMCP_PROJECT.",
+        "Project directory (default: the working directory).",
         kind="option",
         type="path",
         flags=("--project", "-p"),
         metavar="DIR",
+        envvar="ORBMCP_PROJECT",
     ),
     Param(
         "config",
-        "Use only this config file (trusted because you named it); env ORBMCP_CONFIG.",
+        "Use only this config file (trusted because you named it).",
         kind="option",
         type="path",
         flags=("--config", "-c"),
         metavar="FILE",
+        envvar="ORBMCP_CONFIG",
     ),
     Param("no_color", "No colours or rich tables (also NO_COLOR).", kind="flag"),
     Param("json", "JSON output for every command.", kind="flag"),

@@ -14,50 +14,69 @@ from typing import TYPE_CHECKING, Any
 from orbmcp._version import __version__
 
 if TYPE_CHECKING:
-    from orbmcp.frontends.typer_app import OPTS, build_app, run_command
+    from orbmcp.frontends.typer_app import build_app, run_command
 
-__all__ = ["OPTS", "build_app", "main", "run_command"]
+__all__ = ["build_app", "main", "run", "run_command"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("OPTS", "build_app", "run_command", "GlobalOptions"):
+    if name in ("build_app", "run_command", "GlobalOptions"):
         from orbmcp.frontends import typer_app
 
         return getattr(typer_app, name)
     raise AttributeError(name)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if args in (["--version"], ["-V"]):
+def run(argv: list[str]) -> int:
+    """Run one command line and return its exit status (what ``main`` exits with).
+
+    Nothing here exits the process, so tests and embedders can run the CLI in-process.
+    """
+    if argv in (["--version"], ["-V"]):
         # Fast path: no Typer app to build for the most common scripted probe.
         print(f"orbmcp {__version__}")
-        raise SystemExit(0)
-    if args[:1] == ["complete"]:
+        return 0
+    if argv[:1] == ["complete"]:
         # Fast path: shells run this on every Tab; it needs neither Typer nor the handler machinery.
         from orbmcp.frontends.slash import complete_fast
 
-        code = complete_fast(args[1:])
+        code = complete_fast(argv[1:])
         if code is not None:
-            raise SystemExit(code)
+            return code
     from orbmcp.frontends.typer_app import build_app
 
-    args = hoist_global_options(args)
     app = build_app()
     try:
-        app(args=args, prog_name="orbmcp")
+        app(args=hoist_global_options(argv), prog_name="orbmcp", standalone_mode=True)
     except SystemExit as exc:
-        _exit(exc.code)
-    _exit(0)
+        return _status(exc.code)
+    return 0
 
 
-_VALUED = ("--project", "-p", "--config", "-c")
-_FLAGS = ("--no-color",)
+def main(argv: list[str] | None = None) -> None:
+    _exit(run(sys.argv[1:] if argv is None else argv))
+
+
+def _status(code: object) -> int:
+    return code if isinstance(code, int) else (0 if code is None else 1)
+
+
+def _global_option_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(options that take a value, flags) among the program's own options, from the table."""
+    from orbmcp.commands.table import GLOBAL_OPTIONS
+
+    valued = tuple(f for p in GLOBAL_OPTIONS if p.kind == "option" for f in p.option_names)
+    skip = ("version", "help", "json")  # eager, or also a per-command option
+    flags = tuple(
+        f for p in GLOBAL_OPTIONS if p.kind == "flag" and p.name not in skip for f in p.option_names
+    )
+    return valued, flags
 
 
 def hoist_global_options(args: list[str]) -> list[str]:
     """Let global options stand anywhere (`orbmcp status --project DIR`): Typer wants them
     before the command, people put them after. Nothing after `--` moves."""
+    valued, flags = _global_option_words()
     front: list[str] = []
     rest: list[str] = []
     i = 0
@@ -66,11 +85,11 @@ def hoist_global_options(args: list[str]) -> list[str]:
         if arg == "--":
             rest.extend(args[i:])
             break
-        if arg in _VALUED and i + 1 < len(args):
+        if arg in valued and i + 1 < len(args):
             front += [arg, args[i + 1]]
             i += 2
             continue
-        if arg in _FLAGS or any(arg.startswith(f"{o}=") for o in _VALUED if o.startswith("--")):
+        if arg in flags or any(arg.startswith(f"{o}=") for o in valued if o.startswith("--")):
             front.append(arg)
         else:
             rest.append(arg)
@@ -78,8 +97,7 @@ def hoist_global_options(args: list[str]) -> list[str]:
     return front + rest
 
 
-def _exit(code: object) -> None:
-    status = code if isinstance(code, int) else (0 if code is None else 1)
+def _exit(status: int) -> None:
     if "mcp" in sys.modules:
         # Tearing down the SDK's thousands of pydantic classes costs ~0.5 s at interpreter exit.
         # Everything is stopped and flushed by now; run atexit hooks (coverage, logging) and leave.

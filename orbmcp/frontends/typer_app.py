@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,21 +17,21 @@ import typer
 
 from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec, Param
-from orbmcp.commands.table import COMMANDS, GROUPS
+from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS, GROUPS
 
 # Typer 0.29 converts Path parameters through pydantic (~50 ms of imports): paths stay strings here
 # and become Paths in the handlers.
 _TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "path": str}
 
 
+@dataclass
 class GlobalOptions:
+    """The program's own options of one run (``GLOBAL_OPTIONS`` in the command table)."""
+
     project: Path | None = None
     config_file: Path | None = None
     no_color: bool = False
     json: bool = False
-
-
-OPTS = GlobalOptions()
 
 
 def _version(value: bool) -> None:
@@ -39,33 +40,40 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-def _root(
-    version: bool = typer.Option(
-        False, "--version", "-V", help="Show the version and exit.", callback=_version, is_eager=True
-    ),
-    project: str | None = typer.Option(
-        None,
-        "--project",
-        "-p",
-        help="Project directory (default: cwd).",
-        metavar="DIR",
-        envvar="ORBMCP_PROJECT",
-    ),
-    config: str | None = typer.Option(
-        None,
-        "--config",
-        "-c",
-        help="Use only this config file (trusted).",
-        metavar="FILE",
-        envvar="ORBMCP_CONFIG",
-    ),
-    no_color: bool = typer.Option(False, "--no-color", help="No colours or rich tables (also NO_COLOR)."),
-    json_output: bool = typer.Option(False, "--json", help="JSON output for every command."),
-) -> None:
-    """orbmcp: check, start, stop, authorize and call your MCP servers."""
-    OPTS.project = Path(project) if project else None
-    OPTS.config_file = Path(config) if config else None
-    OPTS.no_color, OPTS.json = no_color, json_output
+def _global_param(p: Param) -> inspect.Parameter:
+    if p.name == "version":
+        default: Any = typer.Option(False, *p.option_names, help=p.help, callback=_version, is_eager=True)
+        annotation: Any = bool
+    elif p.kind == "flag":
+        default, annotation = typer.Option(False, *p.option_names, help=p.help), bool
+    else:
+        default = typer.Option(None, *p.option_names, help=p.help, metavar=p.metavar, envvar=p.envvar)
+        annotation = str | None
+    return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _root_callback() -> Any:
+    """The Typer root callback, its options generated from ``GLOBAL_OPTIONS`` (help is Typer's)."""
+
+    def root(ctx: typer.Context, **options: Any) -> None:
+        project, config = options.get("project"), options.get("config")
+        ctx.obj = GlobalOptions(
+            project=Path(project) if project else None,
+            config_file=Path(config) if config else None,
+            no_color=bool(options.get("no_color")),
+            json=bool(options.get("json")),
+        )
+
+    params = [_context_param(), *(_global_param(p) for p in GLOBAL_OPTIONS if p.name != "help")]
+    root.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    root.__doc__ = "orbmcp: check, start, stop, authorize and call your MCP servers."
+    return root
+
+
+def global_options(ctx: typer.Context) -> GlobalOptions:
+    """This run's global options, which the root callback put on the root context."""
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, GlobalOptions) else GlobalOptions()
 
 
 def _typer_param(p: Param) -> inspect.Parameter:
@@ -84,11 +92,16 @@ def _typer_param(p: Param) -> inspect.Parameter:
     return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
-def _make_command(spec: CommandSpec) -> Any:
-    def command(**kwargs: Any) -> None:
-        raise typer.Exit(run_command(spec, kwargs))
+def _context_param() -> inspect.Parameter:
+    return inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
 
-    command.__signature__ = inspect.Signature([_typer_param(p) for p in spec.params])  # type: ignore[attr-defined]
+
+def _make_command(spec: CommandSpec) -> Any:
+    def command(ctx: typer.Context, **kwargs: Any) -> None:
+        raise typer.Exit(run_command(spec, kwargs, global_options(ctx)))
+
+    params = [_context_param(), *(_typer_param(p) for p in spec.params)]
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__name__ = spec.path[-1].replace("-", "_")
     command.__doc__ = spec.help
     return command
@@ -107,7 +120,7 @@ def build_app() -> typer.Typer:
         epilog="Exit codes: 0 ok, 1 tool error or failed check, 2 usage, 3 config, 4 connection/protocol, "
         "5 auth, 6 timeout, 130 interrupted, 70 internal error.",
     )
-    app.callback()(_root)
+    app.callback()(_root_callback())
     groups: dict[str, typer.Typer] = {}
     for spec in COMMANDS:
         epilog = "\n\n".join(["Examples:", *spec.examples]) if spec.examples else None
@@ -127,18 +140,19 @@ def build_app() -> typer.Typer:
     return app
 
 
-def run_command(spec: CommandSpec, kwargs: dict[str, Any]) -> int:
+def run_command(spec: CommandSpec, kwargs: dict[str, Any], opts: GlobalOptions | None = None) -> int:
     """Run one command from the shell; the single place where errors become exit codes."""
     from orbmcp.frontends.runner import run_in_shell
 
-    json_output = bool(kwargs.get("json")) or OPTS.json
+    opts = opts or GlobalOptions()
+    json_output = bool(kwargs.get("json")) or opts.json
     if "json" in kwargs:
         kwargs["json"] = json_output
     return run_in_shell(
         spec,
         kwargs,
-        project=OPTS.project,
-        config_file=OPTS.config_file,
+        project=opts.project,
+        config_file=opts.config_file,
         json_output=json_output,
-        no_color=OPTS.no_color or bool(os.environ.get("NO_COLOR")),
+        no_color=opts.no_color or bool(os.environ.get("NO_COLOR")),
     )

@@ -81,7 +81,7 @@ def _typer_kwargs(shell: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dic
     """What the Typer front hands run_command for these words (Typer's own parsing)."""
     seen: dict[str, Any] = {}
 
-    def capture(spec: Any, kwargs: dict[str, Any]) -> int:
+    def capture(spec: Any, kwargs: dict[str, Any], opts: Any = None) -> int:
         seen.update(spec=spec, kwargs=dict(kwargs))
         return 0
 
