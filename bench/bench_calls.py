@@ -50,7 +50,7 @@ async def _in_process(calls: int, home: Path) -> dict[str, list[float]]:
     from orbmcp.config.loader import load_config
     from orbmcp.core.calls import call_tool
     from orbmcp.core.manager import Manager
-    from orbmcp.frontends.host import McpExtension
+    from orbmcp.host import McpExtension
     from tests.tools.example_host import ExampleHost
 
     command, *args = _everything_argv()

@@ -1,4 +1,4 @@
-"""An example agent host driving orbmcp's embedding API (``orbmcp.frontends.host``).
+"""An example agent host driving orbmcp's embedding API (``orbmcp.host``).
 
 It keeps a tool table the way an agent does: tools are registered once and toggled active; only
 active tools are offered to the model. ``blocked`` plays "another extension" that keeps some tools
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orbmcp.core.results import ToolResult
-from orbmcp.frontends.host import HostTool, McpExtension
+from orbmcp.host import HostTool, McpExtension
 
 HEAVY_MODULES = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
 

@@ -16,7 +16,7 @@ from orbmcp.config.loader import load_config
 from orbmcp.config.trust import approve, describe_project
 from orbmcp.core.results import ImageBlock, TextBlock
 from orbmcp.errors import ConnectionFailed
-from orbmcp.frontends.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
+from orbmcp.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
 from tests.servers.everything import MARKER_ENV
 from tests.servers.launch import server_cmd
 from tests.tools.example_host import ExampleHost

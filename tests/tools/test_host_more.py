@@ -21,7 +21,7 @@ from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerC
 from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW
 from orbmcp.core.state import State
 from orbmcp.errors import ConnectionFailed, TimeoutFailed, UsageError
-from orbmcp.frontends.host import (
+from orbmcp.host import (
     CONNECT_TOOL,
     STATUS_TOOL,
     HostTool,
