@@ -51,7 +51,7 @@ async def _in_process(calls: int, home: Path) -> dict[str, list[float]]:
     from orbmcp.core.calls import call_tool
     from orbmcp.core.manager import Manager
     from orbmcp.host import McpExtension
-    from tests.tools.example_host import ExampleHost
+    from tests.host.example_host import ExampleHost
 
     command, *args = _everything_argv()
     config_path = home / "mcp.json"

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp.core.auth_prompt import AuthPrompter
-from orbmcp.errors import ConfigError, ConnectionFailed, OrbError, UsageError
+from orbmcp.errors import OrbError, UsageError, cmd
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
+from orbmcp.host.configuration import ConfigSource
 from orbmcp.host.table import ToolTable
-from orbmcp.host.tools import HostTool, ProgressCallback, text_result
+from orbmcp.host.tools import HostTool, bridged_host_tool, text_result
 from orbmcp.host.ui import HostUI
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from orbmcp.core.results import ToolResult
     from orbmcp.core.state import State
     from orbmcp.core.supervisor import Supervisor
-    from orbmcp.core.tools import BridgedTool
     from orbmcp.frontends.slash import SlashReply
     from orbmcp.host.follow import RegistryWatch
     from orbmcp.host.protocol import Host
@@ -60,18 +60,15 @@ class McpExtension:
         retries: bool = True,
     ) -> None:
         self.ui = HostUI(host)
-        self.project = project
-        self.config_file = config_file
         self.enabled = enabled
         self.retries = retries
         self.config_error: OrbError | None = None
         """The configuration error that left the extension inert, if any."""
+        self._source = ConfigSource(project, config_file, self.ui.notify)
         self._config = config
         self._follows_registry = config is None
-        self._trust_asked = False
-        self._host_trust: bool | None = None
         self._manager: Manager | None = None
-        self._table = ToolTable(host, self._bridged_tool)
+        self._table = ToolTable(host, lambda tool: bridged_host_tool(tool, lambda: self._manager))
         self._stop: anyio.Event | None = None  # created on the loop, by __aenter__/start
         self._stack: AsyncExitStack | None = None
         self._task: Any = None  # the asyncio.Task of start()
@@ -84,6 +81,16 @@ class McpExtension:
     def host(self) -> Host:
         """The host the extension talks to (the latest one given to ``register_into``)."""
         return self._table.host
+
+    @property
+    def project(self) -> Path | None:
+        """The project directory asked for (None: the current directory)."""
+        return self._source.project
+
+    @property
+    def config_file(self) -> Path | None:
+        """The ``--config`` file asked for, replacing every config file layer."""
+        return self._source.config_file
 
     @property
     def config(self) -> ResolvedConfig | None:
@@ -198,35 +205,19 @@ class McpExtension:
         if not self.enabled:
             return False
         if self._config is None:
+            from orbmcp.errors import ConfigError
+
             try:
-                self._config = self._resolve()
+                self._config = self._source.resolve(self.host)
             except ConfigError as err:
                 self.config_error = err
-                self._notify_config_error(err)
+                self._source.config_error(err)
                 return False
             for warning in self._config.warnings:
                 self.ui.notify(f"MCP config: {warning}", "warning")
         if not self._config.settings.extension_enabled:
             return False
         return bool(self._config.enabled_servers()) or self._follows_registry
-
-    def _resolve(self) -> ResolvedConfig:
-        from orbmcp.config.loader import load_config
-        from orbmcp.config.paths import project_dir
-
-        if self.config_file is None and not self._trust_asked:
-            pdir = project_dir(self.project)
-            if any((pdir / ".orb" / f).is_file() for f in ("settings.json", "mcp.json")):
-                self._trust_asked = True
-                try:
-                    self._host_trust = self.host.is_project_trusted(pdir)
-                except Exception:
-                    self._host_trust = None
-        # The host's own answer (yes or no) wins over orbmcp's trust store.
-        return load_config(project=self.project, config_file=self.config_file, host_trust=self._host_trust)
-
-    def _notify_config_error(self, err: ConfigError) -> None:
-        self.ui.notify(f"MCP config error: {err.message}" + (f" ({err.hint})" if err.hint else ""), "error")
 
     async def _run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """The lifecycle task: wait (inert) until a server is enabled, then serve until stopped."""
@@ -281,7 +272,11 @@ class McpExtension:
                 await self._prompter.offer(manager, self.ui)
                 task_status.started()
                 while (next_config := await self._next_config(watch)) is not None:
-                    change = await manager.apply_config(next_config)
+                    try:
+                        change = await manager.apply_config(next_config)
+                    except OrbError as err:  # the session goes on with the servers it has
+                        self.ui.notify(f"MCP servers could not be updated: {err.message}", "error")
+                        continue
                     self._config = next_config
                     await first_attempts(manager, change.started, self.ui.notify, start=False)
         finally:
@@ -292,33 +287,8 @@ class McpExtension:
 
     async def _next_config(self, watch: RegistryWatch | None) -> ResolvedConfig | None:
         """The configuration after the next registry change; None once the extension stops."""
-        stop = self._stop
-        assert stop is not None
-        while True:
-            if watch is None:
-                await stop.wait()
-                return None
-            async with anyio.create_task_group() as tg:
-
-                async def stopped() -> None:
-                    await stop.wait()
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(stopped)
-                await watch.wait()
-                tg.cancel_scope.cancel()
-            if stop.is_set():
-                return None
-            try:
-                config = self._resolve()
-            except ConfigError as err:  # the running servers stay as they are
-                self._notify_config_error(err)
-                continue
-            known = set(self._config.warnings) if self._config is not None else set()
-            for warning in config.warnings:
-                if warning not in known:
-                    self.ui.notify(f"MCP config: {warning}", "warning")
-            return config
+        assert self._stop is not None and self._config is not None
+        return await self._source.next(self.host, self._config, watch, self._stop)
 
     # -- server state -----------------------------------------------------------------------------
 
@@ -331,9 +301,8 @@ class McpExtension:
             if self._starting and self.ui.interactive:
                 return  # asked after startup, one server at a time
             if sup.name not in self._prompter.declined:
-                self.ui.notify(
-                    f"MCP server '{sup.name}' needs authorization: run /mcp:auth {sup.name}", "warning"
-                )
+                run = agent_text(cmd("auth", sup.name))
+                self.ui.notify(f"MCP server '{sup.name}' needs authorization: run {run}", "warning")
         elif new == State.FAILED:
             hint = hint_for(sup, front="host")
             error = sup.snap.last_error or "failed"
@@ -343,27 +312,6 @@ class McpExtension:
             )
 
     # -- tools -----------------------------------------------------------------------------------
-
-    def _bridged_tool(self, tool: BridgedTool) -> HostTool:
-        async def run(
-            args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
-        ) -> ToolResult:
-            from orbmcp.core.calls import call_tool
-
-            manager = self._manager
-            if manager is None:
-                raise ConnectionFailed(
-                    f"the MCP extension is shut down; '{tool.bridged_name}' is unavailable",
-                    server=tool.server,
-                )
-            if not tool.present:
-                raise UsageError(
-                    f"server '{tool.server}' no longer offers the tool '{tool.name}'", server=tool.server
-                )
-            sup = manager.get(tool.server)
-            return await call_tool(sup, tool.name, args, timeout_s=timeout_s, progress=progress)
-
-        return HostTool(tool.bridged_name, run, bridged=tool)
 
     def status_rows(self) -> list[dict[str, Any]]:
         """``mcp_status``'s rows: every configured server (the JSON of ``orbmcp status --json``)."""

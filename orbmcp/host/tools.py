@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from orbmcp.core.results import TextBlock, ToolResult
 
 if TYPE_CHECKING:
+    from orbmcp.core.manager import Manager
     from orbmcp.core.tools import BridgedTool
     from orbmcp.errors import OrbError
 
@@ -106,3 +107,27 @@ def error_result(err: OrbError) -> ToolResult:
     from orbmcp.host.spelling import agent_message
 
     return text_result(agent_message(err), error=True)
+
+
+def bridged_host_tool(tool: BridgedTool, manager_of: Callable[[], Manager | None]) -> HostTool:
+    """The HostTool of a discovered MCP tool; calls go through the session ``manager_of()`` gives."""
+
+    async def run(
+        args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
+    ) -> ToolResult:
+        from orbmcp.core.calls import call_tool
+        from orbmcp.errors import ConnectionFailed, UsageError
+
+        manager = manager_of()
+        if manager is None:
+            raise ConnectionFailed(
+                f"the MCP extension is shut down; '{tool.bridged_name}' is unavailable", server=tool.server
+            )
+        if not tool.present:
+            raise UsageError(
+                f"server '{tool.server}' no longer offers the tool '{tool.name}'", server=tool.server
+            )
+        sup = manager.get(tool.server)
+        return await call_tool(sup, tool.name, args, timeout_s=timeout_s, progress=progress)
+
+    return HostTool(tool.bridged_name, run, bridged=tool)

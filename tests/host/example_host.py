@@ -4,7 +4,7 @@ It keeps a tool table the way an agent does: tools are registered once and toggl
 active tools are offered to the model. ``blocked`` plays "another extension" that keeps some tools
 inactive whatever orbmcp says.
 
-    python tests/tools/example_host.py [--config FILE] [--call TOOL JSON] [--zero-work-report]
+    python tests/host/example_host.py [--config FILE] [--call TOOL JSON] [--zero-work-report]
 
 prints one JSON object describing what happened (used by the tests; handy to try by hand).
 """
