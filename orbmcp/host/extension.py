@@ -153,7 +153,8 @@ class McpExtension:
         Returns once each eager server has had its first attempt (bounded by its ``timeoutMs``):
         the host then holds their tools. Failures are notified, not raised; a broken configuration
         is notified and leaves the extension inert (``config_error``). With no enabled server nothing
-        heavy is imported and nothing connects until a server is registered.
+        heavy is imported and nothing connects until a server is registered; a light task waits for
+        that, so call ``shutdown`` in every case.
         """
         import asyncio
 
