@@ -50,8 +50,8 @@ async def _in_process(calls: int, home: Path) -> dict[str, list[float]]:
     from orbmcp.config.loader import load_config
     from orbmcp.core.calls import call_tool
     from orbmcp.core.manager import Manager
-    from orbmcp.frontends.host import McpExtension
-    from tests.tools.example_host import ExampleHost
+    from orbmcp.host import McpExtension
+    from tests.host.example_host import ExampleHost
 
     command, *args = _everything_argv()
     config_path = home / "mcp.json"

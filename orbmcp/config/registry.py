@@ -2,19 +2,25 @@
 
 Entries use the same schema as the files and are checked at registration, so a broken entry fails
 in the extension that wrote it. Config files with the same server name win over these.
+
+A running agent session follows the registry: ``add_listener`` is told of every change, so servers
+registered, replaced or removed after start-up are picked up without a restart.
 """
 
 from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from orbmcp.config.model import Settings
 from orbmcp.config.schema import is_partial, parse_server
 from orbmcp.errors import ConfigError
+from orbmcp.log import get_logger
+
+RegistryListener = Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,7 @@ class RegisteredServer:
 
 _lock = threading.Lock()
 _servers: dict[str, RegisteredServer] = {}
+_listeners: list[RegistryListener] = []
 
 
 def register_server(name: str, entry: Mapping[str, object], *, owner: str = "extension") -> None:
@@ -39,13 +46,48 @@ def register_server(name: str, entry: Mapping[str, object], *, owner: str = "ext
         problems = "; ".join(w.message for w in warnings)
         raise ConfigError(f"{where}: {problems}", server=name)
     with _lock:
+        previous = _servers.get(name)
+        if previous is not None and previous.owner == owner and dict(previous.entry) == raw:
+            return  # the same entry again: nothing for a session to apply
         _servers[name] = RegisteredServer(name, MappingProxyType(raw), owner)
+    _notify()
 
 
 def unregister_server(name: str) -> bool:
     """Remove a registered server; False when it was not registered."""
     with _lock:
-        return _servers.pop(name, None) is not None
+        removed = _servers.pop(name, None) is not None
+    if removed:
+        _notify()
+    return removed
+
+
+def add_listener(listener: RegistryListener) -> Callable[[], None]:
+    """Call ``listener()`` after each change to the registered servers; returns its remover.
+
+    Listeners run on the thread that made the change, after the registry lock is released (so a
+    listener may read the registry), one after another. An exception in one is logged and does
+    not reach the code that registered the server.
+    """
+    with _lock:
+        _listeners.append(listener)
+
+    def remove() -> None:
+        with _lock:
+            if listener in _listeners:
+                _listeners.remove(listener)
+
+    return remove
+
+
+def _notify() -> None:
+    with _lock:
+        listeners = list(_listeners)
+    for listener in listeners:
+        try:
+            listener()
+        except Exception as exc:
+            get_logger(__name__).warning("server registry listener failed: %s", type(exc).__name__)
 
 
 def registered_servers() -> Mapping[str, RegisteredServer]:

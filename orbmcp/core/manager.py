@@ -2,12 +2,14 @@
 
 Used as ``async with Manager(config, ...) as m``. Leaving the block stops every server, the ones
 still connecting included, with their process trees (shielded, so Ctrl-C cannot skip it).
+``apply_config`` moves a running session to a new configuration, touching only what changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,19 @@ def _secrets_of(servers: Iterable[ServerConfig]) -> tuple[str, ...]:
     return tuple(sorted(out, key=len, reverse=True))
 
 
+@dataclass(frozen=True)
+class ConfigChange:
+    """What ``Manager.apply_config`` did, by server name (each tuple in configuration order)."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()  # its entry differs: the old supervisor stopped, a new one replaced it
+    removed: tuple[str, ...] = ()
+    started: tuple[str, ...] = ()  # connecting now: new or changed, and eager or running before
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
 class Manager:
     def __init__(
         self,
@@ -65,6 +80,7 @@ class Manager:
         self._tg: TaskGroup | None = None
         self.user_stopped: set[str] = set()
         self._stack: AsyncExitStack | None = None
+        self._applying = anyio.Lock()
 
     @property
     def tools(self) -> ToolRegistry:
@@ -159,6 +175,52 @@ class Manager:
             for sup in self.supervisors.values():
                 if sup.running:
                     tg.start_soon(sup.stop)
+
+    async def apply_config(self, config: ResolvedConfig) -> ConfigChange:
+        """Make the running session match ``config``; servers whose entry is unchanged are untouched.
+
+        Removed servers are stopped and their tools deactivated and marked gone. A changed entry
+        stops its supervisor and gets a fresh one, which connects if the server was running or is
+        eager (and not stopped by the person in this session). New eager servers start connecting.
+        Returns without waiting for the new connections; ``ConfigChange.started`` names them.
+        Settings (tool prefix, retries) stay those the session started with for servers that kept
+        their supervisor. Calls are serialised: a second one waits for the first.
+        """
+        async with self._applying:
+            new = config.servers
+            removed = tuple(name for name in self.supervisors if name not in new)
+            changed = tuple(n for n in new if n in self.supervisors and self.supervisors[n].cfg != new[n])
+            added = tuple(name for name in new if name not in self.supervisors)
+            was_running = {name for name in changed if self.supervisors[name].running}
+            async with anyio.create_task_group() as tg:
+                for name in (*removed, *changed):
+                    tg.start_soon(self.supervisors[name].stop)
+            for name in removed:
+                del self.supervisors[name]
+                self.user_stopped.discard(name)
+                self.tools.sync(name, (), active=False)  # its tools: gone, not merely inactive
+            self.config = config
+            self.runtime.add_secrets(_secrets_of(new[name] for name in (*added, *changed)))
+            for name in (*changed, *added):
+                self.supervisors[name] = Supervisor(new[name], config.settings, self.runtime)
+            enabled = {s.name for s in config.enabled_servers()}
+            eager = {s.name for s in config.eager_servers()}
+            started = tuple(
+                name
+                for name in new
+                if name in (*added, *changed)
+                and name in enabled
+                and (name in was_running or (name in eager and name not in self.user_stopped))
+            )
+            tg_owner = self._require_tg()
+            for name in started:
+                self.supervisors[name].start(tg_owner)
+            log.log_event(
+                "session.config_applied",
+                message=f"added {list(added)}, changed {list(changed)}, removed {list(removed)}",
+                count=len(started),
+            )
+            return ConfigChange(added=added, changed=changed, removed=removed, started=started)
 
     async def ready(self, name: str) -> Supervisor:
         """The supervisor of a connected server, connecting it (lazy ones too) if needed.

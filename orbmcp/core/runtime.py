@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +53,13 @@ class Runtime:
 
             self._redactor = _redact
         return self._redactor(text)
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Mask these values too from now on (servers added to a running session)."""
+        merged = tuple(sorted({*self.extra_secrets, *secrets}, key=len, reverse=True))
+        if merged != self.extra_secrets:
+            self.extra_secrets = merged
+            self._redactor = None
 
     def task_group(self) -> TaskGroup:
         if self.tg is None:

@@ -56,3 +56,35 @@ def test_invalid_entries_raise_naming_server_and_owner(entry: dict[str, object],
 
 def test_public_lazy_alias() -> None:
     assert orbmcp.register_server is registry.register_server
+
+
+def test_listeners_hear_each_change_once_and_may_read_the_registry() -> None:
+    seen: list[list[str]] = []
+    remove = registry.add_listener(lambda: seen.append(sorted(registry.registered_servers())))
+    try:
+        registry.register_server("one", {"command": "a"})
+        registry.register_server("one", {"command": "a"})  # the same entry again: no change
+        registry.register_server("one", {"command": "b"})
+        registry.register_server("one", {"command": "b"}, owner="other")  # a new owner is a change
+        assert registry.unregister_server("one") is True
+        assert registry.unregister_server("one") is False  # nothing removed: no change
+    finally:
+        remove()
+    remove()  # removing twice is harmless
+    registry.register_server("two", {"command": "a"})
+    assert seen == [["one"], ["one"], ["one"], []]
+
+
+def test_a_failing_listener_does_not_reach_the_registering_code() -> None:
+    heard: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("listener bug")
+
+    removers = [registry.add_listener(broken), registry.add_listener(lambda: heard.append("second"))]
+    try:
+        registry.register_server("one", {"command": "a"})
+    finally:
+        for remove in removers:
+            remove()
+    assert heard == ["second"] and "one" in registry.registered_servers()

@@ -1,10 +1,10 @@
-"""An example agent host driving orbmcp's embedding API (``orbmcp.frontends.host``).
+"""An example agent host driving orbmcp's embedding API (``orbmcp.host``).
 
 It keeps a tool table the way an agent does: tools are registered once and toggled active; only
 active tools are offered to the model. ``blocked`` plays "another extension" that keeps some tools
 inactive whatever orbmcp says.
 
-    python tests/tools/example_host.py [--config FILE] [--call TOOL JSON] [--zero-work-report]
+    python tests/host/example_host.py [--config FILE] [--call TOOL JSON] [--zero-work-report]
 
 prints one JSON object describing what happened (used by the tests; handy to try by hand).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orbmcp.core.results import ToolResult
-from orbmcp.frontends.host import HostTool, McpExtension
+from orbmcp.host import HostTool, McpExtension
 
 HEAVY_MODULES = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
 

@@ -16,10 +16,10 @@ from orbmcp.config.loader import load_config
 from orbmcp.config.trust import approve, describe_project
 from orbmcp.core.results import ImageBlock, TextBlock
 from orbmcp.errors import ConnectionFailed
-from orbmcp.frontends.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
+from orbmcp.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
+from tests.host.example_host import ExampleHost
 from tests.servers.everything import MARKER_ENV
 from tests.servers.launch import server_cmd
-from tests.tools.example_host import ExampleHost
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,7 +61,7 @@ def test_no_enabled_server_builds_nothing_and_imports_nothing_heavy(tmp_path: Pa
 
     config = write_config(tmp_path / "off.json", {"x": {**stdio("everything"), "enabled": False}})
     proc = subprocess.run(
-        [sys.executable, "-m", "tests.tools.example_host", "--config", str(config)],
+        [sys.executable, "-m", "tests.host.example_host", "--config", str(config)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -321,7 +321,7 @@ def test_example_host_script_end_to_end(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "tests.tools.example_host",
+            "tests.host.example_host",
             "--config",
             str(config),
             "--call",

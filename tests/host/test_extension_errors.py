@@ -20,20 +20,24 @@ from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
 from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW
 from orbmcp.core.state import State
-from orbmcp.errors import ConnectionFailed, TimeoutFailed, UsageError
-from orbmcp.frontends.host import (
+from orbmcp.errors import AuthError, ConnectionFailed, TimeoutFailed, UsageError, cmd
+from orbmcp.host import (
     CONNECT_TOOL,
     STATUS_TOOL,
+    ActiveToolNames,
     HostTool,
     HostUI,
     McpExtension,
+    OpensUrls,
+    Prompts,
+    agent_spelling,
     error_result,
     text_result,
 )
 from tests.auth.oauth_server import ASOptions, running_server
 from tests.core.live import raw_entry, stdio_entry, write_config
+from tests.host.example_host import ExampleHost
 from tests.servers.launch import LivenessServer
-from tests.tools.example_host import ExampleHost
 
 DEAD = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]}
 
@@ -139,6 +143,20 @@ def test_error_results_carry_the_hint() -> None:
     with_hint = error_result(UsageError("bad server", hint="try /mcp"))
     assert with_hint.is_error and with_hint.text() == "bad server (hint: try /mcp)"
     assert error_result(ConnectionFailed("down")).text() == "down"
+
+
+def test_errors_name_commands_as_the_agents_slash_commands() -> None:
+    err = AuthError(f"'gh' needs a login ({cmd('status', 'gh')})", hint=f"{cmd('auth', 'gh', '--reset')}")
+    assert error_result(err).text() == "'gh' needs a login (/mcp gh) (hint: /mcp:auth gh --reset)"
+    assert agent_spelling("reconnect gh") == "/mcp reconnect gh"
+    assert agent_spelling("config validate") == "/mcp config validate"
+    assert agent_spelling("no-such-command x") == "/mcp no-such-command x"
+
+
+def test_optional_host_methods_are_capability_protocols() -> None:
+    assert isinstance(ExampleHost(), ActiveToolNames) and not isinstance(ExampleHost(), OpensUrls)
+    assert isinstance(BrowsingHost(), OpensUrls) and isinstance(BrowsingHost(), Prompts)
+    assert not isinstance(MinimalHost(), ActiveToolNames | OpensUrls | Prompts)
 
 
 def test_host_ui_asks_only_an_interactive_host() -> None:

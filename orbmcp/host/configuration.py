@@ -1,0 +1,85 @@
+"""Where an extension's configuration comes from, and its next one after a registry change.
+
+The extension resolves the layered configuration itself (asking the host about project trust once)
+unless it was handed one; only a configuration it resolved itself follows the server registry,
+since re-resolving a handed-over one would replace it with something its owner never chose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from orbmcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from orbmcp.config.model import ResolvedConfig
+    from orbmcp.host.follow import RegistryWatch
+    from orbmcp.host.protocol import Host
+
+Notify = Callable[[str, str], None]
+
+
+class ConfigSource:
+    """Resolves the configuration for ``project`` / ``config_file``, as ``--project`` and
+    ``--config`` would; problems go to ``notify(message, level)``."""
+
+    def __init__(self, project: Path | None, config_file: Path | None, notify: Notify) -> None:
+        self.project = project
+        self.config_file = config_file
+        self._notify = notify
+        self._trust_asked = False
+        self._host_trust: bool | None = None
+
+    def resolve(self, host: Host) -> ResolvedConfig:
+        """Load every layer. Raises ConfigError for a broken file."""
+        from orbmcp.config.loader import load_config
+        from orbmcp.config.paths import project_dir
+
+        if self.config_file is None and not self._trust_asked:
+            pdir = project_dir(self.project)
+            if any((pdir / ".orb" / f).is_file() for f in ("settings.json", "mcp.json")):
+                self._trust_asked = True
+                try:
+                    self._host_trust = host.is_project_trusted(pdir)
+                except Exception:
+                    self._host_trust = None
+        # The host's own answer (yes or no) wins over orbmcp's trust store.
+        return load_config(project=self.project, config_file=self.config_file, host_trust=self._host_trust)
+
+    def config_error(self, err: ConfigError) -> None:
+        """Tell the person about a broken configuration."""
+        self._notify(f"MCP config error: {err.message}" + (f" ({err.hint})" if err.hint else ""), "error")
+
+    async def next(
+        self, host: Host, current: ResolvedConfig, watch: RegistryWatch | None, stop: anyio.Event
+    ) -> ResolvedConfig | None:
+        """The configuration after the next registry change (new warnings notified); None once
+        ``stop`` is set. A change that breaks the configuration is notified and skipped."""
+        while True:
+            if watch is None:
+                await stop.wait()
+                return None
+            async with anyio.create_task_group() as tg:
+
+                async def stopped() -> None:
+                    await stop.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(stopped)
+                await watch.wait()
+                tg.cancel_scope.cancel()
+            if stop.is_set():
+                return None
+            try:
+                config = self.resolve(host)
+            except ConfigError as err:  # the running servers stay as they are
+                self.config_error(err)
+                continue
+            for warning in config.warnings:
+                if warning not in current.warnings:
+                    self._notify(f"MCP config: {warning}", "warning")
+            return config

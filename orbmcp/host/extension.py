@@ -1,0 +1,375 @@
+"""``McpExtension``: orbmcp inside an agent host, from start-up to shutdown.
+
+It loads the configuration (asking the host about project trust), connects the eager servers,
+bridges their tools into the host's tool table, follows the server registry while it runs, and
+answers slash commands with this session's connections. See ``orbmcp.host`` for a guide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from orbmcp.core.auth_prompt import AuthPrompter
+from orbmcp.errors import OrbError, UsageError, cmd
+from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
+from orbmcp.host.configuration import ConfigSource
+from orbmcp.host.table import ToolTable
+from orbmcp.host.tools import HostTool, bridged_host_tool, text_result
+from orbmcp.host.ui import HostUI
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskStatus
+
+    from orbmcp.commands.context import CommandContext
+    from orbmcp.config.model import ResolvedConfig
+    from orbmcp.core.manager import Manager
+    from orbmcp.core.results import ToolResult
+    from orbmcp.core.state import State
+    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.frontends.slash import SlashReply
+    from orbmcp.host.follow import RegistryWatch
+    from orbmcp.host.protocol import Host
+
+
+class McpExtension:
+    """orbmcp inside an agent host: MCP servers, their tools in the host, ``/mcp`` commands.
+
+    Use it as ``async with McpExtension(host) as ext:`` (any anyio backend), or ``await ext.start()``
+    ... ``await ext.shutdown()`` (asyncio; the two may come from different tasks).
+
+    ``project`` and ``config_file`` choose the configuration as ``--project`` and ``--config`` do;
+    ``config`` hands over one already resolved instead (the extension then does not follow the
+    server registry: that config is the caller's). ``enabled=False`` (``--no-extensions``) makes the
+    extension inert. ``retries=False`` reports a server's first failure instead of retrying it.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        project: Path | None = None,
+        config_file: Path | None = None,
+        config: ResolvedConfig | None = None,
+        enabled: bool = True,
+        retries: bool = True,
+    ) -> None:
+        self.ui = HostUI(host)
+        self.enabled = enabled
+        self.retries = retries
+        self.config_error: OrbError | None = None
+        """The configuration error that left the extension inert, if any."""
+        self._source = ConfigSource(project, config_file, self.ui.notify)
+        self._config = config
+        self._follows_registry = config is None
+        self._manager: Manager | None = None
+        self._table = ToolTable(host, lambda tool: bridged_host_tool(tool, lambda: self._manager))
+        self._stop: anyio.Event | None = None  # created on the loop, by __aenter__/start
+        self._stack: AsyncExitStack | None = None
+        self._task: Any = None  # the asyncio.Task of start()
+        self._starting = True  # auth prompts at startup are collected, then asked one by one
+        self._prompter = AuthPrompter()
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    @property
+    def host(self) -> Host:
+        """The host the extension talks to (the latest one given to ``register_into``)."""
+        return self._table.host
+
+    @property
+    def project(self) -> Path | None:
+        """The project directory asked for (None: the current directory)."""
+        return self._source.project
+
+    @property
+    def config_file(self) -> Path | None:
+        """The ``--config`` file asked for, replacing every config file layer."""
+        return self._source.config_file
+
+    @property
+    def config(self) -> ResolvedConfig | None:
+        """The configuration in effect; None before start, when inert by choice, or broken."""
+        return self._config
+
+    @property
+    def manager(self) -> Manager | None:
+        """The session's connections while servers are managed, else None."""
+        return self._manager
+
+    @property
+    def active(self) -> bool:
+        """True once servers are managed (False with no enabled server: the zero-work path)."""
+        return self._manager is not None
+
+    @property
+    def tools(self) -> list[HostTool]:
+        """Every tool given to the host so far (active or not), in registration order."""
+        return self._table.tools()
+
+    def tool(self, name: str) -> HostTool | None:
+        """The tool registered under ``name``, or None."""
+        return self._table.get(name)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> McpExtension:
+        """Start (see ``start``), with the servers owned by this task's task group."""
+        if not self._prepare():
+            return self
+        self._stop = anyio.Event()
+        stack = AsyncExitStack()
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        self._stack = stack
+        try:
+            await tg.start(self._run)
+        except BaseException as exc:
+            self._stop.set()
+            self._stack = None
+            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        """Shut down (see ``shutdown``)."""
+        if self._stop is not None:
+            self._stop.set()
+        stack, self._stack = self._stack, None
+        if stack is None:
+            return None
+        return await stack.__aexit__(et, ev, tb)
+
+    async def start(self) -> None:
+        """Load the configuration and connect the eager servers; servers run in an asyncio task of
+        their own, so ``shutdown`` may come from any task.
+
+        Returns once each eager server has had its first attempt (bounded by its ``timeoutMs``):
+        the host then holds their tools. Failures are notified, not raised; a broken configuration
+        is notified and leaves the extension inert (``config_error``). With no enabled server nothing
+        heavy is imported and nothing connects until a server is registered; a light task waits for
+        that, so call ``shutdown`` in every case.
+        """
+        import asyncio
+
+        if not self._prepare():
+            return
+        self._stop = anyio.Event()
+        started = anyio.Event()
+        failure: list[BaseException] = []
+
+        async def main() -> None:
+            try:
+                async with anyio.create_task_group() as tg:
+                    await tg.start(self._run)
+                    started.set()
+            except Exception as exc:
+                failure.append(exc)
+            finally:
+                started.set()
+
+        self._task = asyncio.get_running_loop().create_task(main(), name="orbmcp-extension")
+        await started.wait()
+        if failure:
+            raise failure[0]
+
+    async def shutdown(self) -> None:
+        """Stop every server (process trees included) and deactivate every tool; returns when done."""
+        if self._stop is not None:
+            self._stop.set()
+        task, self._task = self._task, None
+        if task is not None:
+            with anyio.CancelScope(shield=True):
+                await task
+
+    def register_into(self, host: Host) -> None:
+        """Give a fresh host tool table every tool discovered so far, without reconnecting.
+
+        For an agent that rebuilds its tool registry (re-running its extension factory) while this
+        session lives on: ``host`` gets ``register_tool`` for every tool and ``set_tool_active`` for
+        the active ones, and from now on every callback goes to ``host`` instead of the previous
+        one. Call it on the event loop.
+        """
+        self.ui.use(host)
+        self._table.register_into(host)
+        if self._manager is not None:
+            self._manager.runtime.interactive = self.ui.interactive
+
+    def _prepare(self) -> bool:
+        """Load the config; False (and nothing built) when there is nothing to run or follow."""
+        if not self.enabled:
+            return False
+        if self._config is None:
+            from orbmcp.errors import ConfigError
+
+            try:
+                self._config = self._source.resolve(self.host)
+            except ConfigError as err:
+                self.config_error = err
+                self._source.config_error(err)
+                return False
+            for warning in self._config.warnings:
+                self.ui.notify(f"MCP config: {warning}", "warning")
+        if not self._config.settings.extension_enabled:
+            return False
+        return bool(self._config.enabled_servers()) or self._follows_registry
+
+    async def _run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The lifecycle task: wait (inert) until a server is enabled, then serve until stopped."""
+        with self._registry_watch() as watch:
+            config = self._config
+            assert config is not None
+            while not config.enabled_servers():
+                task_status.started()
+                task_status = anyio.TASK_STATUS_IGNORED
+                next_config = await self._next_config(watch)
+                if next_config is None:
+                    return
+                config = self._config = next_config
+            await self._serve(config, watch, task_status)
+
+    @contextmanager
+    def _registry_watch(self) -> Iterator[RegistryWatch | None]:
+        if not self._follows_registry:
+            yield None
+            return
+        from orbmcp.host.follow import RegistryWatch
+
+        watch = RegistryWatch()
+        try:
+            yield watch
+        finally:
+            watch.close()
+
+    async def _serve(
+        self, config: ResolvedConfig, watch: RegistryWatch | None, task_status: TaskStatus[None]
+    ) -> None:
+        from orbmcp.core.manager import Manager
+        from orbmcp.core.tools import ToolRegistry
+        from orbmcp.host.startup import first_attempts
+
+        registry = ToolRegistry(prefix=config.settings.tool_prefix)
+        registry.external_active = self._table.externally_active
+        registry.add_listener(self._table)
+        manager = Manager(
+            config, retries=self.retries, interactive=self.ui.interactive, auth_ui=self.ui, tools=registry
+        )
+        manager.runtime.state_listeners.append(self._state_changed)
+        try:
+            async with manager:
+                self._manager = manager
+                for tool in agent_tools(self):
+                    if tool.name not in self._table:
+                        self._table.add(tool)
+                    self._table.set_active(tool.name, True)
+                await first_attempts(manager, [s.name for s in config.eager_servers()], self.ui.notify)
+                self._starting = False
+                await self._prompter.offer(manager, self.ui)
+                task_status.started()
+                while (next_config := await self._next_config(watch)) is not None:
+                    try:
+                        change = await manager.apply_config(next_config)
+                    except OrbError as err:  # the session goes on with the servers it has
+                        self.ui.notify(f"MCP servers could not be updated: {err.message}", "error")
+                        continue
+                    self._config = next_config
+                    await first_attempts(manager, change.started, self.ui.notify, start=False)
+        finally:
+            self._manager = None
+            for name in (STATUS_TOOL, CONNECT_TOOL):
+                if name in self._table:
+                    self._table.set_active(name, False)
+
+    async def _next_config(self, watch: RegistryWatch | None) -> ResolvedConfig | None:
+        """The configuration after the next registry change; None once the extension stops."""
+        assert self._stop is not None and self._config is not None
+        return await self._source.next(self.host, self._config, watch, self._stop)
+
+    # -- server state -----------------------------------------------------------------------------
+
+    def _state_changed(self, sup: Supervisor, old: State, new: State) -> None:
+        from orbmcp.core.hints import hint_for
+        from orbmcp.core.state import State
+        from orbmcp.host.spelling import agent_text
+
+        if new == State.NEEDS_AUTH:
+            if self._starting and self.ui.interactive:
+                return  # asked after startup, one server at a time
+            if sup.name not in self._prompter.declined:
+                run = agent_text(cmd("auth", sup.name))
+                self.ui.notify(f"MCP server '{sup.name}' needs authorization: run {run}", "warning")
+        elif new == State.FAILED:
+            hint = hint_for(sup, front="host")
+            error = sup.snap.last_error or "failed"
+            self.ui.notify(
+                f"MCP server '{sup.name}' failed: {error}" + (f" — {agent_text(hint)}" if hint else ""),
+                "warning",
+            )
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    def status_rows(self) -> list[dict[str, Any]]:
+        """``mcp_status``'s rows: every configured server (the JSON of ``orbmcp status --json``)."""
+        return status_rows(self._config, self._manager)
+
+    async def connect(self, server: str) -> ToolResult:
+        """``mcp_connect``: connect a configured server (lazy ones too) and report honestly when
+        some of its tools are inactive. Failures come back as ``is_error`` results."""
+        manager, config = self._manager, self._config
+        if manager is None or config is None:
+            return text_result("MCP is not running in this session.", error=True)
+        return await connect_server(manager, config, server, self._table.externally_active)
+
+    # -- slash commands --------------------------------------------------------------------------
+
+    def command_context(self, *, json_output: bool = False) -> CommandContext:
+        """A command context on this session's connections, for running commands directly."""
+        from orbmcp.commands.context import CommandContext
+
+        ctx = CommandContext(
+            ui=self.ui,
+            sessions=_HostSessions(self),
+            project=self.project,
+            config_file=self.config_file,
+            json=json_output,
+            front="slash",
+        )
+        if self._config is not None:
+            ctx.set_config(self._config)
+        return ctx
+
+    async def slash_reply(self, line: str, *, json_output: bool | None = None) -> SlashReply:
+        """Run one ``/mcp...`` line with this session's servers: text, exit code and error."""
+        from orbmcp.frontends.slash import run_slash
+
+        return await run_slash(
+            line, self.command_context(json_output=bool(json_output)), json_output=json_output
+        )
+
+    async def slash(self, line: str, *, json_output: bool | None = None) -> str:
+        """Run one ``/mcp...`` line with this session's servers; the text to show the user."""
+        return (await self.slash_reply(line, json_output=json_output)).text
+
+
+class _HostSessions:
+    """The extension's one long-lived Manager, for slash commands."""
+
+    persistent = True
+
+    def __init__(self, ext: McpExtension) -> None:
+        self._ext = ext
+
+    async def manager(self, ctx: CommandContext) -> Manager:
+        manager = self._ext.manager
+        if manager is None:
+            raise UsageError(
+                "MCP is not running in this session: no enabled server is configured",
+                hint="add a server to mcpServers (or enable one) and start a new session",
+            )
+        return manager

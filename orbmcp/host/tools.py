@@ -1,0 +1,133 @@
+"""The tools an agent host holds: ``HostTool`` (a bridged MCP tool or one of orbmcp's own) and
+the helpers that build tool results."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from orbmcp.core.results import TextBlock, ToolResult
+
+if TYPE_CHECKING:
+    from orbmcp.core.manager import Manager
+    from orbmcp.core.tools import BridgedTool
+    from orbmcp.errors import OrbError
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+"""``progress(value, total, message)`` for one call; awaited when it returns an awaitable."""
+
+ToolRunner = Callable[[dict[str, Any], ProgressCallback | None, float | None], Awaitable[ToolResult]]
+"""What runs a ``HostTool``: ``run(arguments, progress, timeout_s)``."""
+
+
+class HostTool:
+    """One tool as the host sees it: a name, a description, a JSON input schema and ``call``.
+
+    For a bridged MCP tool, ``description``, ``input_schema`` and ``annotations`` follow the
+    server: a ``list_changed`` re-discovery updates them in place, so read them each turn rather
+    than copying them once. The host learns of a tool once (``Host.register_tool``) and is then
+    told only when it becomes active or inactive (``Host.set_tool_active``).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        run: ToolRunner,
+        *,
+        bridged: BridgedTool | None = None,
+        description: str = "",
+        input_schema: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self._run = run
+        self._bridged = bridged
+        self._description = description
+        self._schema: Mapping[str, Any] = input_schema or {"type": "object"}
+
+    @property
+    def description(self) -> str:
+        """The text to show the model (a bridged tool's carries its annotation hints)."""
+        return self._bridged.description if self._bridged is not None else self._description
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]:
+        """The JSON Schema of the arguments, as the server gave it."""
+        return self._bridged.input_schema if self._bridged is not None else self._schema
+
+    @property
+    def annotations(self) -> Mapping[str, Any] | None:
+        """The server's tool annotations (``readOnlyHint``, ...); None for orbmcp's own tools."""
+        return self._bridged.annotations if self._bridged is not None else None
+
+    @property
+    def server(self) -> str | None:
+        """The MCP server behind this tool; None for the extension's own ``mcp_*`` tools."""
+        return self._bridged.server if self._bridged is not None else None
+
+    @property
+    def tool_name(self) -> str | None:
+        """The server's own name of the tool."""
+        return self._bridged.name if self._bridged is not None else None
+
+    @property
+    def active(self) -> bool:
+        """Whether orbmcp considers the tool callable now (its server is connected and lists it)."""
+        return self._bridged.active if self._bridged is not None else True
+
+    async def call(
+        self,
+        args: Mapping[str, Any] | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+        timeout_s: float | None = None,
+    ) -> ToolResult:
+        """Call the tool; call it from the event loop the extension runs on.
+
+        Returns a ``ToolResult`` whose ``is_error`` is set when the tool itself failed (route it
+        through the agent's ordinary error path). Raises ``OrbError`` subclasses for failures around
+        the tool: ``ConnectionFailed`` (server gone, extension shut down), ``UsageError`` (the server
+        no longer offers the tool), ``TimeoutFailed``, ``AuthError``, ``ProtocolError``. ``progress``
+        runs on the event loop for each progress notification. Cancelling the calling task cancels
+        the call on the server (``notifications/cancelled``).
+        """
+        return await self._run(dict(args or {}), progress, timeout_s)
+
+    def __repr__(self) -> str:
+        return f"HostTool({self.name!r})"
+
+
+def text_result(text: str, *, error: bool = False, structured: object | None = None) -> ToolResult:
+    """A ``ToolResult`` of one text block (``error=True`` sets ``is_error``)."""
+    return ToolResult([TextBlock(text)], structured=structured, is_error=error)
+
+
+def error_result(err: OrbError) -> ToolResult:
+    """An OrbError as an ``is_error`` result, for hosts that want every failure as a result; the
+    commands it names are spelled as the agent's slash commands."""
+    from orbmcp.host.spelling import agent_message
+
+    return text_result(agent_message(err), error=True)
+
+
+def bridged_host_tool(tool: BridgedTool, manager_of: Callable[[], Manager | None]) -> HostTool:
+    """The HostTool of a discovered MCP tool; calls go through the session ``manager_of()`` gives."""
+
+    async def run(
+        args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
+    ) -> ToolResult:
+        from orbmcp.core.calls import call_tool
+        from orbmcp.errors import ConnectionFailed, UsageError
+
+        manager = manager_of()
+        if manager is None:
+            raise ConnectionFailed(
+                f"the MCP extension is shut down; '{tool.bridged_name}' is unavailable", server=tool.server
+            )
+        if not tool.present:
+            raise UsageError(
+                f"server '{tool.server}' no longer offers the tool '{tool.name}'", server=tool.server
+            )
+        sup = manager.get(tool.server)
+        return await call_tool(sup, tool.name, args, timeout_s=timeout_s, progress=progress)
+
+    return HostTool(tool.bridged_name, run, bridged=tool)

@@ -1,0 +1,83 @@
+"""``HostUI``: the command layer's UI (and the OAuth flow's) on top of a ``Host``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from orbmcp.host.protocol import OpensUrls, Prompts
+
+if TYPE_CHECKING:
+    from orbmcp.host.protocol import Host
+
+
+def callback_failed(what: str, exc: Exception) -> None:
+    """Log a host callback that raised: a faulty host never breaks orbmcp (nor orbmcp the host)."""
+    from orbmcp.log import log_event
+
+    log_event("host.callback_failed", level="warn", message=f"{what}: {type(exc).__name__}")
+
+
+class HostUI:
+    """Asks the person through the host: confirmations and choices only when the host is
+    interactive, URLs through the host when it opens them (``OpensUrls``), pasted redirect URLs
+    when it can prompt (``Prompts``). Every method runs on the event loop."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.interactive = bool(host.interactive)
+
+    def use(self, host: Host) -> None:
+        """Talk to ``host`` from now on (``McpExtension.register_into``)."""
+        self.host = host
+        self.interactive = bool(host.interactive)
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        """Yes or no; False without asking when the host is not interactive, ``default`` when the
+        person gave no answer."""
+        if not self.interactive:
+            return False
+        answer = self.choose(question, ["Yes", "No"])
+        return default if answer is None else answer == "Yes"
+
+    def choose(self, question: str, options: list[str]) -> str | None:
+        """One of ``options``, or None (not interactive, no answer, an answer not offered)."""
+        if not self.interactive:
+            return None
+        try:
+            answer = self.host.choose(question, options)
+        except Exception as exc:
+            callback_failed("choose", exc)
+            return None
+        return answer if answer in options else None
+
+    def notify(self, message: str, level: str = "info") -> None:
+        """Pass a message to ``Host.notify``."""
+        try:
+            self.host.notify(message, level)
+        except Exception as exc:
+            callback_failed("notify", exc)
+
+    def open_url(self, url: str) -> bool:
+        """Open an authorization URL: through the host when it can, else the system browser."""
+        if isinstance(self.host, OpensUrls):
+            return bool(self.host.open_url(url))
+        from orbmcp.auth.urlpolicy import open_in_browser
+
+        return open_in_browser(url)
+
+    def show_url(self, url: str) -> None:
+        """Tell the person the URL to open, for when no browser could be opened."""
+        self.notify(f"Open this URL to authorize: {url}", "info")
+
+    def prompt_paste(self, message: str = "Paste the final redirect URL") -> str | None:
+        """The redirect URL the person pastes; None when the host is not interactive, cannot
+        prompt, or got a blank answer."""
+        if not self.interactive or not isinstance(self.host, Prompts):
+            return None
+        answer = self.host.prompt(message)
+        return answer if isinstance(answer, str) and answer.strip() else None
+
+    def progress(
+        self, server: str, tool: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """Nothing: per-call progress goes to the callback given to ``HostTool.call``."""

@@ -1,0 +1,1 @@
+"""Tests of orbmcp.host, the embedding API."""
