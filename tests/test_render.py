@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from orbmcp.commands.results import (
-    Document,
+    CompletionScript,
     Lines,
     Message,
     ServerAction,
@@ -161,25 +161,28 @@ def test_plain_actions_messages_lines_documents() -> None:
 
     assert render_plain(Message("two\nlines \x1b[31mred")) == "two\nlines red"
     assert render_plain(Lines(("a\nb", "c"))) == "a ⏎ b\nc"
-    assert render_plain(Document({"k": 1}, "key  value\n\x1b[2Jnext")) == "key  value\nnext"
+    assert render_plain(CompletionScript("sh", "key  value\n\x1b[2Jnext")) == "key  value\nnext"
 
 
-def test_plain_fallbacks_for_other_results() -> None:
+def test_a_value_that_is_no_result_is_a_bug_in_every_renderer() -> None:
     class WithTextMethod:
+        exit_code = 0
+
         def text(self) -> str:
             return "from text()"
 
-    class WithTextField:
-        text = "from the field"
-
-    class WithJson:
         def to_json(self) -> dict[str, int]:
             return {"n": 1}
 
-    assert render_plain(WithTextMethod()) == "from text()"
-    assert render_plain(WithTextField()) == "from the field"
-    assert json.loads(render_plain(WithJson())) == {"n": 1}
-    assert json.loads(render_plain({"raw": [1, 2]})) == {"raw": [1, 2]}
+    for value in (WithTextMethod(), {"raw": [1, 2]}):
+        with pytest.raises(TypeError):
+            render_plain(value)
+        with pytest.raises(TypeError):
+            to_json_text(value, pretty=False)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            exit_code_of(value)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            _rich(value)
 
 
 def test_rich_status_table_escapes_markup_and_controls() -> None:
@@ -257,10 +260,7 @@ def test_render_to_terminal_picks_json_plain_or_rich(monkeypatch: pytest.MonkeyP
 
 
 def test_exit_code_of_results() -> None:
-    class Odd:
-        exit_code = "3"
-
-    assert exit_code_of(Odd()) == 0
+    assert exit_code_of(None) == 0
     assert exit_code_of(Message("x")) == 0
     assert exit_code_of(ServerAction("start", (_detail(state="failed", error_code=None),))) == 4
 

@@ -31,7 +31,7 @@ async def slash(ctx: CommandContext, line: str) -> Any:
 
     inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
     result, code = await run_invocation(inv, ctx)
-    if inv.json and not ctx.json and hasattr(result, "to_json"):
+    if inv.json and not ctx.json and result is not None:
         return JsonText(result.to_json(), code)
     return result
 

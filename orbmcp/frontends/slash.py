@@ -35,7 +35,7 @@ from orbmcp.commands.complete import (
 )
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
-from orbmcp.commands.results import Document
+from orbmcp.commands.results import CommandHelp, ParamHelp
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names
@@ -247,20 +247,14 @@ def _invocation(spec: CommandSpec, args: Sequence[str], *, slash: bool) -> Invoc
     )
 
 
-def help_document(spec: CommandSpec, *, slash: bool) -> Document:
-    lines = [f"usage: {usage_line(spec, slash=slash)}", "", spec.help]
-    params = [p for p in spec.params if not p.hidden]
-    if params:
-        lines.append("")
-    for p in params:
-        name = (
-            (f"<{p.name}>" if slash else (p.metavar or p.name.upper()))
-            if p.kind == "argument"
-            else ", ".join(p.option_names)
-        )
-        lines.append(f"  {name:<18} {p.help}")
-    data = {"command": spec.name, "usage": usage_line(spec, slash=slash), "help": spec.help}
-    return Document(data=data, text="\n".join(lines))
+def help_document(spec: CommandSpec, *, slash: bool) -> CommandHelp:
+    def name(p: Param) -> str:
+        if p.kind != "argument":
+            return ", ".join(p.option_names)
+        return f"<{p.name}>" if slash else (p.metavar or p.name.upper())
+
+    params = tuple(ParamHelp(name(p), p.help) for p in spec.params if not p.hidden)
+    return CommandHelp(spec.name, usage_line(spec, slash=slash), spec.help, params)
 
 
 # ------------------------------------------------------------------------------------- running
@@ -300,7 +294,9 @@ def render(result: Any, *, json_output: bool) -> str:
 
 def format_error(err: OrbError, *, json_output: bool) -> str:
     if json_output:
-        return json.dumps(err.to_json(), ensure_ascii=False)
+        from orbmcp.render.json import error_json_text
+
+        return error_json_text(err)
     from orbmcp.text import one_line
 
     text = f"error: {one_line(err.message)}"
