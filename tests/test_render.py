@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
+import types
+import typing
 from typing import Any
 
 import pytest
@@ -18,6 +21,7 @@ from orbmcp.commands.results import (
     CompletionScript,
     Lines,
     Message,
+    Result,
     ServerAction,
     ServerDetail,
     StatusReport,
@@ -280,3 +284,43 @@ def test_rich_markup_escape_matches_rich(text: str) -> None:
     from rich.markup import escape
 
     assert rich_markup_escape(text) == escape(text)
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    for sub in list(found):
+        found |= _subclasses(sub)
+    return found
+
+
+def test_every_handler_returns_a_result_and_every_result_has_a_plain_rendering() -> None:
+    import inspect
+
+    from orbmcp.commands.table import COMMANDS
+    from orbmcp.frontends.runner import load_handler
+
+    for spec in COMMANDS:
+        returned = typing.get_type_hints(load_handler(spec))["return"]
+        kinds = typing.get_args(returned) if isinstance(returned, types.UnionType) else (returned,)
+        assert all(k is type(None) or issubclass(k, Result) for k in kinds), spec.handler
+
+    default = render_plain.dispatch(object)
+    concrete = [
+        c for c in _subclasses(Result) if not inspect.isabstract(c) and c.__module__.startswith("orbmcp.")
+    ]
+    assert len(concrete) > 20
+    for kind in concrete:
+        assert render_plain.dispatch(kind) is not default, kind.__name__
+
+
+def test_the_plain_renderer_loads_neither_rich_nor_the_sdk() -> None:
+    probe = (
+        "import sys, orbmcp.render, orbmcp.render.json, orbmcp.render.plain; "
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.split()
+    )
+    assert loaded & {"rich", "mcp", "mcp_types", "anyio", "pydantic", "httpx2"} == set()

@@ -35,7 +35,7 @@ from orbmcp.commands.complete import (
 )
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
-from orbmcp.commands.results import CommandHelp, ParamHelp
+from orbmcp.commands.results import CommandHelp, ParamHelp, Result
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names
@@ -260,20 +260,20 @@ def help_document(spec: CommandSpec, *, slash: bool) -> CommandHelp:
 # ------------------------------------------------------------------------------------- running
 
 
-async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Any, int]:
+async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Result | None, int]:
     if inv.help:
         return help_document(inv.spec, slash=inv.front == "slash"), 0
     from orbmcp.frontends.runner import call_handler
     from orbmcp.render import exit_code_of
 
     sub = replace(ctx, front=inv.front, json=ctx.json or inv.json)
-    result = await call_handler(inv.spec, sub, inv.kwargs)
+    result: Result | None = await call_handler(inv.spec, sub, inv.kwargs)
     if sub._config is not None and ctx._config is None:
         ctx.set_config(sub._config)  # keep what the handler loaded for the next line
     return result, exit_code_of(result)
 
 
-async def dispatch(line: str, ctx: CommandContext) -> tuple[Any, int]:
+async def dispatch(line: str, ctx: CommandContext) -> tuple[Result | None, int]:
     """Run one slash line through the command's handler: ``(result_model, exit_code)``."""
     inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
     return await run_invocation(inv, ctx)

@@ -138,11 +138,12 @@ async def test_auth_reports_a_corrupt_state_file_and_replaces_it(
         ctx = _ctx(config, BrowserUI())
         with anyio.fail_after(20):
             outcome = await handlers.auth(ctx, "srv")
-        backup = outcome.fields()["corruptBackup"]
+        data = outcome.fields()
+        backup = data["corruptBackup"]
         assert backup is not None and Path(backup).name.startswith(record.name + ".corrupt-")
         assert outcome.message == f"authorized 'srv' (a corrupt state file was backed up to {backup})"
-        assert outcome.fields()["status"] == "authorized" and "state" not in outcome.fields()
-        assert isinstance(outcome.fields()["expiresAt"], float) and outcome.fields()["expiresAt"] > time.time()
+        assert data["status"] == "authorized" and "state" not in data
+        assert isinstance(data["expiresAt"], float) and data["expiresAt"] > time.time()
         status = await handlers.auth(ctx, "srv", status=True)
         assert status.fields()["auth"] == CREDENTIALS_STORED
 
