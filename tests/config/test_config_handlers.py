@@ -228,7 +228,7 @@ def test_trust_approved_by_a_person_then_already_trusted_then_untrusted(reviewed
     approved = handlers.trust(CommandContext(ui=ui, project=reviewed, present=render_plain))
     real = os.path.realpath(reviewed)
     assert approved.ok and render_plain(approved).endswith(f"\nTrusted: {real}")
-    assert approved.to_json()["trusted"] is True
+    assert approved.to_json()["trusted"] is True and approved.to_json()["message"] == f"Trusted: {real}"
     pending = {s["name"] for s in approved.to_json()["review"]["servers"] if s["pending"]}
     assert {"tool", "web"} <= pending  # what this approval covered for the first time
 
