@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
+import types
+import typing
 from typing import Any
 
 import pytest
 from rich.console import Console
 
 from orbmcp.commands.results import (
-    Document,
+    CompletionScript,
     Lines,
     Message,
+    Result,
     ServerAction,
     ServerDetail,
     StatusReport,
@@ -161,25 +165,28 @@ def test_plain_actions_messages_lines_documents() -> None:
 
     assert render_plain(Message("two\nlines \x1b[31mred")) == "two\nlines red"
     assert render_plain(Lines(("a\nb", "c"))) == "a ⏎ b\nc"
-    assert render_plain(Document({"k": 1}, "key  value\n\x1b[2Jnext")) == "key  value\nnext"
+    assert render_plain(CompletionScript("sh", "key  value\n\x1b[2Jnext")) == "key  value\nnext"
 
 
-def test_plain_fallbacks_for_other_results() -> None:
+def test_a_value_that_is_no_result_is_a_bug_in_every_renderer() -> None:
     class WithTextMethod:
+        exit_code = 0
+
         def text(self) -> str:
             return "from text()"
 
-    class WithTextField:
-        text = "from the field"
-
-    class WithJson:
         def to_json(self) -> dict[str, int]:
             return {"n": 1}
 
-    assert render_plain(WithTextMethod()) == "from text()"
-    assert render_plain(WithTextField()) == "from the field"
-    assert json.loads(render_plain(WithJson())) == {"n": 1}
-    assert json.loads(render_plain({"raw": [1, 2]})) == {"raw": [1, 2]}
+    for value in (WithTextMethod(), {"raw": [1, 2]}):
+        with pytest.raises(TypeError):
+            render_plain(value)
+        with pytest.raises(TypeError):
+            to_json_text(value, pretty=False)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            exit_code_of(value)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            _rich(value)
 
 
 def test_rich_status_table_escapes_markup_and_controls() -> None:
@@ -257,10 +264,7 @@ def test_render_to_terminal_picks_json_plain_or_rich(monkeypatch: pytest.MonkeyP
 
 
 def test_exit_code_of_results() -> None:
-    class Odd:
-        exit_code = "3"
-
-    assert exit_code_of(Odd()) == 0
+    assert exit_code_of(None) == 0
     assert exit_code_of(Message("x")) == 0
     assert exit_code_of(ServerAction("start", (_detail(state="failed", error_code=None),))) == 4
 
@@ -280,3 +284,43 @@ def test_rich_markup_escape_matches_rich(text: str) -> None:
     from rich.markup import escape
 
     assert rich_markup_escape(text) == escape(text)
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    for sub in list(found):
+        found |= _subclasses(sub)
+    return found
+
+
+def test_every_handler_returns_a_result_and_every_result_has_a_plain_rendering() -> None:
+    import inspect
+
+    from orbmcp.commands.table import COMMANDS
+    from orbmcp.frontends.runner import load_handler
+
+    for spec in COMMANDS:
+        returned = typing.get_type_hints(load_handler(spec))["return"]
+        kinds = typing.get_args(returned) if isinstance(returned, types.UnionType) else (returned,)
+        assert all(k is type(None) or issubclass(k, Result) for k in kinds), spec.handler
+
+    default = render_plain.dispatch(object)
+    concrete = [
+        c for c in _subclasses(Result) if not inspect.isabstract(c) and c.__module__.startswith("orbmcp.")
+    ]
+    assert len(concrete) > 20
+    for kind in concrete:
+        assert render_plain.dispatch(kind) is not default, kind.__name__
+
+
+def test_the_plain_renderer_loads_neither_rich_nor_the_sdk() -> None:
+    probe = (
+        "import sys, orbmcp.render, orbmcp.render.json, orbmcp.render.plain; "
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.split()
+    )
+    assert loaded & {"rich", "mcp", "mcp_types", "anyio", "pydantic", "httpx2"} == set()

@@ -7,14 +7,16 @@ long-lived for the REPL, the daemon and agent hosts.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from orbmcp.commands.results.base import Result
     from orbmcp.config.model import ResolvedConfig, ServerConfig
     from orbmcp.core.manager import Manager
 
@@ -65,6 +67,11 @@ def default_interactive(json_output: bool, environ: Mapping[str, str] | None = N
         return False
 
 
+def json_presentation(result: Result) -> str:
+    """What a front that renders no text shows a person: the result's JSON."""
+    return json.dumps(result.to_json(), indent=2, ensure_ascii=False)
+
+
 @dataclass
 class CommandContext:
     ui: UI
@@ -74,6 +81,9 @@ class CommandContext:
     json: bool = False
     front: str = "cli"  # cli | slash | shell | host | daemon
     no_color: bool = False  # --no-color or NO_COLOR: fronts that render later (the REPL) need it
+    # A result as text for the person, for a handler that must show something before it asks
+    # (trust's review before the approval). Fronts that talk to people pass their plain renderer.
+    present: Callable[[Result], str] = field(default=json_presentation, repr=False)
     _config: ResolvedConfig | None = field(default=None, repr=False)
 
     def config(self, *, reload: bool = False) -> ResolvedConfig:

@@ -7,10 +7,8 @@ import path like every other handler, so loading the table imports none of this.
 
 from __future__ import annotations
 
-from typing import Any
-
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import JsonText, Lines, ShellExit
+from orbmcp.commands.results import JsonText, Lines, Result, ShellExit
 
 
 def shell(ctx: CommandContext) -> ShellExit | None:
@@ -25,13 +23,13 @@ def shell(ctx: CommandContext) -> ShellExit | None:
     return None if status == 0 else ShellExit(status)
 
 
-async def slash(ctx: CommandContext, line: str) -> Any:
+async def slash(ctx: CommandContext, line: str) -> Result | None:
     """Run one slash line with the handler the shell command would run; return its result model."""
     from orbmcp.frontends.slash import parse_slash, run_invocation
 
     inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
     result, code = await run_invocation(inv, ctx)
-    if inv.json and not ctx.json and hasattr(result, "to_json"):
+    if inv.json and not ctx.json and result is not None:
         return JsonText(result.to_json(), code)
     return result
 

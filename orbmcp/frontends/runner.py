@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import os
 import sys
 import time
@@ -60,7 +59,9 @@ def report_error(err: OrbError, *, json_output: bool) -> None:
     from orbmcp.text import one_line
 
     if json_output:
-        sys.stderr.write(json.dumps(err.to_json(), ensure_ascii=False) + "\n")
+        from orbmcp.render.json import error_json_text
+
+        sys.stderr.write(error_json_text(err) + "\n")
         return
     msg = one_line(err.message)
     sys.stderr.write(f"orbmcp: error: {msg}\n")
@@ -78,7 +79,7 @@ def run_in_shell(
     no_color: bool,
 ) -> int:
     from orbmcp.frontends.terminal import OneShotSessions, TerminalUI
-    from orbmcp.render import render_to_terminal
+    from orbmcp.render import present, render_to_terminal
 
     ui = TerminalUI(interactive=default_interactive(json_output), json_output=json_output)
     ctx = CommandContext(
@@ -89,6 +90,7 @@ def run_in_shell(
         json=json_output,
         front="cli",
         no_color=no_color,
+        present=present,
     )
     try:
         if spec.connects:
@@ -115,9 +117,9 @@ def run_in_shell(
     except Exception as exc:  # the boundary: a bug never shows a traceback
         err_line = _internal_error_line(exc)
         if json_output:
-            sys.stderr.write(
-                json.dumps({"error": {"code": "internal", "message": err_line, "server": None}}) + "\n"
-            )
+            from orbmcp.render.json import internal_error_json_text
+
+            sys.stderr.write(internal_error_json_text(err_line) + "\n")
         else:
             sys.stderr.write(f"orbmcp: internal error: {err_line}\n")
         return int(exit_code_for(exc))

@@ -35,7 +35,7 @@ from orbmcp.commands.complete import (
 )
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
-from orbmcp.commands.results import Document
+from orbmcp.commands.results import CommandHelp, ParamHelp, Result
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names
@@ -247,39 +247,33 @@ def _invocation(spec: CommandSpec, args: Sequence[str], *, slash: bool) -> Invoc
     )
 
 
-def help_document(spec: CommandSpec, *, slash: bool) -> Document:
-    lines = [f"usage: {usage_line(spec, slash=slash)}", "", spec.help]
-    params = [p for p in spec.params if not p.hidden]
-    if params:
-        lines.append("")
-    for p in params:
-        name = (
-            (f"<{p.name}>" if slash else (p.metavar or p.name.upper()))
-            if p.kind == "argument"
-            else ", ".join(p.option_names)
-        )
-        lines.append(f"  {name:<18} {p.help}")
-    data = {"command": spec.name, "usage": usage_line(spec, slash=slash), "help": spec.help}
-    return Document(data=data, text="\n".join(lines))
+def help_document(spec: CommandSpec, *, slash: bool) -> CommandHelp:
+    def name(p: Param) -> str:
+        if p.kind != "argument":
+            return ", ".join(p.option_names)
+        return f"<{p.name}>" if slash else (p.metavar or p.name.upper())
+
+    params = tuple(ParamHelp(name(p), p.help) for p in spec.params if not p.hidden)
+    return CommandHelp(spec.name, usage_line(spec, slash=slash), spec.help, params)
 
 
 # ------------------------------------------------------------------------------------- running
 
 
-async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Any, int]:
+async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Result | None, int]:
     if inv.help:
         return help_document(inv.spec, slash=inv.front == "slash"), 0
     from orbmcp.frontends.runner import call_handler
     from orbmcp.render import exit_code_of
 
     sub = replace(ctx, front=inv.front, json=ctx.json or inv.json)
-    result = await call_handler(inv.spec, sub, inv.kwargs)
+    result: Result | None = await call_handler(inv.spec, sub, inv.kwargs)
     if sub._config is not None and ctx._config is None:
         ctx.set_config(sub._config)  # keep what the handler loaded for the next line
     return result, exit_code_of(result)
 
 
-async def dispatch(line: str, ctx: CommandContext) -> tuple[Any, int]:
+async def dispatch(line: str, ctx: CommandContext) -> tuple[Result | None, int]:
     """Run one slash line through the command's handler: ``(result_model, exit_code)``."""
     inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
     return await run_invocation(inv, ctx)
@@ -300,7 +294,9 @@ def render(result: Any, *, json_output: bool) -> str:
 
 def format_error(err: OrbError, *, json_output: bool) -> str:
     if json_output:
-        return json.dumps(err.to_json(), ensure_ascii=False)
+        from orbmcp.render.json import error_json_text
+
+        return error_json_text(err)
     from orbmcp.text import one_line
 
     text = f"error: {one_line(err.message)}"

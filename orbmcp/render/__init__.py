@@ -1,26 +1,35 @@
-"""Renderers: json (versioned envelope), plain (agent UI text), rich (terminal).
+"""Renderers, one per output mode: ``json`` (the documented shapes), ``plain`` (agent UIs and
+pipes), ``rich_view`` (tables and colour on a terminal; falls back to plain).
 
-``render_to_terminal`` is the only place the shell front writes a result to stdout.
+``render_to_terminal`` is the only place the shell front writes a result to stdout; it picks the
+mode and returns the result's exit status.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
+
+from orbmcp.commands.results.base import Result
+from orbmcp.render.json import to_json_text
 
 
-def to_json_text(result: Any, *, pretty: bool) -> str:
-    data = result.to_json() if hasattr(result, "to_json") else result
-    return json.dumps(data, indent=2 if pretty else None, ensure_ascii=False)
+def exit_code_of(result: Result | None) -> int:
+    """The status a front reports for ``result`` (0 for nothing to show)."""
+    if result is None:
+        return 0
+    if not isinstance(result, Result):
+        raise TypeError(f"not a result: {type(result).__name__}")
+    return int(result.exit_code)
 
 
-def exit_code_of(result: Any) -> int:
-    code = getattr(result, "exit_code", 0)
-    return int(code) if isinstance(code, int) else 0
+def present(result: Result) -> str:
+    """A result as text for the person in front of a terminal (``CommandContext.present``)."""
+    from orbmcp.render.plain import render_plain
+
+    return render_plain(result)
 
 
-def render_to_terminal(result: Any, *, json_output: bool, no_color: bool) -> int:
+def render_to_terminal(result: Result | None, *, json_output: bool, no_color: bool) -> int:
     if result is None:
         return 0
     out = sys.stdout
@@ -38,3 +47,6 @@ def render_to_terminal(result: Any, *, json_output: bool, no_color: bool) -> int
             out.write(text if text.endswith("\n") else text + "\n")
     out.flush()
     return exit_code_of(result)
+
+
+__all__ = ["exit_code_of", "present", "render_to_terminal", "to_json_text"]

@@ -88,12 +88,12 @@ async def test_auth_status_and_logout_with_nothing_stored(tmp_path: Path) -> Non
     config = _config(tmp_path, {"srv": _oauth_entry("http://127.0.0.1:9/mcp")})
     ctx = _ctx(config)
     status = await handlers.auth(ctx, "srv", status=True)
-    assert status.text == "srv: authorization may be required"
-    assert status.data == {"server": "srv", "auth": MAY_BE_REQUIRED}
+    assert status.message == "srv: authorization may be required"
+    assert status.fields() == {"server": "srv", "auth": MAY_BE_REQUIRED}
     with anyio.fail_after(10):
         out = await handlers.logout(ctx, "srv")
-    assert out.text == "no credentials were stored for 'srv'"
-    assert out.data == {"server": "srv", "removed": False}
+    assert out.message == "no credentials were stored for 'srv'"
+    assert out.fields() == {"server": "srv", "removed": False}
 
 
 async def test_auth_refuses_unknown_and_non_oauth_servers(tmp_path: Path) -> None:
@@ -138,22 +138,23 @@ async def test_auth_reports_a_corrupt_state_file_and_replaces_it(
         ctx = _ctx(config, BrowserUI())
         with anyio.fail_after(20):
             outcome = await handlers.auth(ctx, "srv")
-        backup = outcome.data["corruptBackup"]
+        data = outcome.fields()
+        backup = data["corruptBackup"]
         assert backup is not None and Path(backup).name.startswith(record.name + ".corrupt-")
-        assert outcome.text == f"authorized 'srv' (a corrupt state file was backed up to {backup})"
-        assert outcome.data["status"] == "authorized" and "state" not in outcome.data
-        assert isinstance(outcome.data["expiresAt"], float) and outcome.data["expiresAt"] > time.time()
+        assert outcome.message == f"authorized 'srv' (a corrupt state file was backed up to {backup})"
+        assert data["status"] == "authorized" and "state" not in data
+        assert isinstance(data["expiresAt"], float) and data["expiresAt"] > time.time()
         status = await handlers.auth(ctx, "srv", status=True)
-        assert status.data["auth"] == CREDENTIALS_STORED
+        assert status.fields()["auth"] == CREDENTIALS_STORED
 
         with anyio.fail_after(20):
             again = await handlers.auth(ctx, "srv")
-        assert again.data["status"] == "already-authorized" and again.data["corruptBackup"] is None
-        assert again.text == "'srv' is already authorized"
+        assert again.fields()["status"] == "already-authorized" and again.fields()["corruptBackup"] is None
+        assert again.message == "'srv' is already authorized"
 
         with anyio.fail_after(10):
             out = await handlers.logout(ctx, "srv")
-        assert out.data["removed"] is True and out.text == "forgot the stored credentials of 'srv'"
+        assert out.fields()["removed"] is True and out.message == "forgot the stored credentials of 'srv'"
         assert not record.exists()
 
 
@@ -172,8 +173,8 @@ async def test_auth_in_a_persistent_session_restarts_the_server(tmp_path: Path) 
             assert manager.get("srv").state == "needs-auth"
             with anyio.fail_after(30):
                 outcome = await handlers.auth(ctx, "srv")
-            assert outcome.data["state"] == "ready"
-            assert outcome.text == "authorized 'srv'; srv is ready"
+            assert outcome.fields()["state"] == "ready"
+            assert outcome.message == "authorized 'srv'; srv is ready"
             assert manager.tools.counts("srv") == (1, 1)
         assert len(ui.browser.opened) == 1 and srv.count("/register") == 1
 

@@ -13,6 +13,7 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import config as handlers
 from orbmcp.config import trust as trust_mod
 from orbmcp.errors import UsageError
+from orbmcp.render.plain import render_plain
 from tests.ui import SilentUI
 
 
@@ -78,7 +79,7 @@ def test_show_text_covers_stdio_http_disabled_and_warnings(tmp_path: Path) -> No
         },
     )
     doc = handlers.show(CommandContext(ui=AnswerUI(None), config_file=config))
-    text = doc.text
+    text = render_plain(doc)
     assert f"local  (stdio, lazy, enabled; config: {config})" in text
     assert "  command: 'my server' --flag 'two words'" in text
     assert f"  cwd: {tmp_path}" in text
@@ -108,7 +109,7 @@ def test_show_text_covers_stdio_http_disabled_and_warnings(tmp_path: Path) -> No
 def test_show_with_nothing_configured_and_an_untrusted_project(global_dir: Path, project: Path) -> None:
     _write(project / ".orb" / "mcp.json", {"mcpServers": {"p": {"command": "run-me"}}})
     doc = handlers.show(CommandContext(ui=AnswerUI(None), project=project))
-    assert doc.text.splitlines() == [
+    assert render_plain(doc).splitlines() == [
         "No MCP servers configured.",
         f"Project config: not loaded ({project / '.orb'}) — `orbmcp trust` to review it",
     ]
@@ -134,7 +135,7 @@ def test_paths_lists_every_location(global_dir: Path, project: Path, tmp_path: P
     assert data["configOverride"] is None
     assert data["authDir"] == str(global_dir / "mcp-auth")
     assert data["debugLog"] == str(global_dir / "logs" / "orbmcp.log")
-    lines = doc.text.splitlines()
+    lines = render_plain(doc).splitlines()
     assert len(lines) == len(data)
     assert lines[0] == f"globalDir       {global_dir}"  # keys padded to one column
     assert f"globalFiles     {global_dir / 'settings.json'}, {global_dir / 'mcp.json'}" in lines
@@ -147,11 +148,11 @@ def test_paths_lists_every_location(global_dir: Path, project: Path, tmp_path: P
 def test_validate_exit_codes(tmp_path: Path) -> None:
     good = _write(tmp_path / "good.json", {"mcpServers": {"a": {"command": "x"}}})
     result = handlers.validate(CommandContext(ui=AnswerUI(None), config_file=good))
-    assert result.exit_code == 0 and result.text == "ok: 1 server(s) valid, 0 problem(s)"
+    assert result.exit_code == 0 and render_plain(result) == "ok: 1 server(s) valid, 0 problem(s)"
     bad = _write(tmp_path / "bad.json", {"mcpServers": {"a": {"command": "x"}, "b": {"url": 5}}})
     result = handlers.validate(CommandContext(ui=AnswerUI(None), config_file=bad))
     assert result.exit_code == 3
-    lines = result.text.splitlines()
+    lines = render_plain(result).splitlines()
     assert lines[-1] == "invalid: 1 server(s) valid, 1 problem(s)"
     assert lines[0].startswith("warning: ") and "'b'" in lines[0]
 
@@ -189,8 +190,10 @@ def test_trust_shows_everything_and_needs_a_person(reviewed: Path) -> None:
         handlers.trust(CommandContext(ui=AnswerUI(None), project=reviewed))
 
     ui = AnswerUI(False)
-    declined = handlers.trust(CommandContext(ui=ui, project=reviewed))
-    assert declined.ok is False and declined.text == "Not trusted; the project config stays invisible."
+    declined = handlers.trust(CommandContext(ui=ui, project=reviewed, present=render_plain))
+    assert (
+        declined.ok is False and render_plain(declined) == "Not trusted; the project config stays invisible."
+    )
     assert ui.questions == ["Trust this project?"]
     review = ui.notices[0].splitlines()
     real = os.path.realpath(reviewed)
@@ -222,29 +225,31 @@ def test_trust_shows_everything_and_needs_a_person(reviewed: Path) -> None:
 
 def test_trust_approved_by_a_person_then_already_trusted_then_untrusted(reviewed: Path) -> None:
     ui = AnswerUI(True)
-    approved = handlers.trust(CommandContext(ui=ui, project=reviewed))
+    approved = handlers.trust(CommandContext(ui=ui, project=reviewed, present=render_plain))
     real = os.path.realpath(reviewed)
-    assert approved.ok and approved.text.endswith(f"\nTrusted: {real}")
-    assert approved.to_json()["trusted"] is True
+    assert approved.ok and render_plain(approved).endswith(f"\nTrusted: {real}")
+    assert approved.to_json()["trusted"] is True and approved.to_json()["message"] == f"Trusted: {real}"
     pending = {s["name"] for s in approved.to_json()["review"]["servers"] if s["pending"]}
     assert {"tool", "web"} <= pending  # what this approval covered for the first time
 
     again = handlers.trust(CommandContext(ui=AnswerUI(None), project=reviewed))
-    assert again.text.endswith("\nAlready trusted.") and "(new or changed)" not in again.text
+    assert render_plain(again).endswith("\nAlready trusted.") and "(new or changed)" not in render_plain(
+        again
+    )
     assert again.to_json()["trusted"] is True
 
     config_show = handlers.show(CommandContext(ui=AnswerUI(None), project=reviewed))
-    assert "Project config: not loaded" not in config_show.text
+    assert "Project config: not loaded" not in render_plain(config_show)
     # `tool` reads ${GH_TOKEN}, which is not set: that entry is skipped with a warning naming it.
     assert {s["name"] for s in config_show.to_json()["servers"]} == {"shared", "web"}
     assert any("GH_TOKEN" in w["message"] for w in config_show.to_json()["warnings"])
 
     revoked = handlers.untrust(CommandContext(ui=AnswerUI(None), project=reviewed))
-    assert revoked.text == f"Revoked trust for {real}"
-    assert revoked.to_json() == {"ok": True, "message": revoked.text, "trusted": False, "revoked": True}
+    assert render_plain(revoked) == f"Revoked trust for {real}"
+    assert revoked.to_json() == {"ok": True, "message": revoked.message, "trusted": False, "revoked": True}
     not_trusted = handlers.untrust(CommandContext(ui=AnswerUI(None), project=reviewed))
-    assert not_trusted.text == f"{real} was not trusted"
-    assert not_trusted.data == {"trusted": False, "revoked": False}
+    assert render_plain(not_trusted) == f"{real} was not trusted"
+    assert not_trusted.fields() == {"trusted": False, "revoked": False}
 
 
 def test_trust_with_yes_and_without_a_project_config(global_dir: Path, project: Path, tmp_path: Path) -> None:
@@ -254,14 +259,14 @@ def test_trust_with_yes_and_without_a_project_config(global_dir: Path, project: 
         handlers.trust(CommandContext(ui=AnswerUI(None), project=empty), yes=True)
     assert caught.value.message == f"no project config in {empty / '.orb'} (settings.json or mcp.json)"
     assert caught.value.hint == "run in the project directory or pass --project DIR"
-    assert handlers.untrust(CommandContext(ui=AnswerUI(None), project=empty)).data["revoked"] is False
+    assert handlers.untrust(CommandContext(ui=AnswerUI(None), project=empty)).revoked is False
 
     _write(project / ".orb" / "mcp.json", {"mcpServers": {"p": {"command": "x"}}})
     approved = handlers.trust(CommandContext(ui=AnswerUI(None), project=project), yes=True)
-    assert approved.ok and "Trusted:" in approved.text
+    assert approved.ok and "Trusted:" in render_plain(approved)
     # A changed definition is pending again and needs a new approval.
     _write(project / ".orb" / "mcp.json", {"mcpServers": {"p": {"command": "y"}}})
     with pytest.raises(UsageError):
         handlers.trust(CommandContext(ui=AnswerUI(None), project=project))
     changed = handlers.trust(CommandContext(ui=AnswerUI(None), project=project), yes=True)
-    assert "- p (new or changed)" in changed.text
+    assert "- p (new or changed)" in render_plain(changed)

@@ -224,7 +224,7 @@ def test_install_in_process_and_xdg_locations(tmp_path: Path, monkeypatch: pytes
         monkeypatch.setenv(key, value)
     ctx = CommandContext(ui=TerminalUI(interactive=False))
     message = install(ctx, "fish")
-    assert message.data["path"] == str(tmp_path / "cfg/fish/completions/orbmcp.fish")
+    assert message.path == str(tmp_path / "cfg/fish/completions/orbmcp.fish")
     assert (tmp_path / "cfg/fish/completions/orbmcp.fish").read_text() == script("fish")
     (tmp_path / "data").write_text("a file where a directory should be")
     with pytest.raises(ConfigError, match="cannot write"):

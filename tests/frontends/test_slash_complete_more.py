@@ -71,8 +71,8 @@ def test_help_of_a_command_without_parameters_is_usage_and_help() -> None:
     inv = parse_shell("shell --help")
     assert inv.help
     doc = help_document(inv.spec, slash=False)
-    assert doc.text == f"usage: orbmcp shell\n\n{inv.spec.help}"
-    assert doc.data == {"command": "shell", "usage": "orbmcp shell", "help": inv.spec.help}
+    assert render_plain(doc) == f"usage: orbmcp shell\n\n{inv.spec.help}"
+    assert doc.to_json() == {"command": "shell", "usage": "orbmcp shell", "help": inv.spec.help}
 
 
 def test_nothing_to_render_is_empty_and_errors_without_hints_are_one_line() -> None:
@@ -156,8 +156,8 @@ def test_complete_fast_survives_a_closed_pipe(config: Path, monkeypatch: pytest.
 def test_completion_show_and_unknown_shells() -> None:
     ctx = CommandContext(ui=TerminalUI(interactive=False))
     doc = show(ctx, "fish")
-    assert doc.data["shell"] == "fish" and doc.text == script("fish")
-    assert "complete -c orbmcp" in doc.text
+    assert doc.to_json()["shell"] == "fish" and render_plain(doc) == script("fish")
+    assert "complete -c orbmcp" in render_plain(doc)
     with pytest.raises(UsageError, match="unknown shell 'tcsh'") as info:
         script("tcsh")
     assert info.value.hint == "choose one of: bash, zsh, fish"

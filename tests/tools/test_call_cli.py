@@ -22,12 +22,13 @@ import pytest
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import tools as handlers
-from orbmcp.commands.tool_results import CallOutcome, structured_is_redundant, truncate_bytes
+from orbmcp.commands.results.call import CallOutcome, structured_is_redundant, transcript_text
 from orbmcp.config.loader import load_config
 from orbmcp.core.manager import Manager
 from orbmcp.core.results import ImageBlock, TextBlock, ToolResult
 from orbmcp.errors import TimeoutFailed, UsageError
 from orbmcp.render.plain import render_plain
+from orbmcp.render.plain.call import truncate_bytes
 from tests.servers.everything import MARKER_ENV, tiny_png, tiny_wav
 from tests.servers.launch import http_server, server_cmd
 from tests.ui import RecordingUI
@@ -69,9 +70,9 @@ def test_truncation_keeps_whole_characters() -> None:
 def test_call_text_escapes_server_text_but_the_full_text_does_not() -> None:
     result = ToolResult([TextBlock("red \x1b[31mALERT\x1b[0m\nline 2\x07")])
     outcome = CallOutcome("s", "t", result)
-    assert "\x1b" not in outcome.text() and "\x07" not in outcome.text()
-    assert "ALERT" in outcome.text() and "line 2" in outcome.text()
-    assert outcome.full_text() == "red \x1b[31mALERT\x1b[0m\nline 2\x07"
+    assert "\x1b" not in render_plain(outcome) and "\x07" not in render_plain(outcome)
+    assert "ALERT" in render_plain(outcome) and "line 2" in render_plain(outcome)
+    assert transcript_text(result, {}) == "red \x1b[31mALERT\x1b[0m\nline 2\x07"
 
 
 def test_structured_content_is_shown_unless_a_text_block_says_the_same() -> None:
@@ -80,9 +81,9 @@ def test_structured_content_is_shown_unless_a_text_block_says_the_same() -> None
     different = ToolResult([TextBlock("summary")], structured={"rows": [1, 2]})
     assert structured_is_redundant(same) and structured_is_redundant(wrapped)
     assert not structured_is_redundant(different)
-    text = CallOutcome("s", "t", different).text()
+    text = render_plain(CallOutcome("s", "t", different))
     assert text.startswith("summary\nstructured content:\n") and '"rows"' in text
-    assert "structured content" not in CallOutcome("s", "t", same).text()
+    assert "structured content" not in render_plain(CallOutcome("s", "t", same))
 
 
 def test_is_error_sets_exit_code_1_and_json_is_the_whole_result() -> None:
@@ -95,7 +96,6 @@ def test_is_error_sets_exit_code_1_and_json_is_the_whole_result() -> None:
         "isError": True,
         "_meta": {"k": "v"},
     }
-    assert render_plain(outcome) == outcome.text()  # the plain renderer uses the model's text
 
 
 # -- handlers in-process, one session for the module ---------------------------------------------
@@ -142,7 +142,7 @@ async def session(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ses
 
 async def test_tools_listing_text_and_json(session: Session) -> None:
     listing = await handlers.tools(session.ctx(), "e")
-    text = listing.text()
+    text = render_plain(listing)
     assert text.startswith("e (")
     assert "  add(a: integer, b: integer)\n    Add two integers.\n    [read-only, idempotent]" in text
     assert "  slow(steps?: integer = 3, delay?: number = 0.05)" in text
@@ -154,7 +154,7 @@ async def test_tools_listing_text_and_json(session: Session) -> None:
     assert add["annotations"] == {"readOnlyHint": True, "idempotentHint": True}
     assert add["bridgedName"].startswith("mcp__e__add_")
     assert add["inputSchema"]["required"] == ["a", "b"]
-    schema_text = (await handlers.tools(session.ctx(), "e", schema=True)).text()
+    schema_text = render_plain(await handlers.tools(session.ctx(), "e", schema=True))
     assert f"bridged name: {add['bridgedName']}" in schema_text and '"required": [' in schema_text
 
 
@@ -173,11 +173,11 @@ async def test_unknown_server_is_a_usage_error_with_close_names(session: Session
 
 async def test_call_text_json_and_bridged_name(session: Session) -> None:
     outcome = await handlers.call(session.ctx(), "e", "echo", arguments=["text=hello world"])
-    assert (outcome.text(), outcome.exit_code) == ("hello world", 0)
+    assert (render_plain(outcome), outcome.exit_code) == ("hello world", 0)
     bridged = session.manager.tools.get("e", "add")
     assert bridged is not None
     by_bridged_name = await handlers.call(session.ctx(), "e", bridged.bridged_name, arguments=["a=2", "b=3"])
-    assert by_bridged_name.text() == "5"  # {"result": 5} is not printed again
+    assert render_plain(by_bridged_name) == "5"  # {"result": 5} is not printed again
     assert by_bridged_name.to_json()["structuredContent"] == {"result": 5}
 
 
@@ -212,7 +212,7 @@ async def test_bad_syntax_is_rejected_before_connecting(session: Session, tmp_pa
 async def test_is_error_result_and_error_notice(session: Session) -> None:
     ctx = session.ctx()
     outcome = await handlers.call(ctx, "e", "fail", arguments=["message=boom 42"])
-    assert outcome.exit_code == 1 and "boom 42" in outcome.text()
+    assert outcome.exit_code == 1 and "boom 42" in render_plain(outcome)
     assert ("error", "tool 'fail' on server 'e' returned an error") in ctx.ui.notes  # type: ignore[attr-defined]
     json_ctx = session.ctx(json_output=True)
     outcome = await handlers.call(json_ctx, "e", "fail", arguments=["message=boom"])
@@ -220,7 +220,7 @@ async def test_is_error_result_and_error_notice(session: Session) -> None:
 
 
 async def test_every_content_kind_in_text(session: Session) -> None:
-    text = (await handlers.call(session.ctx(), "e", "mixed")).text()
+    text = render_plain(await handlers.call(session.ctx(), "e", "mixed"))
     assert text.splitlines() == [
         "mixed text",
         f"[image image/png, {len(tiny_png())} B]",
@@ -229,7 +229,7 @@ async def test_every_content_kind_in_text(session: Session) -> None:
         "embedded text",
         "[resource mem://embedded.bin application/octet-stream, 3 B]",
     ]
-    structured = (await handlers.call(session.ctx(), "e", "structured")).text()
+    structured = render_plain(await handlers.call(session.ctx(), "e", "structured"))
     assert structured.count("Paris") == 1  # the JSON text block; structuredContent says the same
 
 
@@ -243,8 +243,8 @@ async def test_save_images_writes_safe_names_and_never_overwrites(session: Sessi
     assert (target / "mixed-2.png").read_bytes() == tiny_png()
     assert (target / "audio-1.wav").read_bytes() == tiny_wav()
     assert sorted(p.name for p in target.iterdir()) == ["audio-1.wav", "mixed-2-1.png", "mixed-2.png"]
-    assert f"saved to {target / 'mixed-2.png'}" in first.text()
-    assert "saved to" in audio.text()
+    assert f"saved to {target / 'mixed-2.png'}" in render_plain(first)
+    assert "saved to" in render_plain(audio)
 
 
 def test_save_media_ignores_invalid_base64_and_unknown_types(tmp_path: Path) -> None:
@@ -259,15 +259,15 @@ def test_save_media_ignores_invalid_base64_and_unknown_types(tmp_path: Path) -> 
 
 async def test_max_output_truncates_and_output_keeps_everything(session: Session, tmp_path: Path) -> None:
     cut = await handlers.call(session.ctx(), "e", "big", arguments=["size=5000"], max_output=100)
-    first, note = cut.text().split("\n")
+    first, note = render_plain(cut).split("\n")
     assert first == "x" * 100
     assert note == "[output truncated: showed 100 of 5000 bytes; use --output FILE to keep all of it]"
     out = tmp_path / "out.txt"
     kept = await handlers.call(session.ctx(), "e", "big", arguments=["size=5000"], max_output=10, output=out)
     assert out.read_text() == "x" * 5000
-    assert kept.text().endswith(f"the full output is in {out}]")
+    assert render_plain(kept).endswith(f"the full output is in {out}]")
     only_file = await handlers.call(session.ctx(), "e", "big", arguments=["size=5000"], output=out)
-    assert only_file.text() == f"[output: 4.9 KB written to {out}]"
+    assert render_plain(only_file) == f"[output: 4.9 KB written to {out}]"
     json_out = tmp_path / "out.json"
     await handlers.call(session.ctx(json_output=True), "e", "echo", arguments=["text=hi"], output=json_out)
     assert json.loads(json_out.read_text())["content"] == [{"type": "text", "text": "hi"}]
@@ -295,24 +295,24 @@ async def test_timeout_is_exit_6_with_a_hint_and_the_server_sees_the_cancel(sess
 
 async def test_resources_read_prompts_prompt(session: Session) -> None:
     listing = await handlers.resources(session.ctx(), "e")
-    assert "  mem://hello  hello  (text/plain)" in listing.text()
+    assert "  mem://hello  hello  (text/plain)" in render_plain(listing)
     rows = listing.to_json()
     assert {"server": "e", "uri": "mem://hello"}.items() <= rows[0].items()
     assert any(r.get("uriTemplate") == "mem://greeting/{name}" for r in rows)
     contents = await handlers.read(session.ctx(), "e", "mem://hello")
-    assert contents.text() == "hello world"
+    assert render_plain(contents) == "hello world"
     assert contents.to_json()["contents"][0]["text"] == "hello world"
     templated = await handlers.read(session.ctx(), "e", "mem://greeting/Ada")
-    assert templated.text() == "greetings, Ada"
+    assert render_plain(templated) == "greetings, Ada"
     with pytest.raises(UsageError) as missing:
         await handlers.read(session.ctx(), "e", "mem://nope")
     assert "no resource 'mem://nope'" in missing.value.message
 
     prompts = await handlers.prompts(session.ctx())
-    assert "  greet(name)\n    Greet someone." in prompts.text()
+    assert "  greet(name)\n    Greet someone." in render_plain(prompts)
     assert prompts.to_json()[0]["name"] == "greet"
     got = await handlers.prompt(session.ctx(), "e", "greet", ["name=Bob"])
-    assert got.text().endswith("[user]\nPlease greet Bob warmly.")
+    assert render_plain(got).endswith("[user]\nPlease greet Bob warmly.")
     assert got.to_json()["messages"][0]["role"] == "user"
 
 
@@ -333,7 +333,7 @@ async def test_nothing_enabled_lists_nothing_and_connects_nothing(tmp_path: Path
     ctx = CommandContext(ui=RecordingUI(), sessions=Sessions(None))
     ctx.set_config(load_config(config_file=path, global_dir=tmp_path / "agent"))
     listing = await handlers.tools(ctx)
-    assert listing.to_json() == [] and "No enabled MCP server" in listing.text()
+    assert listing.to_json() == [] and "No enabled MCP server" in render_plain(listing)
 
 
 # -- the real command ----------------------------------------------------------------------------

@@ -6,19 +6,15 @@ from __future__ import annotations
 import base64
 import json
 
-from orbmcp.commands.tool_results import (
-    CallOutcome,
+from orbmcp.commands.results.call import CallOutcome, structured_is_redundant, transcript_text
+from orbmcp.commands.results.tools import (
     PromptListing,
     PromptMessages,
     ResourceContents,
     ResourceListing,
     ToolEntry,
     ToolListing,
-    call_text,
     prompt_arguments,
-    prompt_signature,
-    structured_is_redundant,
-    wire_block_text,
 )
 from orbmcp.core.results import (
     AudioBlock,
@@ -31,6 +27,7 @@ from orbmcp.core.results import (
 )
 from orbmcp.render import to_json_text
 from orbmcp.render.plain import render_plain
+from orbmcp.render.plain.tools import prompt_signature, wire_block_text
 
 B64_3 = base64.b64encode(b"\x00\x01\x02").decode()
 B64_2K = base64.b64encode(b"z" * 2048).decode()
@@ -53,23 +50,23 @@ def entry(name: str, description: str = "", **kw: object) -> ToolEntry:
 
 
 def test_tool_listing_of_nothing_says_why_and_notices_replace_it() -> None:
-    assert ToolListing((), ()).text() == "No tools: no server is connected."
+    assert render_plain(ToolListing((), ())) == "No tools: no server is connected."
     listing = ToolListing((), (), notices=("lz: lazy, not connected",))
-    assert listing.text() == "lz: lazy, not connected"
+    assert render_plain(listing) == "lz: lazy, not connected"
     assert listing.to_json() == []
 
 
 def test_tool_without_description_is_one_line_and_counts_are_singular() -> None:
     listing = ToolListing((entry("bare"),), ("s",))
-    assert listing.text() == "s (1 tool)\n  bare()"
+    assert render_plain(listing) == "s (1 tool)\n  bare()"
     two = ToolListing((entry("a", "first"), entry("b")), ("s", "empty"))
-    assert two.text().splitlines() == ["s (2 tools)", "  a()", "    first", "  b()", "empty (0 tools)"]
+    assert render_plain(two).splitlines() == ["s (2 tools)", "  a()", "    first", "  b()", "empty (0 tools)"]
     assert two.to_json()[1]["description"] is None
 
 
 def test_tool_description_escapes_control_sequences_and_drops_blank_lines() -> None:
     listing = ToolListing((entry("t", "line one\n\n\x1b[31mred\x1b[0m\n[read-only]"),), ("s",))
-    text = listing.text()
+    text = render_plain(listing)
     assert "\x1b" not in text
     assert text.splitlines()[2:] == ["    line one", "    red", "    [read-only]"]
 
@@ -92,7 +89,7 @@ def test_every_block_kind_in_call_text_and_json() -> None:
         ]
     )
     outcome = CallOutcome("s", "t", result, saved={1: "/tmp/out/t-2.png"})
-    assert outcome.text().splitlines() == [
+    assert render_plain(outcome).splitlines() == [
         "hello",
         "[image image/png, 2.0 KB] saved to /tmp/out/t-2.png",
         "[audio audio/wav, 3 B]",
@@ -127,36 +124,37 @@ def test_every_block_kind_in_call_text_and_json() -> None:
 
 def test_server_strings_in_summaries_cannot_break_lines() -> None:
     result = ToolResult([ResourceLinkBlock("https://x.test/\x1b]0;t\x07", "n\nm", None, "d\x1b[2J")])
-    shown = CallOutcome("s", "t", result).text()
+    shown = render_plain(CallOutcome("s", "t", result))
     assert "\n" not in shown and "\x1b" not in shown and "\x07" not in shown
     assert shown.startswith("[resource link: https://x.test/")
-    raw = call_text(result, {}, escape=False)
+    raw = transcript_text(result, {})
     assert "\x1b]0;t\x07" in raw  # --output keeps the bytes the server sent
 
 
 def test_structured_content_beside_non_text_blocks_is_shown() -> None:
     result = ToolResult([ImageBlock(B64_3, "image/png")], structured={"w": 1})
     assert not structured_is_redundant(result)
-    text = CallOutcome("s", "t", result).text()
+    text = render_plain(CallOutcome("s", "t", result))
     assert text.splitlines()[1:] == ["structured content:", "{", '  "w": 1', "}"]
     lone = ToolResult([], structured=[1, 2])
-    assert CallOutcome("s", "t", lone).text() == "structured content:\n[\n  1,\n  2\n]"
+    assert render_plain(CallOutcome("s", "t", lone)) == "structured content:\n[\n  1,\n  2\n]"
 
 
 def test_max_output_that_is_not_reached_adds_no_note() -> None:
     outcome = CallOutcome("s", "t", ToolResult([TextBlock("short")]), max_output=100)
-    assert outcome.text() == "short"
+    assert render_plain(outcome) == "short"
     zero = CallOutcome("s", "t", ToolResult([TextBlock("abc")]), max_output=0)
-    assert zero.text() == "\n[output truncated: showed 0 of 3 bytes; use --output FILE to keep all of it]"
+    assert (
+        render_plain(zero) == "\n[output truncated: showed 0 of 3 bytes; use --output FILE to keep all of it]"
+    )
 
 
 def test_long_output_written_to_a_file_is_summarised_with_its_size() -> None:
     outcome = CallOutcome(
         "s", "t", ToolResult([TextBlock("x" * 3000)]), output_file="/tmp/o.txt", output_bytes=3000
     )
-    assert outcome.text() == "[output: 2.9 KB written to /tmp/o.txt]"
-    assert render_plain(outcome) == outcome.text()
-    assert outcome.full_text() == "x" * 3000
+    assert render_plain(outcome) == "[output: 2.9 KB written to /tmp/o.txt]"
+    assert transcript_text(outcome.result, outcome.saved) == "x" * 3000
 
 
 # -- resources -----------------------------------------------------------------------------------
@@ -173,7 +171,7 @@ def test_resource_listing_rows_names_mimes_descriptions_and_templates() -> None:
         templates=({"server": "s", "uriTemplate": "mem://t/{x}", "name": "t"},),
         servers=("s", "quiet"),
     )
-    lines = listing.text().splitlines()
+    lines = render_plain(listing).splitlines()
     assert lines[0] == "s (4 resources, 1 templates)"
     assert lines[1] == "  mem://a"
     assert lines[2] == "  mem://b  Bee  (text/plain)"
@@ -185,13 +183,13 @@ def test_resource_listing_rows_names_mimes_descriptions_and_templates() -> None:
 
 
 def test_empty_resource_listing() -> None:
-    assert ResourceListing(()).text() == "No resources: no server is connected."
-    assert ResourceListing((), notices=("s: offers no resources",)).text() == "s: offers no resources"
+    assert render_plain(ResourceListing(())) == "No resources: no server is connected."
+    assert render_plain(ResourceListing((), notices=("s: offers no resources",))) == "s: offers no resources"
 
 
 def test_resource_contents_text_blob_many_and_empty() -> None:
     one = ResourceContents("s", "mem://a", ({"uri": "mem://a", "text": "hello"},))
-    assert one.text() == "hello"
+    assert render_plain(one) == "hello"
     many = ResourceContents(
         "s",
         "mem://dir",
@@ -201,14 +199,14 @@ def test_resource_contents_text_blob_many_and_empty() -> None:
             {"blob": B64_2K},  # no uri or mime: the requested uri labels it
         ),
     )
-    assert many.text().splitlines() == [
+    assert render_plain(many).splitlines() == [
         "[resource mem://dir/a text/plain]",
         "A",
         "[resource mem://dir/b image/png, 3 B]",
         "[resource mem://dir, 2.0 KB]",
     ]
     assert many.to_json()["contents"][1]["blob"] == B64_3
-    assert ResourceContents("s", "mem://none", ()).text() == "(resource mem://none is empty)"
+    assert render_plain(ResourceContents("s", "mem://none", ())) == "(resource mem://none is empty)"
 
 
 # -- prompts -------------------------------------------------------------------------------------
@@ -227,9 +225,14 @@ def test_prompt_listing_signatures_descriptions_and_empty() -> None:
         ),
         ("s",),
     )
-    assert listing.text().splitlines() == ["s (2 prompts)", "  greet(who, tone?)", "    Say hi.", "  plain()"]
-    assert PromptListing(()).text() == "No prompts: no server is connected."
-    assert PromptListing((), notices=("s: offers no prompts",)).text() == "s: offers no prompts"
+    assert render_plain(listing).splitlines() == [
+        "s (2 prompts)",
+        "  greet(who, tone?)",
+        "    Say hi.",
+        "  plain()",
+    ]
+    assert render_plain(PromptListing(())) == "No prompts: no server is connected."
+    assert render_plain(PromptListing((), notices=("s: offers no prompts",))) == "s: offers no prompts"
     assert prompt_arguments({"arguments": None}) == []
     assert prompt_signature({}) == "()"
 
@@ -257,7 +260,7 @@ def test_prompt_messages_with_every_wire_block_kind() -> None:
             {"content": {"type": "text", "text": "no role"}},
         ],
     }
-    text = PromptMessages("s", "greet", result).text()
+    text = render_plain(PromptMessages("s", "greet", result))
     assert text.splitlines() == [
         "A greeting",
         "",
@@ -277,7 +280,7 @@ def test_prompt_messages_with_every_wire_block_kind() -> None:
         "[?]",
         "no role",
     ]
-    assert PromptMessages("s", "p", {"messages": "junk"}).text() == ""
+    assert render_plain(PromptMessages("s", "p", {"messages": "junk"})) == ""
     assert PromptMessages("s", "p", result).to_json() == result
 
 

@@ -21,6 +21,7 @@ from orbmcp.core.manager import Manager
 from orbmcp.core.results import ImageBlock, ToolResult
 from orbmcp.core.state import State
 from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, UsageError
+from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, raw_entry, wait_until
 from tests.ui import RecordingUI
 
@@ -88,8 +89,8 @@ async def test_listing_every_server_names_the_ones_left_out(session: Session) ->
     listing = await handlers.tools(ctx)
     assert listing.servers == ("r",) and {t.name for t in listing.tools} == {"echo", "never"}
     assert "lz: lazy, not connected (`orbmcp tools lz` connects it)" in listing.notices
-    assert listing.text().splitlines()[:2] == ["r (2 tools)", "  echo(text: string)"]
-    assert "lz: lazy, not connected (`orbmcp tools lz` connects it)" in listing.text().splitlines()
+    assert render_plain(listing).splitlines()[:2] == ["r (2 tools)", "  echo(text: string)"]
+    assert "lz: lazy, not connected (`orbmcp tools lz` connects it)" in render_plain(listing).splitlines()
     assert ui_of(ctx).notes == []
 
 
@@ -105,7 +106,7 @@ async def test_a_failed_server_is_a_warning_beside_a_ready_one(session: Session)
     [(level, note)] = ui_of(ctx).notes
     assert level == "warning" and note.startswith("server 'dead' is failed: ")
     resources = await handlers.resources(session.ctx())
-    assert resources.to_json() == [] and "r: offers no resources" in resources.text()
+    assert resources.to_json() == [] and "r: offers no resources" in render_plain(resources)
 
 
 async def test_still_connecting_is_a_notice(session: Session) -> None:
@@ -146,7 +147,7 @@ async def test_a_one_shot_command_connects_the_eager_servers_first(session: Sess
 async def test_arguments_from_stdin(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"text": "from stdin"}'))
     outcome = await handlers.call(session.ctx(), "r", "echo", arguments=["-"])
-    assert outcome.text() == "from stdin"
+    assert render_plain(outcome) == "from stdin"
 
 
 async def test_option_errors_before_anything_connects(session: Session, tmp_path: Path) -> None:
@@ -185,9 +186,8 @@ async def test_unknown_tool_and_timeout(session: Session) -> None:
     with anyio.fail_after(10), pytest.raises(TimeoutFailed, match=r"did not answer within 0\.2 s"):
         await handlers.call(session.ctx(), "r", "never", timeout=0.2)
     # The session survives a timed-out call.
-    assert (
-        await handlers.call(session.ctx(), "r", "echo", arguments=["text=still here"])
-    ).text() == "still here"
+    again = await handlers.call(session.ctx(), "r", "echo", arguments=["text=still here"])
+    assert render_plain(again) == "still here"
 
 
 async def test_a_stopped_server_is_not_restarted_by_a_call(session: Session) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import Message
+from orbmcp.commands.results.auth import Authorized, AuthStatus, LoggedOut
 from orbmcp.config.model import ServerConfig
-from orbmcp.errors import AuthError, UsageError
+from orbmcp.errors import AuthError, UsageError, cmd
 from orbmcp.suggest import unknown
 
 
@@ -24,22 +24,21 @@ def _oauth_server(ctx: CommandContext, name: str) -> ServerConfig:
 
 async def auth(
     ctx: CommandContext, server: str, reset: bool = False, status: bool = False, no_browser: bool = False
-) -> Message:
+) -> AuthStatus | Authorized:
     from orbmcp.auth.status import auth_status
 
     cfg = _oauth_server(ctx, server)
     gdir = ctx.config().global_dir
     if status:
-        line = auth_status(cfg, gdir)
-        return Message(f"{server}: {line}", {"server": server, "auth": line})
+        return AuthStatus(server, auth_status(cfg, gdir))
     if not ctx.ui.interactive and not no_browser:
         # CI, --json, no terminal: never open a browser, fail fast (a stored refresh token is
         # still used by every connecting command).
         raise AuthError(
             f"server '{server}' needs an interactive authorization",
             server=server,
-            hint=f"run `orbmcp auth {server}` in a terminal, or `orbmcp auth {server} "
-            "--no-browser` and paste the redirect URL",
+            hint=f"run `{cmd('auth', server)}` in a terminal, or `{cmd('auth', server, '--no-browser')}` "
+            "and paste the redirect URL",
         )
     from orbmcp.auth.flow import authorize
     from orbmcp.auth.ui_bridge import ProviderUI
@@ -48,32 +47,24 @@ async def auth(
         manager = await ctx.manager()
         await manager.stop(server)  # the flow below owns the credentials while it runs
     outcome = await authorize(cfg, gdir, reset=reset, ui=ProviderUI(ctx.ui), no_browser=no_browser)
-    data = {
-        "server": server,
-        "status": outcome.status,
-        "scope": outcome.scope,
-        "expiresAt": outcome.expires_at,
-        "corruptBackup": str(outcome.corrupt_backup) if outcome.corrupt_backup else None,
-    }
-    text = outcome.message
-    if outcome.corrupt_backup:
-        text += f" (a corrupt state file was backed up to {outcome.corrupt_backup})"
+    state = None
     if ctx.sessions is not None and ctx.sessions.persistent:
         manager = await ctx.manager()
         sup = await manager.start(server)
-        data["state"] = str(sup.state)
-        text += f"; {server} is {sup.state}"
-    return Message(text, data)
+        state = str(sup.state)
+    return Authorized(
+        server=server,
+        status=outcome.status,
+        outcome=outcome.message,
+        scope=outcome.scope,
+        expires_at=outcome.expires_at,
+        corrupt_backup=str(outcome.corrupt_backup) if outcome.corrupt_backup else None,
+        state=state,
+    )
 
 
-async def logout(ctx: CommandContext, server: str) -> Message:
+async def logout(ctx: CommandContext, server: str) -> LoggedOut:
     from orbmcp.auth.flow import logout as forget
 
     cfg = _oauth_server(ctx, server)
-    had = await forget(cfg, ctx.config().global_dir)
-    text = (
-        f"forgot the stored credentials of '{server}'"
-        if had
-        else f"no credentials were stored for '{server}'"
-    )
-    return Message(text, {"server": server, "removed": had})
+    return LoggedOut(server, await forget(cfg, ctx.config().global_dir))

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import ServerAction, ServerDetail, StatusReport
+from orbmcp.commands.results.status import CheckReport, ServerAction, ServerDetail, StatusReport
 from orbmcp.commands.views import server_detail, status_report
 
 ONE_SHOT_NOTE = (
@@ -64,31 +61,6 @@ async def reconnect(ctx: CommandContext, server: str | None = None) -> ServerAct
     note = None if ctx.persistent else ONE_SHOT_NOTE
     details = tuple(server_detail(s.cfg, config, s, front=ctx.front) for s in sups)
     return ServerAction("reconnect", details, message=note)
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    """`orbmcp check`: for CI. Exit 1 unless every server is ready and every required tool exists."""
-
-    servers: tuple[ServerDetail, ...]
-    missing_tools: tuple[str, ...] = ()
-    problems: tuple[str, ...] = field(default=())
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.ok else 1
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "servers": [d.row().to_json() | {"lastError": d.last_error} for d in self.servers],
-            "missingTools": list(self.missing_tools),
-            "problems": list(self.problems),
-        }
 
 
 async def check(

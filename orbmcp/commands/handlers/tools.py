@@ -22,8 +22,8 @@ import anyio
 
 from orbmcp.commands.arguments import parse_call_arguments
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.tool_results import (
-    CallOutcome,
+from orbmcp.commands.results.call import CallOutcome, transcript_text
+from orbmcp.commands.results.tools import (
     PromptListing,
     PromptMessages,
     ResourceContents,
@@ -318,7 +318,7 @@ async def call(
         body = (
             json.dumps(outcome.to_json(), indent=2, ensure_ascii=False) + "\n"
             if ctx.json
-            else outcome.full_text()
+            else transcript_text(result, saved)
         )
         data = body.encode("utf-8", "replace")
         try:

@@ -1,19 +1,20 @@
-"""Result models: what handlers return and renderers print.
-
-Each model has ``to_json()`` giving the documented, versioned JSON shape (tests pin the keys).
-Strings a server supplied are stored raw here; renderers escape them.
+"""Results of ``status`` (the overview and one server's detail), ``start``/``stop``/``reconnect``
+and ``check``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-JSON_SCHEMA_VERSION = 1
+from orbmcp.commands.outcome import ExitCode, exit_code_for_code
+from orbmcp.commands.results.base import Result
 
 
 @dataclass(frozen=True)
 class ToolCounts:
+    """How many tools a server offered, and how many of them are active (bridged)."""
+
     discovered: int
     active: int
 
@@ -23,7 +24,10 @@ class ToolCounts:
 
 @dataclass(frozen=True)
 class StatusRow:
-    """One server in ``/mcp`` and the ``mcp_status`` agent tool (seed 003's ServerStatusRow)."""
+    """One server in ``/mcp`` and the ``mcp_status`` agent tool.
+
+    ``to_json`` is the row agents read; ``error`` and the warnings are for people and stay out of it.
+    """
 
     name: str
     lifecycle: str
@@ -31,9 +35,9 @@ class StatusRow:
     tools: ToolCounts
     auth: str
     source: str
-    error: str | None = None  # last error, redacted; not part of the seed row, shown by renderers
+    error: str | None = None  # last error, redacted
     # The newest of the server's warnings (a dropped tool, an SSE fallback) and how many there
-    # are: a server can be ready and still worth a look. Not part of the seed row either.
+    # are: a server can be ready and still worth a look.
     warning: str | None = None
     warnings: int = 0
 
@@ -49,7 +53,7 @@ class StatusRow:
 
 
 @dataclass(frozen=True)
-class StatusReport:
+class StatusReport(Result):
     rows: tuple[StatusRow, ...]
     notices: tuple[str, ...] = ()  # e.g. "Project config: not loaded (path)"; config warnings
     stopped_after: bool = False  # a one-shot command stopped what it started
@@ -59,7 +63,7 @@ class StatusReport:
 
 
 @dataclass(frozen=True)
-class ServerDetail:
+class ServerDetail(Result):
     """``/mcp <name>``: why is this server in this state?"""
 
     name: str
@@ -118,7 +122,7 @@ class ServerDetail:
 
 
 @dataclass(frozen=True)
-class ServerAction:
+class ServerAction(Result):
     """start / stop / reconnect: what happened, and the rows of the servers concerned."""
 
     action: str
@@ -127,68 +131,41 @@ class ServerAction:
 
     @property
     def exit_code(self) -> int:
-        """start/reconnect fail when a server did not become ready (4, or 5 auth, 6 timeout)."""
+        """start/reconnect fail when a server did not become ready: the status of its last error
+        (a connection failure when it has none), an auth failure when it waits for authorization."""
         if self.action == "stop":
-            return 0
-        codes = {"auth": 5, "timeout": 6, "config": 3}
+            return int(ExitCode.OK)
         for d in self.details:
+            if d.state == "needs-auth":
+                return int(ExitCode.AUTH)
             if d.state != "ready":
-                return 5 if d.state == "needs-auth" else codes.get(d.error_code or "", 4)
-        return 0
+                return int(exit_code_for_code(d.error_code))
+        return int(ExitCode.OK)
 
     def to_json(self) -> list[dict[str, Any]]:
         return [d.row().to_json() for d in self.details]
 
 
 @dataclass(frozen=True)
-class Message:
-    """A plain outcome: a sentence for people, a small object for JSON."""
+class CheckReport(Result):
+    """``orbmcp check``, for CI: fails unless every server is ready and every required tool exists."""
 
-    text: str
-    data: dict[str, Any] = field(default_factory=dict)
-    ok: bool = True
+    servers: tuple[ServerDetail, ...]
+    missing_tools: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.OK if self.ok else ExitCode.TOOL_ERROR)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "message": self.text, **self.data}
-
-
-@dataclass(frozen=True)
-class Lines:
-    """A list of strings (completion candidates, paths); JSON is the list."""
-
-    items: tuple[str, ...]
-
-    def to_json(self) -> list[str]:
-        return list(self.items)
-
-
-@dataclass(frozen=True)
-class Document:
-    """Already-shaped data (config show, trust review) with a plain-text rendering."""
-
-    data: Any
-    text: str
-
-    def to_json(self) -> Any:
-        return self.data
-
-
-@dataclass(frozen=True)
-class ShellExit:
-    """The status of the REPL's last command, for ``orbmcp shell < script`` (nothing to print)."""
-
-    exit_code: int
-
-    def to_json(self) -> dict[str, int]:
-        return {"exitCode": self.exit_code}
-
-
-@dataclass(frozen=True)
-class JsonText:
-    """A slash line that asked for ``--json`` itself: JSON whatever the outer output mode."""
-
-    data: Any
-    exit_code: int = 0
-
-    def to_json(self) -> Any:
-        return self.data
+        return {
+            "ok": self.ok,
+            "servers": [d.row().to_json() | {"lastError": d.last_error} for d in self.servers],
+            "missingTools": list(self.missing_tools),
+            "problems": list(self.problems),
+        }

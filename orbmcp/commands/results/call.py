@@ -1,0 +1,123 @@
+"""The result of ``call``, and the transcript of a tool result: its parts, in order, as text.
+
+The transcript is defined once, here, for its two readers: ``--output FILE`` keeps it verbatim
+(``transcript_text``; the handler writes the file), and the plain renderer shows the same parts
+escaped for a terminal. Structured content appears in it only where no text block already says
+the same thing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from orbmcp.commands.outcome import ExitCode
+from orbmcp.commands.results.base import Result
+from orbmcp.core.results import (
+    AudioBlock,
+    ImageBlock,
+    ResourceLinkBlock,
+    ResourceTextBlock,
+    TextBlock,
+    ToolResult,
+    block_text,
+)
+
+
+@dataclass(frozen=True)
+class CallOutcome(Result):
+    """One ``orbmcp call``: the tool's result plus what the command did with it."""
+
+    server: str
+    tool: str
+    result: ToolResult
+    saved: Mapping[int, str] = field(default_factory=dict)  # content index -> file written
+    max_output: int | None = None
+    output_file: str | None = None
+    output_bytes: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.TOOL_ERROR if self.result.is_error else ExitCode.OK)
+
+    def to_json(self) -> dict[str, object]:
+        return self.result.to_json()
+
+
+@dataclass(frozen=True)
+class TranscriptPart:
+    """``text``: what the server said (may span lines); ``label``: one line orbmcp wrote about a
+    block (its summary, a saved file), which may quote a server's URI or name."""
+
+    kind: Literal["text", "label"]
+    value: str
+
+
+def pretty_json(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def transcript(result: ToolResult, saved: Mapping[int, str]) -> list[TranscriptPart]:
+    parts: list[TranscriptPart] = []
+
+    def text(value: str) -> None:
+        parts.append(TranscriptPart("text", value))
+
+    def label(value: str) -> None:
+        parts.append(TranscriptPart("label", value))
+
+    for index, block in enumerate(result.content):
+        if isinstance(block, TextBlock):
+            text(block.text)
+        elif isinstance(block, ResourceTextBlock):
+            mime = f" {block.mime_type}" if block.mime_type else ""
+            label(f"[resource {block.uri}{mime}]")
+            text(block.text)
+        elif isinstance(block, ImageBlock | AudioBlock):
+            where = saved.get(index)
+            label(block_text(block) + (f" saved to {where}" if where else ""))
+        elif isinstance(block, ResourceLinkBlock):
+            extra = " ".join(
+                x
+                for x in (
+                    block.name,
+                    f"({block.mime_type})" if block.mime_type else "",
+                    f"- {block.description}" if block.description else "",
+                )
+                if x
+            )
+            label(f"[resource link: {block.uri}] {extra}".rstrip())
+        else:
+            label(block_text(block))
+    if result.structured is not None and not structured_is_redundant(result):
+        label("structured content:")
+        text(pretty_json(result.structured))
+    return parts
+
+
+def transcript_text(result: ToolResult, saved: Mapping[int, str]) -> str:
+    """Everything the tool said, unescaped: what ``--output FILE`` keeps."""
+    return "\n".join(part.value for part in transcript(result, saved))
+
+
+def structured_is_redundant(result: ToolResult) -> bool:
+    """True when a text block already says what ``structuredContent`` says.
+
+    Servers commonly send both (the spec asks for a text copy); printing the same JSON twice, or
+    ``3`` followed by ``{"result": 3}``, is noise.
+    """
+    wanted = [result.structured]
+    if isinstance(result.structured, dict) and set(result.structured) == {"result"}:
+        wanted.append(result.structured["result"])
+    for block in result.content:
+        if not isinstance(block, TextBlock):
+            continue
+        try:
+            parsed: object = json.loads(block.text)
+        except ValueError:
+            parsed = block.text
+        if any(w in (parsed, block.text) for w in wanted):
+            return True
+    return False

@@ -1,0 +1,101 @@
+"""Results of ``tools``, ``resources``, ``read``, ``prompts`` and ``prompt``.
+
+Rows keep what the server sent (wire form, plus the ``server`` they came from); the renderers
+escape it. Free of the SDK: these models are built from orbmcp's own types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from orbmcp.commands.results.base import Result
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """A snapshot of one bridged tool (the registry's objects change as servers come and go)."""
+
+    server: str
+    name: str
+    bridged_name: str
+    description: str  # with the title and annotation hints, as an LLM sees it
+    raw_description: str | None
+    input_schema: Mapping[str, Any]
+    annotations: Mapping[str, Any] | None
+    signature: str
+
+    def to_json(self) -> dict[str, Any]:
+        from orbmcp.core.tools import tool_json
+
+        return tool_json(
+            server=self.server,
+            name=self.name,
+            bridged_name=self.bridged_name,
+            description=self.raw_description,
+            input_schema=self.input_schema,
+            annotations=self.annotations,
+        )
+
+
+@dataclass(frozen=True)
+class ToolListing(Result):
+    tools: tuple[ToolEntry, ...]
+    servers: tuple[str, ...]  # the servers listed, in order (a server may have no tools)
+    schema: bool = False  # show each tool's bridged name and input schema too
+    notices: tuple[str, ...] = ()
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [t.to_json() for t in self.tools]
+
+
+@dataclass(frozen=True)
+class ResourceListing(Result):
+    """Resources (and resource templates) of one or more servers, each row in wire form + server."""
+
+    resources: tuple[Mapping[str, Any], ...]
+    templates: tuple[Mapping[str, Any], ...] = ()
+    servers: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.resources] + [dict(t) for t in self.templates]
+
+
+@dataclass(frozen=True)
+class ResourceContents(Result):
+    server: str
+    uri: str
+    contents: tuple[Mapping[str, Any], ...]  # wire TextResourceContents / BlobResourceContents
+
+    def to_json(self) -> dict[str, Any]:
+        return {"contents": [dict(c) for c in self.contents]}
+
+
+@dataclass(frozen=True)
+class PromptListing(Result):
+    prompts: tuple[Mapping[str, Any], ...]  # wire Prompt + "server"
+    servers: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [dict(p) for p in self.prompts]
+
+
+def prompt_arguments(prompt: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The well-formed entries of a wire prompt's ``arguments`` (each has a string ``name``)."""
+    args = prompt.get("arguments")
+    if not isinstance(args, list):
+        return []
+    return [a for a in args if isinstance(a, Mapping) and isinstance(a.get("name"), str)]
+
+
+@dataclass(frozen=True)
+class PromptMessages(Result):
+    server: str
+    name: str
+    result: Mapping[str, Any]  # wire GetPromptResult: description?, messages[]
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.result)

@@ -1,0 +1,114 @@
+"""Plain text of ``config show``, ``config paths``, ``config validate`` and ``trust``.
+
+Every value from a config file (names, commands, paths, URLs, masked env values) is escaped on
+its own, so a newline or escape sequence in a config file cannot forge a line of the review.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from orbmcp.commands.results.config import ConfigView, PathsView, TrustReview, ValidationReport
+from orbmcp.text import safe_text
+
+# Settings field names as the user wrote them in the file.
+_SETTING_KEYS = {
+    "tool_prefix": "toolPrefix",
+    "request_timeout_ms": "requestTimeoutMs",
+    "max_retries": "maxRetries",
+    "extension_enabled": "goExtensions.mcp",
+}
+
+
+def _e(value: object) -> str:
+    return safe_text(str(value))
+
+
+def config_view(view: ConfigView) -> str:
+    lines: list[str] = []
+    if not view.servers:
+        lines.append("No MCP servers configured.")
+    for s in view.servers:
+        state = "enabled" if s["enabled"] else "disabled"
+        lines.append(
+            f"{_e(s['name'])}  ({_e(s['transport'])}, {_e(s['lifecycle'])}, {state}; "
+            f"{_e(s['source'])}: {_e(s['file'])})"
+        )
+        if s["transport"] == "stdio":
+            lines.append(f"  command: {_e(shlex.join([s['command'], *s['args']]))}")
+            if s["cwd"]:
+                lines.append(f"  cwd: {_e(s['cwd'])}")
+            for k, v in s["env"].items():
+                lines.append(f"  env {_e(k)}={_e(v)}")
+        else:
+            lines.append(f"  url: {_e(s['url'])}")
+            for k, v in s["headers"].items():
+                lines.append(f"  header {_e(k)}: {_e(v)}")
+        lines.append(
+            f"  timeoutMs={s['timeoutMs']} requestTimeoutMs={s['requestTimeoutMs']} "
+            f"maxRetries={s['maxRetries']}" + ("  auth=oauth" if s["auth"] else "")
+        )
+    p = view.project
+    if p["exists"] and not p["loaded"]:
+        lines.append(f"Project config: not loaded ({_e(p['path'])}) — `orbmcp trust` to review it")
+    lines += [f"warning: {_e(w)}" for w in view.warnings]
+    return "\n".join(lines)
+
+
+def paths_view(view: PathsView) -> str:
+    data = view.to_json()  # the JSON keys are the labels
+    width = max(len(k) for k in data)
+    return "\n".join(
+        f"{k:<{width}}  {_e(', '.join(v) if isinstance(v, list) else v)}" for k, v in data.items()
+    )
+
+
+def validation_report(report: ValidationReport) -> str:
+    lines = [f"warning: {_e(w)}" for w in report.warnings]
+    lines.append(
+        f"{'ok' if report.ok else 'invalid'}: {report.servers} server(s) valid, "
+        f"{len(report.warnings)} problem(s)"
+    )
+    return "\n".join(lines)
+
+
+def trust_review(result: TrustReview) -> str:
+    outcome = safe_text(result.message, multiline=True)
+    if result.decision == "declined":
+        return outcome
+    review = review_text(result)
+    return review if result.decision is None else f"{review}\n{outcome}"
+
+
+def review_text(result: TrustReview) -> str:
+    """What a person must see before approving: every command, URL and variable."""
+    review = result.review
+    lines = [f"Project: {_e(review.real_dir)}", "These servers would run or be contacted:"]
+    for s in review.servers:
+        mark = " (new or changed)" if s.name in result.pending else ""
+        lines.append(f"- {_e(s.name)}{mark}  [{s.kind}; {_e(s.file)}]")
+        if s.kind == "override":
+            lines.append(f"    overrides: {_e(dict(s.overrides))}")
+            continue
+        if s.transport:
+            lines.append(f"    transport: {_e(s.transport)}")
+        if s.command is not None:
+            lines.append(f"    command: {_e(shlex.join([s.command, *s.args]))}")
+            lines.append(f"    argv: {_e([s.command, *s.args])}")
+        if s.cwd:
+            lines.append(f"    cwd: {_e(s.cwd)}")
+        if s.env_names:
+            lines.append(f"    env names: {_e(', '.join(s.env_names))}")
+        if s.url:
+            lines.append(f"    url: {_e(s.url)}")
+        if s.header_names:
+            lines.append(f"    header names: {_e(', '.join(s.header_names))}")
+        if s.variables:
+            lines.append(f"    reads environment variables: {_e(', '.join(s.variables))}")
+        for problem in s.problems:
+            lines.append(f"    invalid: {_e(problem)}")
+    if review.settings:
+        stated = ", ".join(f"{_SETTING_KEYS.get(k, k)}={v!r}" for k, v in review.settings.items())
+        lines.append(f"Project settings: {_e(stated)}")
+    lines.append("Approving lets orbmcp run these commands and contact these URLs.")
+    return "\n".join(lines)

@@ -1,0 +1,169 @@
+"""Plain text of ``tools``, ``resources``, ``read``, ``prompts`` and ``prompt``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from orbmcp.commands.results.call import pretty_json
+from orbmcp.commands.results.tools import (
+    PromptListing,
+    PromptMessages,
+    ResourceContents,
+    ResourceListing,
+    ToolListing,
+    prompt_arguments,
+)
+from orbmcp.core.results import AudioBlock, Block, ImageBlock, ResourceBlobBlock, block_text
+from orbmcp.text import one_line, safe_text
+
+INDENT = "    "
+
+
+def _indent(text: str, prefix: str = INDENT) -> str:
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+def tool_listing(listing: ToolListing) -> str:
+    lines: list[str] = []
+    for server in listing.servers:
+        mine = [t for t in listing.tools if t.server == server]
+        noun = "tool" if len(mine) == 1 else "tools"
+        lines.append(f"{one_line(server)} ({len(mine)} {noun})")
+        for tool in mine:
+            lines.append("  " + one_line(tool.signature))
+            if tool.description:
+                # Paragraph breaks (description, then the hints line) are noise in a listing.
+                compact = "\n".join(x for x in tool.description.splitlines() if x.strip())
+                lines.append(_indent(safe_text(compact, multiline=True)))
+            if listing.schema:
+                lines.append(f"{INDENT}bridged name: {one_line(tool.bridged_name)}")
+                lines.append(f"{INDENT}input schema:")
+                schema = safe_text(pretty_json(dict(tool.input_schema)), multiline=True)
+                lines.append(_indent(schema, INDENT * 2))
+    if not listing.servers and not listing.notices:
+        lines.append("No tools: no server is connected.")
+    lines += [one_line(n) for n in listing.notices]
+    return "\n".join(lines)
+
+
+def resource_listing(listing: ResourceListing) -> str:
+    lines: list[str] = []
+    for server in listing.servers:
+        mine = [r for r in listing.resources if r.get("server") == server]
+        tmpl = [t for t in listing.templates if t.get("server") == server]
+        lines.append(
+            f"{one_line(server)} ({len(mine)} resources" + (f", {len(tmpl)} templates" if tmpl else "") + ")"
+        )
+        for r in mine:
+            lines.append("  " + _resource_line(str(r.get("uri", "")), r))
+        for t in tmpl:
+            lines.append("  " + _resource_line(str(t.get("uriTemplate", "")), t) + "  (template)")
+    if not listing.servers and not listing.notices:
+        lines.append("No resources: no server is connected.")
+    lines += [one_line(n) for n in listing.notices]
+    return "\n".join(lines)
+
+
+def _resource_line(uri: str, row: Mapping[str, Any]) -> str:
+    bits = [one_line(uri)]
+    name = row.get("title") or row.get("name")
+    if isinstance(name, str) and name and name != uri:
+        bits.append(one_line(name))
+    mime = row.get("mimeType")
+    if isinstance(mime, str):
+        bits.append(f"({one_line(mime)})")
+    desc = row.get("description")
+    if isinstance(desc, str) and desc.strip():
+        bits.append("- " + one_line(desc, max_len=160))
+    return "  ".join(bits)
+
+
+def resource_contents(result: ResourceContents) -> str:
+    parts: list[str] = []
+    many = len(result.contents) > 1
+    for item in result.contents:
+        uri = str(item.get("uri", result.uri))
+        mime = item.get("mimeType")
+        label = f"[resource {uri}{' ' + str(mime) if mime else ''}]"
+        if isinstance(item.get("text"), str):
+            if many:
+                parts.append(one_line(label))
+            parts.append(safe_text(str(item["text"]), multiline=True))
+        else:
+            blob = ResourceBlobBlock(uri, str(item.get("blob", "")), mime if isinstance(mime, str) else None)
+            parts.append(one_line(block_text(blob)))
+    if not parts:
+        parts.append(f"(resource {one_line(result.uri)} is empty)")
+    return "\n".join(parts)
+
+
+def prompt_listing(listing: PromptListing) -> str:
+    lines: list[str] = []
+    for server in listing.servers:
+        mine = [p for p in listing.prompts if p.get("server") == server]
+        lines.append(f"{one_line(server)} ({len(mine)} prompts)")
+        for p in mine:
+            lines.append("  " + one_line(prompt_signature(p)))
+            desc = p.get("description")
+            if isinstance(desc, str) and desc.strip():
+                lines.append(_indent(safe_text(desc.strip(), multiline=True)))
+    if not listing.servers and not listing.notices:
+        lines.append("No prompts: no server is connected.")
+    lines += [one_line(n) for n in listing.notices]
+    return "\n".join(lines)
+
+
+def prompt_signature(prompt: Mapping[str, Any]) -> str:
+    names = [str(a["name"]) + ("" if a.get("required") else "?") for a in prompt_arguments(prompt)]
+    return f"{prompt.get('name', '')}({', '.join(names)})"
+
+
+def prompt_messages(result: PromptMessages) -> str:
+    parts: list[str] = []
+    desc = result.result.get("description")
+    if isinstance(desc, str) and desc.strip():
+        parts.append(safe_text(desc.strip(), multiline=True))
+        parts.append("")
+    messages = result.result.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, Mapping):
+            continue
+        parts.append(f"[{one_line(str(message.get('role', '?')))}]")
+        content = message.get("content")
+        blocks: Sequence[object] = content if isinstance(content, list) else [content]
+        for block in blocks:
+            parts.append(wire_block_text(block))
+    return "\n".join(parts)
+
+
+def wire_block_text(block: object) -> str:
+    """Escaped text for one wire content block (prompt messages carry the tool content kinds)."""
+    if not isinstance(block, Mapping):
+        return ""
+    kind = block.get("type")
+    if kind == "text":
+        return safe_text(str(block.get("text", "")), multiline=True)
+    if kind in ("image", "audio"):
+        typed: Block = (ImageBlock if kind == "image" else AudioBlock)(
+            str(block.get("data", "")), str(block.get("mimeType", ""))
+        )
+        return one_line(block_text(typed))
+    if kind == "resource":
+        res = block.get("resource")
+        if isinstance(res, Mapping) and isinstance(res.get("text"), str):
+            return (
+                one_line(f"[resource {res.get('uri', '')}]")
+                + "\n"
+                + safe_text(str(res["text"]), multiline=True)
+            )
+        if isinstance(res, Mapping):
+            blob = ResourceBlobBlock(
+                str(res.get("uri", "")),
+                str(res.get("blob", "")),
+                res.get("mimeType") if isinstance(res.get("mimeType"), str) else None,
+            )
+            return one_line(block_text(blob))
+    if kind == "resource_link":
+        return one_line(f"[resource link: {block.get('uri', '')}]")
+    return one_line(f"[unsupported content: {kind}]")
