@@ -40,8 +40,10 @@ def main(argv: list[str] | None = None) -> None:
         code = complete_fast(args[1:])
         if code is not None:
             raise SystemExit(code)
+    from orbmcp.frontends.process_tuning import tune_for_cli
     from orbmcp.frontends.typer_app import build_app
 
+    tune_for_cli()  # the shell's process is orbmcp's own: it may tune the SDK import
     args = hoist_global_options(args)
     app = build_app()
     try:

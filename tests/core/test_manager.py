@@ -32,7 +32,7 @@ from orbmcp.core.results import TextBlock
 from orbmcp.core.state import State
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import BridgedTool
-from orbmcp.errors import ConnectionFailed
+from orbmcp.errors import ConnectionFailed, cmd
 from tests.core.live import (
     managed,
     raw_entry,
@@ -584,7 +584,7 @@ async def test_a_stop_sticks_until_an_explicit_start(tmp_path: Path) -> None:
             await manager.stop("r")
             with pytest.raises(ConnectionFailed, match="was stopped in this session") as info:
                 await manager.ready("r")
-            assert info.value.hint is not None and "/mcp:start r" in info.value.hint
+            assert info.value.hint_template is not None and cmd("start", "r") in info.value.hint_template
             assert manager.get("r").state == State.STOPPED  # not revived behind the person's back
             await manager.start("r")
             assert (await manager.ready("r")).state == State.READY

@@ -28,15 +28,10 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 import orbmcp
 import orbmcp.core.process as process_module
-from orbmcp.core.process import (
-    ManagedProcess,
-    SpawnSpec,
-    StderrTail,
-    exit_reason,
-    open_process,
-    spawn,
-)
+from orbmcp.core.process import ManagedProcess, exit_reason
 from orbmcp.core.reaper import GroupRecord, GroupRegistry, ReapedGroup
+from orbmcp.core.spawn import SpawnSpec, open_process, spawn
+from orbmcp.core.stderr_tail import StderrTail
 from orbmcp.errors import ConnectionFailed
 
 GRACE = 0.3
@@ -369,7 +364,7 @@ async def test_server_blocked_writing_stdout_still_sees_stdin_eof() -> None:
 
 
 async def test_exit_is_noticed_without_pidfd_support(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(process_module, "_open_pidfd", lambda pid: -1)  # as on macOS
+    monkeypatch.setattr(process_module, "open_pidfd", lambda pid: -1)  # as on macOS
     spec = SpawnSpec("five", "sh", ["-c", "exit 5"], {}, None)
     async with open_process(spec) as proc:
         with anyio.fail_after(5):
@@ -499,6 +494,8 @@ async def test_spawn_failure_is_one_line_and_leaves_nothing_behind(case: str, tm
     assert str(caught.value) == expected
     assert "\n" not in str(caught.value)
     assert caught.value.server == "x"
+    not_found = case in ("not-on-path", "missing-file")
+    assert caught.value.reason == ("command_not_found" if not_found else "spawn_failed")
     assert open_fds() == fds_before
     assert {child.pid for child in psutil.Process().children()} == children_before
     assert not registry.directory.exists()  # nothing was recorded
@@ -568,9 +565,10 @@ def test_stderr_tail_reassembles_chunks_and_bounds_lines() -> None:
     tail.feed(b"rd line is much too long\x00\n\xff b\xe2\x80\xaec\n")
     tail.feed(b"\x1b]0;title\x07osc\x1b[0m gone\n\xc2\x9b\tkept tab\n")
     tail.feed(b"partial")
-    assert tail.lines() == ["third lin\u2026", "\ufffd bc", "osc gone", "kept tab"]
+    # orbmcp.text's rules: escape sequences go, a bidi override and a C1 control show as U+FFFD.
+    assert tail.lines() == ["third lin\u2026", "\ufffd b\ufffdc", "osc gone", "\ufffd kept tab"]
     tail.flush()
-    assert tail.lines() == ["\ufffd bc", "osc gone", "kept tab", "partial"]
+    assert tail.lines() == ["\ufffd b\ufffdc", "osc gone", "\ufffd kept tab", "partial"]
     tail.feed(b"".join(b"%d\n" % i for i in range(1000)))
     assert tail.lines() == ["996", "997", "998", "999"]
     tail.feed(b"z" * 100_000)
@@ -619,7 +617,7 @@ OWNER = textwrap.dedent(
 
     import anyio
 
-    from orbmcp.core.process import SpawnSpec, spawn
+    from orbmcp.core.spawn import SpawnSpec, spawn
     from orbmcp.core.reaper import GroupRegistry
 
     async def main():
@@ -721,10 +719,10 @@ def test_reap_stale_drops_unreadable_records(tmp_path: Path) -> None:
     registry.directory.mkdir(parents=True)
     (registry.directory / "garbage.json").write_text("{not json")
     (registry.directory / "other.json").write_text(json.dumps({"version": 1, "pid": "x"}))
-    crashed_write = registry.directory / ".1-2.json.dead.tmp"
+    crashed_write = registry.directory / ".1-2.json.tmp-1-dead"
     crashed_write.write_text("{")
     os.utime(crashed_write, (time.time() - 7200, time.time() - 7200))
-    in_flight = registry.directory / ".1-3.json.live.tmp"
+    in_flight = registry.directory / ".1-3.json.tmp-1-live"
     in_flight.write_text("{")
     assert registry.reap_stale() == []
     assert sorted(registry.directory.iterdir()) == [in_flight]
