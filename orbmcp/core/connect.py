@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,6 +41,11 @@ class HttpResponses:
 
     status: int | None = None  # of the latest response
     refusal: tuple[int, str | None] | None = None  # the latest 401/403 and its WWW-Authenticate
+
+    def reset(self) -> None:
+        """Forget what an earlier connection attempt saw."""
+        self.status = None
+        self.refusal = None
 
     def record(self, status: int, www_authenticate: str | None) -> None:
         self.status = status
@@ -133,7 +139,9 @@ class _Opener:
                 )
             version = client.protocol_version
             info = client.server_info
-            cache.record(key, version, transport=None if transport == cfg.transport else transport)
+            fallback = None if transport == cfg.transport else transport
+            # In a worker thread: a changed entry is a durable write; other servers keep connecting.
+            await anyio.to_thread.run_sync(partial(cache.record, key, version, transport=fallback))
             yield Connection(
                 client=client,
                 process=self.process,

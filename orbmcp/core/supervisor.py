@@ -69,7 +69,7 @@ class Supervisor:
         self._rediscover = anyio.Event()
         self._want_running = False
         self._retry_wait: anyio.CancelScope | None = None
-        self.http = HttpResponses()  # of the current connection attempt
+        self.http = HttpResponses()  # what the current connection attempt's responses said
         self._auth_challenge: str | None = None
         self._lost_reason = "connection_closed"
 
@@ -232,7 +232,7 @@ class Supervisor:
         cfg = self.cfg
         self._lost = anyio.Event()
         self._lost_reason = "connection_closed"
-        self.http = HttpResponses()
+        self.http.reset()
         self._auth_challenge = None
         self.snap.started_at = time.time()
         self._set_state(State.STARTING)
@@ -312,8 +312,10 @@ class Supervisor:
         _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
         from orbmcp.core import toolcache
 
-        # Shell completion offers tool names without connecting: remember the last listing.
-        toolcache.save(self.runtime.tool_cache_path, self.name, (t.name for t in tools))
+        # Shell completion offers tool names without connecting: remember the last listing. In a
+        # worker thread: a changed list is a durable write, and other servers' tasks keep running.
+        names = [t.name for t in tools]
+        await anyio.to_thread.run_sync(toolcache.save, self.runtime.tool_cache_path, self.name, names)
 
     async def _serve(self, client: Any) -> None:
         """Wait until the connection dies or the user stops it; meanwhile keep tools fresh."""

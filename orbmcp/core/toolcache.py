@@ -46,11 +46,18 @@ def load(path: Path) -> dict[str, list[str]]:
 
 
 def save(path: Path, server: str, names: Iterable[str]) -> bool:
-    """Record ``server``'s tool names (replacing the previous list). Returns False on failure."""
+    """Record ``server``'s tool names (replacing the previous list; ``updated`` is when the list
+    last changed). Returns False on failure. An unchanged list is not written again: a server is
+    listed on every connect and re-discovery, and a durable write costs an fsync or two."""
     clean = sorted({n for n in names if isinstance(n, str) and is_safe_name(n)})[:MAX_TOOLS_PER_SERVER]
+    if load(path).get(server) == clean:
+        return True
 
-    def change(data: dict[str, object]) -> dict[str, object]:
+    def change(data: dict[str, object]) -> dict[str, object] | None:
         servers = _servers(data)
+        entry = servers.get(server)
+        if isinstance(entry, dict) and entry.get("tools") == clean:
+            return None  # another process wrote the same list meanwhile
         servers[server] = {"tools": clean, "updated": int(time.time())}
         return {"version": CACHE_VERSION, "servers": servers}
 

@@ -540,7 +540,7 @@ async def test_stderr_flood_neither_deadlocks_nor_grows_memory(tmp_path: Path) -
     assert len(lines) == 100
     assert all(len(line) <= 2000 for line in lines)
     assert lines[-2] == "y" * 1999 + "…"
-    assert lines[-1] == "final token=[REDACTED]"
+    assert lines[-1] == "final token=[REDACTED]\u2407"  # colours gone; the bell shown, not rung
 
 
 async def test_stderr_tail_of_a_crashed_server_is_clean_and_redacted() -> None:
