@@ -210,6 +210,7 @@ def _line_too_long(server: str, limit: int) -> LineTooLong:
         f"server '{server}' sent a line longer than {limit} bytes",
         server=server,
         hint="the server is not speaking newline-delimited JSON-RPC on stdout",
+        reason="response_too_large",
     )
 
 

@@ -114,7 +114,7 @@ async def test_hung_server_is_bounded_by_its_own_timeout_and_delays_no_one(tmp_p
         assert fast.snap.ready_at is not None and hung.snap.started_at is not None
         assert fast.snap.ready_at - hung.snap.started_at < 0.9  # fast was not held up by hung
     assert 1.0 <= elapsed < 2.0, elapsed
-    # The unanswered initialize is not cancelled (R-A10): the connection is just closed.
+    # The unanswered initialize is not cancelled: the connection is just closed.
     assert recorded_methods(tmp_path / "hung.jsonl") == ["server/discover", "initialize"]
 
 

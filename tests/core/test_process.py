@@ -185,7 +185,7 @@ async def timed_stop(proc: ManagedProcess, stdin_grace: float = GRACE, term_grac
     return time.monotonic() - started
 
 
-# --- tree stop (T-B1..T-B5) ---------------------------------------------------------------------
+# --- tree stop -------------------------------------------------------------------------------------
 
 
 async def test_stop_kills_server_child_and_grandchild(tree_script: Path, kill_after: list[int]) -> None:
@@ -400,7 +400,7 @@ async def test_spawn_into_a_closed_task_group_leaves_nothing_behind(tmp_path: Pa
     assert not list(registry.directory.glob("*.json"))
 
 
-# --- fds, environment, spawn errors (T-B9, T-B13, T-B14) ----------------------------------------
+# --- fds, environment, spawn errors ----------------------------------------
 
 
 def is_gone(pid: int) -> bool:
@@ -501,7 +501,7 @@ async def test_spawn_failure_is_one_line_and_leaves_nothing_behind(case: str, tm
     assert not registry.directory.exists()  # nothing was recorded
 
 
-# --- stderr (T-B16, redaction, control characters) ----------------------------------------------
+# --- stderr (bounds, redaction, control characters) ----------------------------------------------
 
 FLOOD = textwrap.dedent(
     """
