@@ -109,9 +109,12 @@ class GroupRegistry:
             return None
 
     def write_record(self, record: GroupRecord) -> Path:
-        """Write one record: a private file (0600 in a 0700 directory), replaced atomically."""
+        """Write one record: a private file (0600 in a 0700 directory), replaced atomically.
+
+        Not fsynced: the processes it names do not survive the machine restarting either, and
+        ``spawn`` writes it on the event loop."""
         path = self.directory / f"{record.owner_pid}-{record.pid}.json"
-        fs.atomic_write(path, json.dumps(record.to_json()))
+        fs.atomic_write(path, json.dumps(record.to_json()), durable=False)
         return path
 
     def remove(self, path: Path) -> None:

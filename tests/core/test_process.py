@@ -714,6 +714,17 @@ async def test_reap_stale_never_touches_a_recycled_pid_or_a_live_owner(
             bystander.wait()
 
 
+def test_process_records_are_not_fsynced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A record names live processes, worthless once the machine restarts: spawn, which writes it
+    # on the event loop, does not wait for the disk.
+    flushed: list[int] = []
+    monkeypatch.setattr(os, "fsync", flushed.append)
+    path = GroupRegistry(tmp_path / "state").write_record(GroupRecord("s", 100, 100, 1.0, 200, 2.0))
+    assert flushed == []
+    assert GroupRecord.from_json(json.loads(path.read_text())) == GroupRecord("s", 100, 100, 1.0, 200, 2.0)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
 def test_reap_stale_drops_unreadable_records(tmp_path: Path) -> None:
     registry = GroupRegistry(tmp_path / "state")
     registry.directory.mkdir(parents=True)
