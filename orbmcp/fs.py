@@ -67,11 +67,15 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes | str, *, mode: int = FILE_MODE, private_dir: bool = True) -> None:
+def atomic_write(
+    path: Path, data: bytes | str, *, mode: int = FILE_MODE, private_dir: bool = True, durable: bool = True
+) -> None:
     """Replace ``path`` with ``data`` atomically (see the module docstring).
 
     ``private_dir`` creates the parent 0700 when missing; files meant for others (a completion
-    script, mode 0644) pass ``private_dir=False`` and get ordinary directories.
+    script, mode 0644) pass ``private_dir=False`` and get ordinary directories. ``durable=False``
+    skips the fsyncs, for files that mean nothing once the machine restarts (a record of live
+    processes, written on every spawn): still atomic for every process, just not power-loss safe.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     parent = path.parent
@@ -88,7 +92,8 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int = FILE_MODE, privat
             view = memoryview(payload)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -96,8 +101,9 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int = FILE_MODE, privat
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    with contextlib.suppress(OSError):
-        fsync_dir(parent)
+    if durable:
+        with contextlib.suppress(OSError):
+            fsync_dir(parent)
 
 
 def read_private(path: Path, *, max_bytes: int | None = None) -> bytes | None:

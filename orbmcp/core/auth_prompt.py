@@ -1,4 +1,4 @@
-"""Startup authorization prompts for eager OAuth servers (seed 003).
+"""Startup authorization prompts for eager OAuth servers.
 
 Silent start-up never opens a browser: an eager OAuth server without usable credentials settles
 in ``needs-auth``. In an interactive session the person is then asked, one server at a time,

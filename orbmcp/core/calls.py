@@ -3,6 +3,10 @@
 A request that fails because the connection died tells the supervisor at once (its tools are
 deactivated before the error reaches the caller). Calls are never retried: their side effects may
 already have happened. Cancelling the calling task makes the SDK send notifications/cancelled.
+
+Reasons of the errors raised here: ``not_connected``, ``session_lost`` (the server forgot the
+session), ``connection_closed``, ``auth_required``, ``request_timeout``, ``request_failed`` (the
+server answered with an error), ``disconnected`` (the session was torn down under the request).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
+from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
 
 if TYPE_CHECKING:
     from orbmcp.core.results import ToolResult
@@ -54,7 +58,8 @@ def _client(sup: Supervisor) -> Any:
             else ConnectionFailed(
                 f"server '{sup.name}' is not connected ({sup.state})",
                 server=sup.name,
-                hint=f"orbmcp start {sup.name}",
+                hint=cmd("start", sup.name),
+                reason="not_connected",
             )
         )
     return client
@@ -73,32 +78,35 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
             # A 2025-era HTTP server that restarted forgets its sessions and answers every request
             # "Session not found"; the SDK does not re-initialize, so the session is dead.
             msg = f"server '{sup.name}' no longer knows this session (it restarted?) during {what}"
-            sup.connection_lost(msg)
+            sup.connection_lost(msg, reason="session_lost")
             raise ConnectionFailed(
-                msg, server=sup.name, hint="orbmcp reconnects it; retry the request"
+                msg, server=sup.name, hint="orbmcp reconnects it; retry the request", reason="session_lost"
             ) from None
         if code == CONNECTION_CLOSED:
-            if sup._auth_challenge is not None:
+            if sup.auth_challenge is not None:
                 # The server refused the token (401/403) and the provider could not renew it: the
                 # request was rejected, so what the user needs is how to re-authorize.
                 raise AuthError(
-                    sup._auth_challenge, server=sup.name, hint=f"orbmcp auth {sup.name}"
+                    sup.auth_challenge, server=sup.name, hint=cmd("auth", sup.name), reason="auth_required"
                 ) from None
             msg = f"server '{sup.name}' closed the connection during {what}"
             sup.connection_lost(msg)
-            raise ConnectionFailed(msg, server=sup.name, hint=NOT_RETRIED) from None
+            raise ConnectionFailed(
+                msg, server=sup.name, hint=NOT_RETRIED, reason="connection_closed"
+            ) from None
         if code == REQUEST_TIMEOUT:
-            raise TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name) from None
+            raise _timed_out(sup, what) from None
         raise ProtocolError(
             sup.runtime.redact(f"server '{sup.name}': {what} failed: {exc.error.message} (code {code})"),
             server=sup.name,
+            reason="request_failed",
         ) from None
     except _DEAD_STREAM_ERRORS:
         msg = f"server '{sup.name}' connection died during {what}"
         sup.connection_lost(msg)
-        raise ConnectionFailed(msg, server=sup.name, hint=NOT_RETRIED) from None
+        raise ConnectionFailed(msg, server=sup.name, hint=NOT_RETRIED, reason="connection_closed") from None
     except TimeoutError:
-        raise TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name) from None
+        raise _timed_out(sup, what) from None
     except OrbError:
         raise
     except anyio.get_cancelled_exc_class():
@@ -106,12 +114,20 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
     except Exception as exc:
         if sup.client is None:  # the owner task tore the session down under us
             raise ConnectionFailed(
-                f"server '{sup.name}' disconnected during {what}", server=sup.name, hint=NOT_RETRIED
+                f"server '{sup.name}' disconnected during {what}",
+                server=sup.name,
+                hint=NOT_RETRIED,
+                reason="disconnected",
             ) from None
         raise ProtocolError(
             sup.runtime.redact(f"server '{sup.name}': {what} failed: {type(exc).__name__}: {exc}"),
             server=sup.name,
+            reason="request_failed",
         ) from None
+
+
+def _timed_out(sup: Supervisor, what: str) -> TimeoutFailed:
+    return TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name, reason="request_timeout")
 
 
 async def call_tool(
@@ -166,10 +182,10 @@ async def get_prompt(sup: Supervisor, name: str, arguments: dict[str, str]) -> d
 async def list_resources(sup: Supervisor) -> list[dict[str, Any]]:
     from orbmcp.core.discovery import list_resources as _list
 
-    return await request(sup, "resources/list", lambda c: _list(c, server=sup.name, warn=sup._warn))
+    return await request(sup, "resources/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
 
 
 async def list_prompts(sup: Supervisor) -> list[dict[str, Any]]:
     from orbmcp.core.discovery import list_prompts as _list
 
-    return await request(sup, "prompts/list", lambda c: _list(c, server=sup.name, warn=sup._warn))
+    return await request(sup, "prompts/list", lambda c: _list(c, server=sup.name, warn=sup.warn))

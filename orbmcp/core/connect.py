@@ -1,13 +1,19 @@
-"""Opening one connection for a supervisor: process or HTTP client, SDK Client, negotiated era.
+"""Opening one connection to a server: its process or HTTP client, the SDK Client, the negotiated era.
 
-Connect-time only. For stdio the process is spawned *before* the SDK import finishes, so a server's
-start-up overlaps the ~0.7 s ``import mcp``.
+``open_client`` is connect-time only and writes nothing of its caller's. It takes the server's
+config, the session's ``Runtime``, the stderr tail to fill, the callbacks for what happens during
+the session (``SessionCallbacks``) and an ``HttpResponses`` record the caller keeps reading; it
+yields a ``Connection`` value and stops the process it spawned when the block exits. For stdio
+the process is spawned *before* the SDK import finishes, so a server's start-up overlaps the
+~0.7 s ``import mcp``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -16,7 +22,11 @@ from orbmcp._version import __version__
 from orbmcp.core.sdk import ensure_sdk
 
 if TYPE_CHECKING:
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.config.model import ServerConfig
+    from orbmcp.core.era import EraCache
+    from orbmcp.core.process import ManagedProcess
+    from orbmcp.core.runtime import Runtime
+    from orbmcp.core.stderr_tail import StderrTail
 
 SSE_FALLBACK_NOTE = (
     "connected over legacy SSE: the URL refused Streamable HTTP; "
@@ -24,162 +34,268 @@ SSE_FALLBACK_NOTE = (
 )
 
 
-async def _spawn(sup: Supervisor) -> None:
-    from orbmcp.core.process import SpawnSpec, StderrTail, spawn
-    from orbmcp.core.reaper import GroupRegistry
+@dataclass
+class HttpResponses:
+    """What the transport saw of one connection's HTTP responses: the SDK reports 401, 403 and
+    500 alike as one JSON-RPC error, so the status only reaches orbmcp through this record."""
 
-    cfg = sup.cfg
-    assert cfg.command is not None
-    spec = SpawnSpec(name=cfg.name, command=cfg.command, args=list(cfg.args), env=dict(cfg.env), cwd=cfg.cwd)
-    if sup.stderr is None:  # one tail per server, kept across restarts for `/mcp <name>`
-        sup.stderr = StderrTail(redact=sup.runtime.redact)
-    sup.process = await spawn(
-        spec,
-        task_group=sup.runtime.task_group(),
-        registry=GroupRegistry(sup.runtime.global_dir),
-        redact=sup.runtime.redact,
-        stderr_tail=sup.stderr,
-    )
+    status: int | None = None  # of the latest response
+    refusal: tuple[int, str | None] | None = None  # the latest 401/403 and its WWW-Authenticate
+
+    def reset(self) -> None:
+        """Forget what an earlier connection attempt saw."""
+        self.status = None
+        self.refusal = None
+
+    def record(self, status: int, www_authenticate: str | None) -> None:
+        self.status = status
+        if status in (401, 403):
+            self.refusal = (status, www_authenticate)
+
+    def refused(self) -> bool:
+        """Did the latest response refuse the request the way a server of another transport
+        would (400, 404, 405: the spec's "Backwards Compatibility")?"""
+        return self.status in (400, 404, 405)
+
+
+@dataclass(frozen=True)
+class SessionCallbacks:
+    """What a connection reports while it lives, to whoever owns it."""
+
+    warn: Callable[[str], None]  # something the server did that a person should see
+    rediscover: Callable[[], None]  # the server's tool list changed
+    auth_challenged: Callable[[str], None]  # a 401/403 the OAuth provider could not resolve
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A connected server, as ``open_client`` yields it; valid until its block exits."""
+
+    client: Any  # the entered mcp.Client
+    process: ManagedProcess | None  # the stdio server; stopped when the block exits
+    transport: str  # the one used: "sse" when a Streamable HTTP URL refused it
+    protocol_version: str | None
+    server_info: str | None  # "name version" from the handshake
+    warnings: tuple[str, ...] = ()  # about how the connection was made, to show with the server
 
 
 @asynccontextmanager
-async def open_client(sup: Supervisor) -> AsyncIterator[Any]:
-    """Yield a connected ``mcp.Client``; the caller's task must be the one that leaves the block."""
-    cfg = sup.cfg
-    if cfg.is_stdio:
-        await _spawn(sup)  # before the SDK import: the server boots while Python imports
-    await ensure_sdk()
-
-    from orbmcp.core import era
-
-    cache = era.EraCache(sup.runtime.era_cache_path)
-    key = cfg.definition_hash()
-    cached = cache.get(key)
-    # A URL that refused Streamable HTTP last time and took legacy SSE goes straight to SSE.
-    transport = cache.transport(key) if cfg.transport == "streamable-http" else None
-    transport = transport or cfg.transport
-    async with AsyncExitStack() as stack:
-        try:
-            client = await stack.enter_async_context(await _client(sup, cached, transport))
-        except Exception as exc:
-            if transport != cfg.transport:
-                if not sup.http_refused():
-                    raise
-                # The remembered SSE endpoint is gone: the server may speak Streamable HTTP now.
-                cache.forget(key)
-                transport = cfg.transport
-                client = await stack.enter_async_context(await _client(sup, None, transport))
-            elif transport == "streamable-http" and sup.http_refused():
-                client = await _sse_fallback(stack, sup, exc)
-                transport = "sse"
-            elif cached == "legacy" and era.should_retry_with_auto(exc):
-                # Remembered as 2025-era, but it refused initialize: it may have become modern-only.
-                # Forget that and probe; a stdio server gets a fresh process for the new session.
-                cache.forget(key)
-                if cfg.is_stdio:
-                    await sup._stop_process()
-                    await _spawn(sup)
-                client = await stack.enter_async_context(await _client(sup, None, transport))
-            else:
-                raise
-        if transport != cfg.transport:
-            sup._warn(SSE_FALLBACK_NOTE)
-        version = client.protocol_version
-        sup.snap.protocol_version = version
-        sup.snap.transport = transport
-        info = client.server_info
-        sup.snap.server_info = f"{info.name} {info.version}" if info is not None else None
-        cache.record(key, version, transport=None if transport == cfg.transport else transport)
-        yield client
-
-
-async def _sse_fallback(stack: AsyncExitStack, sup: Supervisor, refused: Exception) -> Any:
-    """Spec backward compatibility (R-A7): a URL that answers 400/404/405 to both the probe and
-    ``initialize`` may be a 2024-11-05 HTTP+SSE server: GET it and expect an ``endpoint`` event.
-    If that fails too, the Streamable HTTP error is the one to report."""
-    status = sup.last_http_status
+async def open_client(
+    cfg: ServerConfig,
+    runtime: Runtime,
+    *,
+    stderr_tail: StderrTail,
+    callbacks: SessionCallbacks,
+    http: HttpResponses,
+) -> AsyncIterator[Connection]:
+    """Yield a ``Connection``; the caller's task must be the one that leaves the block."""
+    opener = _Opener(cfg, runtime, stderr_tail, callbacks, http)
     try:
-        return await stack.enter_async_context(await _client(sup, "legacy", "sse"))
-    except Exception:
-        sup.last_http_status = status
-        raise refused from None
+        async with opener.connect() as connection:
+            yield connection
+    finally:
+        await opener.stop_process()
 
 
-async def _client(sup: Supervisor, cached: str | None, transport: str) -> Any:
-    """An SDK ``Client`` (not yet entered) for a server whose cached era is ``cached``."""
-    from mcp import Client
-    from mcp_types import Implementation
+class _Opener:
+    """One ``open_client`` call: the process it owns and the attempts it makes."""
 
-    from orbmcp.core import era
+    def __init__(
+        self,
+        cfg: ServerConfig,
+        runtime: Runtime,
+        stderr_tail: StderrTail,
+        callbacks: SessionCallbacks,
+        http: HttpResponses,
+    ) -> None:
+        self.cfg = cfg
+        self.runtime = runtime
+        self.stderr_tail = stderr_tail
+        self.callbacks = callbacks
+        self.http = http
+        self.process: ManagedProcess | None = None
 
-    stream = await _transport(sup, transport, probe_timeout=era.discover_timeout_for(cached))
-    return Client(
-        stream,
-        mode=era.client_mode_for(cached),  # type: ignore[arg-type,unused-ignore]
-        read_timeout_seconds=sup.cfg.request_timeout_ms / 1000,
-        message_handler=_message_handler(sup),
-        elicitation_callback=sup.runtime.elicitation,
-        client_info=Implementation(name="orbmcp", version=__version__),
-        cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
-    )
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[Connection]:
+        cfg = self.cfg
+        if cfg.is_stdio:
+            await self._spawn()  # before the SDK import: the server boots while Python imports
+        await ensure_sdk()
 
+        from orbmcp.core import era
 
-async def _transport(sup: Supervisor, transport: str, *, probe_timeout: float | None) -> Any:
-    from orbmcp.core import transports
+        cache = era.EraCache(self.runtime.era_cache_path)
+        key = cfg.definition_hash()
+        cached = cache.get(key)
+        # A URL that refused Streamable HTTP last time and took legacy SSE goes straight to SSE.
+        transport = cache.transport(key) if cfg.transport == "streamable-http" else None
+        transport = transport or cfg.transport
+        async with AsyncExitStack() as stack:
+            try:
+                client = await stack.enter_async_context(await self._client(cached, transport))
+            except Exception as exc:
+                client, transport = await self._second_attempt(
+                    stack, exc, cache=cache, key=key, cached=cached, transport=transport
+                )
+            version = client.protocol_version
+            info = client.server_info
+            fallback = None if transport == cfg.transport else transport
+            # In a worker thread: a changed entry is a durable write; other servers keep connecting.
+            await anyio.to_thread.run_sync(partial(cache.record, key, version, transport=fallback))
+            yield Connection(
+                client=client,
+                process=self.process,
+                transport=transport,
+                protocol_version=version,
+                server_info=f"{info.name} {info.version}" if info is not None else None,
+                warnings=(SSE_FALLBACK_NOTE,) if transport != cfg.transport else (),
+            )
 
-    cfg = sup.cfg
-    if cfg.is_stdio:
-        proc = sup.process
-        assert proc is not None
+    async def _second_attempt(
+        self,
+        stack: AsyncExitStack,
+        exc: Exception,
+        *,
+        cache: EraCache,
+        key: str,
+        cached: str | None,
+        transport: str,
+    ) -> tuple[Any, str]:
+        """After a failed first attempt: the one retry that may succeed, or ``exc`` again."""
+        from orbmcp.core import era
 
-        def garbage(line: str) -> None:
-            sup._warn(f"skipped a non-JSON line from stdout: {line[:200]}")
+        cfg = self.cfg
+        if transport != cfg.transport:
+            if not self.http.refused():
+                raise exc
+            # The remembered SSE endpoint is gone: the server may speak Streamable HTTP now.
+            cache.forget(key)
+            return await stack.enter_async_context(await self._client(None, cfg.transport)), cfg.transport
+        if transport == "streamable-http" and self.http.refused():
+            return await self._sse_fallback(stack, exc), "sse"
+        if cached == "legacy" and era.should_retry_with_auto(exc):
+            # Remembered as 2025-era, but it refused initialize: it may have become modern-only.
+            # Forget that and probe; a stdio server gets a fresh process for the new session.
+            cache.forget(key)
+            if cfg.is_stdio:
+                await self.stop_process()
+                await self._spawn()
+            return await stack.enter_async_context(await self._client(None, transport)), transport
+        raise exc
 
-        return transports.stdio_pipe_transport(
-            proc.stdin, proc.stdout, server=cfg.name, on_garbage=garbage, discover_timeout_s=probe_timeout
+    async def _sse_fallback(self, stack: AsyncExitStack, refused: Exception) -> Any:
+        """The spec's backward compatibility: a URL that answers 400/404/405 to both the probe and
+        ``initialize`` may be a 2024-11-05 HTTP+SSE server: GET it and expect an ``endpoint``
+        event. If that fails too, the Streamable HTTP error is the one to report."""
+        status = self.http.status
+        try:
+            return await stack.enter_async_context(await self._client("legacy", "sse"))
+        except Exception:
+            self.http.status = status
+            raise refused from None
+
+    async def _spawn(self) -> None:
+        from orbmcp.core.reaper import GroupRegistry
+        from orbmcp.core.spawn import SpawnSpec, spawn
+
+        cfg = self.cfg
+        assert cfg.command is not None
+        spec = SpawnSpec(
+            name=cfg.name, command=cfg.command, args=list(cfg.args), env=dict(cfg.env), cwd=cfg.cwd
         )
-    assert cfg.url is not None
-    auth = await _auth_for(sup)
-    factory = transports.sse_transport if transport == "sse" else transports.http_transport
-    return factory(
-        cfg.url,
-        headers=dict(cfg.headers),
-        auth=auth,
-        timeout_s=cfg.timeout_ms / 1000,
-        request_timeout_s=cfg.request_timeout_ms / 1000,
-        on_response=lambda status, headers: sup.record_http_status(status, headers.get("www-authenticate")),
-    )
+        self.process = await spawn(
+            spec,
+            task_group=self.runtime.task_group(),
+            registry=GroupRegistry(self.runtime.global_dir),
+            redact=self.runtime.redact,
+            stderr_tail=self.stderr_tail,
+        )
 
+    async def stop_process(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            with anyio.CancelScope(shield=True):
+                await process.stop(
+                    stdin_grace=self.runtime.stdin_grace_s, term_grace=self.runtime.term_grace_s
+                )
 
-async def _auth_for(sup: Supervisor) -> Any:
-    if sup.runtime.auth_factory is not None:
-        return sup.runtime.auth_factory(sup.cfg)
-    if sup.cfg.auth is None:
-        return None
-    from orbmcp.auth.provider import build_auth
+    async def _client(self, cached: str | None, transport: str) -> Any:
+        """An SDK ``Client`` (not yet entered) for a server whose cached era is ``cached``."""
+        from mcp import Client
+        from mcp_types import Implementation
 
-    # Connections never log in interactively: silent start-up and background reconnects must not
-    # open a browser or register a client (seed 003). A missing or rejected token puts the server
-    # in needs-auth; the person authorizes through `orbmcp auth` or the startup prompt.
-    return build_auth(
-        sup.cfg,
-        sup.runtime.global_dir,
-        interactive=False,
-        ui=None,
-        on_challenge=lambda challenge: sup.auth_challenged(challenge.message),
-    )
+        from orbmcp.core import era
 
+        stream = await self._transport(transport, probe_timeout=era.discover_timeout_for(cached))
+        return Client(
+            stream,
+            mode=era.client_mode_for(cached),  # type: ignore[arg-type,unused-ignore]
+            read_timeout_seconds=self.cfg.request_timeout_ms / 1000,
+            message_handler=self._message_handler(),
+            elicitation_callback=self.runtime.elicitation,
+            client_info=Implementation(name="orbmcp", version=__version__),
+            cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
+        )
 
-def _message_handler(sup: Supervisor) -> Any:
-    from mcp_types import ToolListChangedNotification
+    async def _transport(self, transport: str, *, probe_timeout: float | None) -> Any:
+        from orbmcp.core import transports
 
-    async def handle(message: Any) -> None:
-        # 2025-era sessions push list_changed here; 2026-07-28 ones tee listen() events here too.
-        root = getattr(message, "root", message)
-        if isinstance(root, ToolListChangedNotification) or isinstance(message, ToolListChangedNotification):
-            sup.request_rediscovery()
-        elif isinstance(message, Exception):
-            sup._warn(f"transport: {type(message).__name__}")
-        await anyio.lowlevel.checkpoint()
+        cfg, warn = self.cfg, self.callbacks.warn
+        if cfg.is_stdio:
+            proc = self.process
+            assert proc is not None
 
-    return handle
+            def garbage(line: str) -> None:
+                warn(f"skipped a non-JSON line from stdout: {line[:200]}")
+
+            return transports.stdio_pipe_transport(
+                proc.stdin, proc.stdout, server=cfg.name, on_garbage=garbage, discover_timeout_s=probe_timeout
+            )
+        assert cfg.url is not None
+        auth = await self._auth()
+        factory = transports.sse_transport if transport == "sse" else transports.http_transport
+        return factory(
+            cfg.url,
+            headers=dict(cfg.headers),
+            auth=auth,
+            timeout_s=cfg.timeout_ms / 1000,
+            request_timeout_s=cfg.request_timeout_ms / 1000,
+            on_response=lambda status, headers: self.http.record(status, headers.get("www-authenticate")),
+        )
+
+    async def _auth(self) -> Any:
+        if self.runtime.auth_factory is not None:
+            return self.runtime.auth_factory(self.cfg)
+        if self.cfg.auth is None:
+            return None
+        from orbmcp.auth.provider import build_auth
+
+        # Connections never log in interactively: silent start-up and background reconnects must
+        # not open a browser or register a client. A missing or rejected token puts the server in
+        # needs-auth; the person authorizes through the auth command or the startup prompt.
+        challenged = self.callbacks.auth_challenged
+        return build_auth(
+            self.cfg,
+            self.runtime.global_dir,
+            interactive=False,
+            ui=None,
+            on_challenge=lambda challenge: challenged(challenge.message),
+        )
+
+    def _message_handler(self) -> Any:
+        from mcp_types import ToolListChangedNotification
+
+        callbacks = self.callbacks
+
+        async def handle(message: Any) -> None:
+            # 2025-era sessions push list_changed here; 2026-07-28 ones tee listen() events here too.
+            root = getattr(message, "root", message)
+            if isinstance(root, ToolListChangedNotification) or isinstance(
+                message, ToolListChangedNotification
+            ):
+                callbacks.rediscover()
+            elif isinstance(message, Exception):
+                callbacks.warn(f"transport: {type(message).__name__}")
+            await anyio.lowlevel.checkpoint()
+
+        return handle

@@ -25,10 +25,6 @@ def report_dropped_tool(tool: str, reason: str) -> None:
         )
 
 
-class PageWarning(Exception):
-    """Discovery stopped early (repeated cursor or page cap); the items so far are still usable."""
-
-
 async def collect_pages(
     fetch: Callable[[str | None], Awaitable[tuple[list[T], str | None]]],
     *,
@@ -63,7 +59,7 @@ async def list_tools(client: Any, *, server: str, warn: Callable[[str], None]) -
     """Every page of ``tools/list`` as the SDK's ``Tool`` models.
 
     Models, not wire dicts: ``ToolRegistry.sync`` reads their attributes, and turning 10,000
-    tools into dicts first would cost more than the registry's own work (issue 3's benchmark).
+    tools into dicts first would cost more than the registry's own work (``bench/bench_status.py``).
     """
 
     async def fetch(cursor: str | None) -> tuple[list[Any], str | None]:

@@ -1,27 +1,58 @@
-"""One actionable hint per failed server, and the error a caller gets for a server that is not ready."""
+"""One actionable hint per failed server, and the error a caller gets for a server that is not ready.
+
+Hints name orbmcp commands with ``cmd(...)`` references, which each front spells its own way
+(``orbmcp auth x`` in a shell, ``/mcp:auth x`` in an agent), and branch on the error's machine
+reason, never on its message. Reasons from auth that change the hint: ``token_expired``,
+``invalid_client``, ``invalid_grant`` (authorize afresh: ``--reset``) and ``auth_lock_held``
+(another process is authorizing).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from orbmcp.core.state import State
-from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed
+from orbmcp.errors import (
+    AuthError,
+    ConnectionFailed,
+    OrbError,
+    ProtocolError,
+    TimeoutFailed,
+    cmd,
+    shell_spelling,
+    spell,
+)
 
 if TYPE_CHECKING:
     from orbmcp.core.supervisor import Supervisor
 
-
-def command_form(front: str, verb: str, name: str) -> str:
-    """How to say a command on this front: `/mcp:auth x` in an agent, `orbmcp auth x` in a shell."""
-    if front in ("slash", "host"):
-        return f"/mcp:{verb} {name}" if verb != "reconnect" else f"/mcp reconnect {name}"
-    return f"orbmcp {verb} {name}"
+# The stored credentials themselves are bad: only a fresh authorization helps.
+_RESET_REASONS = frozenset({"token_expired", "invalid_client", "invalid_grant"})
+# Commands whose slash spelling is ``/mcp:<verb>``; the others are ``/mcp <words>``.
+_COLON_VERBS = frozenset({"auth", "start", "stop"})
 
 
-def hint_for(sup: Supervisor, *, front: str = "cli") -> str | None:
-    state, code, name = sup.state, sup.snap.last_error_code, sup.name
+def hint_for(sup: Supervisor, *, front: str | None = None) -> str | None:
+    """What the person can do about ``sup``'s state, with command references (``cmd``) unspelled.
+
+    ``front`` is for callers that do not spell references yet: the hint then comes spelled for
+    that front (``"cli"``/``"shell"``, or ``"slash"``/``"host"``).
+    """
+    hint = _hint(sup)
+    if hint is None or front is None:
+        return hint
+    return spell(hint, _slash_spelling if front in ("slash", "host") else shell_spelling)
+
+
+def _slash_spelling(words: str) -> str:
+    verb = words.split(" ", 1)[0]
+    return f"/mcp:{words}" if verb in _COLON_VERBS else f"/mcp {words}"
+
+
+def _hint(sup: Supervisor) -> str | None:
+    state, code, reason, name = sup.state, sup.snap.last_error_code, sup.snap.last_error_reason, sup.name
     if code == "auth" and sup.cfg.auth is None and state != State.NEEDS_AUTH:
-        # `orbmcp auth` refuses servers without OAuth settings: point at the entry instead.
+        # The auth command refuses servers without OAuth settings: point at the entry instead.
         if any(key.lower() == "authorization" for key in sup.cfg.headers):
             return f"the server refused the Authorization header configured for '{name}'; check its headers"
         return (
@@ -29,41 +60,42 @@ def hint_for(sup: Supervisor, *, front: str = "cli") -> str | None:
             f"'{name}', or an Authorization header"
         )
     if state == State.NEEDS_AUTH or code == "auth":
-        err = (sup.snap.last_error or "").lower()
-        reset = " --reset" if ("expired" in err or "invalid_client" in err or "invalid_grant" in err) else ""
-        if "lock" in err:
-            then = command_form(front, "start", name)
-            return f"another orbmcp process is authorizing '{name}'; wait for it, then {then}"
-        return f"{command_form(front, 'auth', name)}{reset}"
+        if reason == "auth_lock_held":
+            return f"another orbmcp process is authorizing '{name}'; wait for it, then {cmd('start', name)}"
+        if reason in _RESET_REASONS:
+            return cmd("auth", name, "--reset")
+        return cmd("auth", name)
     if state != State.FAILED:
         return None
+    # ORBMCP_DEBUG is an environment variable, so that advice is a shell command on every front.
+    debug = f"ORBMCP_DEBUG=1 orbmcp status {name}"
     if code == "timeout":
         return (
-            f"the server did not answer in time; check it starts on its own, or raise timeoutMs; "
-            f"ORBMCP_DEBUG=1 {command_form('cli', 'status', name)} logs redacted diagnostics"
+            "the server did not answer in time; check it starts on its own, or raise timeoutMs; "
+            f"{debug} logs redacted diagnostics"
         )
     if code == "config":
-        return "fix the entry shown by `orbmcp config validate`"
+        return f"fix the entry shown by `{cmd('config', 'validate')}`"
     if sup.snap.last_error_hint:  # what the error itself knows to suggest (a URL to check, ...)
         return sup.snap.last_error_hint
     return (
-        f"run ORBMCP_DEBUG=1 {command_form('cli', 'status', name)} to log redacted diagnostics "
-        "(see `orbmcp config paths` for the log file), and check Recent output below"
+        f"run {debug} to log redacted diagnostics "
+        f"(see `{cmd('config', 'paths')}` for the log file), and check Recent output below"
     )
 
 
 def failure_error(sup: Supervisor) -> OrbError:
+    """The error for a request to ``sup`` while it is not ready: its last error, kind and reason."""
     msg = sup.snap.last_error or f"server '{sup.name}' is {sup.state}"
     if f"'{sup.name}'" not in msg and sup.name not in msg:
         msg = f"server '{sup.name}': {msg}"
-    hint = hint_for(sup)
-    if sup.state == State.NEEDS_AUTH or sup.snap.last_error_code == "auth":
-        return AuthError(msg, server=sup.name, hint=hint)
-    if sup.snap.last_error_code == "timeout":
-        return TimeoutFailed(msg, server=sup.name, hint=hint)
-    err: OrbError = ConnectionFailed(msg, server=sup.name, hint=hint)
-    if sup.snap.last_error_code == "protocol":
-        from orbmcp.errors import ProtocolError
-
-        err = ProtocolError(msg, server=sup.name, hint=hint)
-    return err
+    code = sup.snap.last_error_code
+    kind: type[OrbError] = ConnectionFailed
+    if sup.state == State.NEEDS_AUTH or code == "auth":
+        kind = AuthError
+    elif code == "timeout":
+        kind = TimeoutFailed
+    elif code == "protocol":
+        kind = ProtocolError
+    reason = sup.snap.last_error_reason if kind.code == code else None
+    return kind(msg, server=sup.name, hint=hint_for(sup), reason=reason)

@@ -19,7 +19,7 @@ from orbmcp import log
 from orbmcp.core.runtime import Runtime
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import ToolRegistry
-from orbmcp.errors import ConnectionFailed
+from orbmcp.errors import ConnectionFailed, cmd
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -231,7 +231,8 @@ class Manager:
             raise ConnectionFailed(
                 f"server '{name}' was stopped in this session",
                 server=name,
-                hint=f"start it again with /mcp:start {name} (orbmcp start {name})",
+                hint=f"start it again with {cmd('start', name)}",
+                reason="server_stopped",
             )
         sup = await self.start(name)
         if not sup.connected:
@@ -242,5 +243,5 @@ class Manager:
 
     def _require_tg(self) -> TaskGroup:
         if self._tg is None:
-            raise ConnectionFailed("the session is closed")
+            raise ConnectionFailed("the session is closed", reason="session_closed")
         return self._tg

@@ -1,7 +1,7 @@
 """A disk record of live server process groups, so the next run can reap what a crashed run left.
 
-Each spawned group is one small JSON file under ``<state_dir>/procs/`` (dir 0700, files 0600,
-written atomically) naming the server, the leader's pid, pgid and start time, and the owning
+Each spawned group is one small JSON file under ``<state_dir>/procs/`` (a private file written
+by ``orbmcp.fs``) naming the server, the leader's pid, pgid and start time, and the owning
 orbmcp process with its start time. ``reap_stale()`` (run at start-up) handles records whose
 owner is gone and kills only processes it can prove belong to the recorded group: a pid whose
 start time differs from the record is a recycled pid and is never signalled.
@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
+from orbmcp import fs
 from orbmcp.log import get_logger
 
 _log = get_logger(__name__)
@@ -29,6 +29,10 @@ _START_TIME_TOLERANCE = 0.01
 _POLL_INTERVAL = 0.02
 # A temp file this old is a write that a crash interrupted.
 _STALE_TEMP_SECONDS = 3600.0
+# ``fs.atomic_write``'s temp files beside a target: ``.<name>.tmp-<pid>-<random>``.
+_TEMP_GLOB = ".*.tmp-*"
+# A record is about 200 bytes; anything far larger is not one.
+_MAX_RECORD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -105,20 +109,12 @@ class GroupRegistry:
             return None
 
     def write_record(self, record: GroupRecord) -> Path:
-        """Write one record atomically (temp file + rename), file 0600 in a 0700 directory."""
-        self._ensure_directory()
+        """Write one record: a private file (0600 in a 0700 directory), replaced atomically.
+
+        Not fsynced: the processes it names do not survive the machine restarting either, and
+        ``spawn`` writes it on the event loop."""
         path = self.directory / f"{record.owner_pid}-{record.pid}.json"
-        temp = self.directory / f".{path.name}.{secrets.token_hex(4)}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(temp, flags, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(record.to_json(), handle)
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise
+        fs.atomic_write(path, json.dumps(record.to_json()), durable=False)
         return path
 
     def remove(self, path: Path) -> None:
@@ -136,7 +132,10 @@ class GroupRegistry:
         found: list[tuple[Path, GroupRecord]] = []
         for path in paths:
             try:
-                record = GroupRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
+                raw = fs.read_private(path, max_bytes=_MAX_RECORD_BYTES)
+                if raw is None:
+                    continue  # its owner removed it meanwhile
+                record = GroupRecord.from_json(json.loads(raw))
             except (OSError, ValueError) as exc:
                 _log.warning("dropping unreadable process record %s: %s", path.name, exc)
                 self.remove(path)
@@ -177,16 +176,10 @@ class GroupRegistry:
             self._owner = (os.getpid(), psutil.Process().create_time())
         return self._owner
 
-    def _ensure_directory(self) -> None:
-        self.directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.directory.mkdir(mode=0o700, exist_ok=True)
-        if self.directory.stat().st_mode & 0o777 != 0o700:
-            os.chmod(self.directory, 0o700)
-
     def _remove_stale_temp_files(self) -> None:
         cutoff = time.time() - _STALE_TEMP_SECONDS
         with contextlib.suppress(OSError):
-            for temp in self.directory.glob(".*.tmp"):
+            for temp in self.directory.glob(_TEMP_GLOB):
                 with contextlib.suppress(OSError):
                     if temp.stat().st_mtime < cutoff:
                         temp.unlink()

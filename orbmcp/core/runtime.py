@@ -65,7 +65,7 @@ class Runtime:
         if self.tg is None:
             from orbmcp.errors import ConnectionFailed
 
-            raise ConnectionFailed("the session is closed")
+            raise ConnectionFailed("the session is closed", reason="session_closed")
         return self.tg
 
     def state_changed(self, sup: Supervisor, old: State, new: State) -> None:

@@ -1,19 +1,27 @@
-"""Loading the MCP SDK off the event loop, once.
+"""Loading the MCP SDK off the event loop, once, and hearing the one SDK log record a user must see.
 
-``import mcp`` costs 0.6 to 1.1 s. A one-shot command spawns its stdio servers first and imports the
-SDK in a worker thread meanwhile, so the server's start-up and the import overlap (DESIGN hint in
-the connections issue).
+``import mcp`` costs 0.6 to 1.1 s. A command that connects spawns its stdio servers first and
+imports the SDK in a worker thread meanwhile, so a server's start-up and the import overlap.
+
+This is library code, also inside someone else's agent: it leaves the process alone (no garbage
+collector, switch interval, warning filter or log level is changed here). The process owner may
+wrap the import (``wrap_import``); the CLI entry point does, to make it faster
+(``orbmcp.frontends.process_tuning``). What correctness needs stays here: the relay that turns a
+tool the SDK drops from a listing into a warning of its server.
 """
 
 from __future__ import annotations
 
-import gc
 import importlib
-import logging
 import sys
-import warnings
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
-import anyio
+if TYPE_CHECKING:
+    import logging
+
+    import anyio
 
 _MODULES = (
     "mcp",
@@ -23,63 +31,22 @@ _MODULES = (
     "mcp.shared.message",
     "httpx2",
 )
+# SDK 2.3 logs a dropped tool as: logger.warning("dropping tool %r: invalid x-mcp-header (%s)", ...)
+_DROPPED_TOOL_PREFIX = "dropping tool"
+
+ImportWrapper = Callable[[Callable[[], None]], None]
+# Imported by the CLI entry point before every command, so this module imports nothing heavy at
+# load time (anyio and logging come with the first connection).
+
 _lock: anyio.Lock | None = None
-_logging_set = False
+_wrapper: ImportWrapper | None = None
 
 
-def _import_all() -> None:
-    # The import builds ~10^5 long-lived objects (pydantic models, schemas); the cyclic collector
-    # would walk them again and again while they are being built (~15 % of the import time).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for name in _MODULES:
-            importlib.import_module(name)
-        quiet_sdk_logging()
-    finally:
-        # Moving them out of the collector's generations keeps every later full collection from
-        # walking them (~50 ms each).
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
-
-
-class _DroppedToolRelay(logging.Handler):
-    """The one SDK log line a user must see: a tool it dropped from a listing (an invalid
-    ``x-mcp-header`` on 2026-07-28). It goes to the server being listed (``discovery``'s context
-    variable), never to the terminal; every other record of that logger is discarded."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        # SDK 2.3: logger.warning("dropping tool %r: invalid x-mcp-header (%s)", name, reason)
-        if isinstance(record.msg, str) and record.msg.startswith("dropping tool"):
-            from orbmcp.core.discovery import report_dropped_tool
-
-            args = record.args if isinstance(record.args, tuple) and len(record.args) == 2 else None
-            report_dropped_tool(*(str(a) for a in args) if args else ("?", record.getMessage()))
-
-
-def quiet_sdk_logging() -> None:
-    global _logging_set
-    _logging_set = True
-    # The SDK and httpx2 log through stdlib logging at INFO (every request, cancelled-stream
-    # tracebacks); that output would garble the terminal and can carry URLs with credentials.
-    for name in ("mcp", "client", "httpx2", "httpcore", "httpcore2", "uvicorn", "sse_starlette"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-    # The SDK's session module logs as "client" (2.3); take its logger object, whatever its name.
-    session_log = getattr(sys.modules.get("mcp.client.session"), "logger", None)
-    if not isinstance(session_log, logging.Logger):  # pragma: no cover - a future SDK layout
-        return
-    if not any(isinstance(h, _DroppedToolRelay) for h in session_log.handlers):
-        session_log.setLevel(logging.WARNING)
-        session_log.propagate = False
-        session_log.addHandler(_DroppedToolRelay())
-    warnings.filterwarnings("ignore", module=r"mcp(\..*)?")
-    try:
-        from mcp.shared.exceptions import MCPDeprecationWarning  # type: ignore[attr-defined,unused-ignore]
-
-        warnings.simplefilter("ignore", MCPDeprecationWarning)
-    except ImportError:  # pragma: no cover - older SDKs
-        pass
+def wrap_import(wrapper: ImportWrapper | None) -> None:
+    """From now on run the SDK import as ``wrapper(do_import)`` (None: plainly), in the worker
+    thread that imports. For the owner of the process (a CLI entry point), never for a library."""
+    global _wrapper
+    _wrapper = wrapper
 
 
 def loaded() -> bool:
@@ -89,19 +56,56 @@ def loaded() -> bool:
 async def ensure_sdk() -> None:
     """Import the SDK in a worker thread; concurrent callers share one import."""
     global _lock
-    if loaded():
-        if not _logging_set:  # imported by someone else first (an agent host, a test)
-            quiet_sdk_logging()
+    if not loaded():
+        import anyio
+
+        if _lock is None:
+            _lock = anyio.Lock()
+        async with _lock:
+            if not loaded():
+                job = _import_all if _wrapper is None else partial(_wrapper, _import_all)
+                await anyio.to_thread.run_sync(job)
+    install_dropped_tool_relay()
+
+
+def _import_all() -> None:
+    for name in _MODULES:
+        importlib.import_module(name)
+
+
+def session_logger() -> logging.Logger | None:
+    """The logger of the SDK's session module (named "client" in 2.3), once the SDK is loaded."""
+    import logging
+
+    logger = getattr(sys.modules.get("mcp.client.session"), "logger", None)
+    return logger if isinstance(logger, logging.Logger) else None
+
+
+def install_dropped_tool_relay() -> None:
+    """Put the relay on the SDK's session logger (once). Only a handler is added: the level,
+    propagation and other handlers of that logger stay as whoever owns the process set them. A
+    host that raises that logger above WARNING silences the record, and with it the relay: there
+    is no other signal of a dropped tool than this record."""
+    logger = session_logger()
+    if logger is None:  # pragma: no cover - a future SDK layout
         return
-    if _lock is None:
-        _lock = anyio.Lock()
-    async with _lock:
-        if not loaded():
-            # The import holds the GIL for long stretches; the event loop still has spawns and
-            # pipes to serve meanwhile, and would wait up to 5 ms for every hand-off.
-            interval = sys.getswitchinterval()
-            sys.setswitchinterval(min(interval, 0.0005))
-            try:
-                await anyio.to_thread.run_sync(_import_all)
-            finally:
-                sys.setswitchinterval(interval)
+    if not any(getattr(handler, "orbmcp_dropped_tool_relay", False) for handler in logger.handlers):
+        logger.addHandler(_dropped_tool_relay())
+
+
+def _dropped_tool_relay() -> logging.Handler:
+    """A handler that sends "dropping tool" records to the server being listed (``discovery``'s
+    context variable) and ignores every other record."""
+    import logging
+
+    class DroppedToolRelay(logging.Handler):
+        orbmcp_dropped_tool_relay = True
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if isinstance(record.msg, str) and record.msg.startswith(_DROPPED_TOOL_PREFIX):
+                from orbmcp.core.discovery import report_dropped_tool
+
+                args = record.args if isinstance(record.args, tuple) and len(record.args) == 2 else None
+                report_dropped_tool(*(str(a) for a in args) if args else ("?", record.getMessage()))
+
+    return DroppedToolRelay()

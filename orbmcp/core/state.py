@@ -13,7 +13,7 @@ class State(StrEnum):
     NEEDS_AUTH = "needs-auth"
 
 
-# DESIGN.md: fixed schedule 1s, 3s, 5s, 10s, 30s; the last delay repeats up to maxRetries.
+# A fixed schedule: 1 s, 3 s, 5 s, 10 s, 30 s; the last delay repeats up to maxRetries.
 RETRY_SCHEDULE_S: tuple[float, ...] = (1.0, 3.0, 5.0, 10.0, 30.0)
 
 
@@ -23,5 +23,5 @@ def retry_delay(attempt: int) -> float:
 
 
 def effective_max_retries(value: int) -> int:
-    """0 or negative disables retries (seed 000); the settings cap is 10."""
+    """0 or negative disables retries; the settings cap is 10."""
     return max(0, min(value, 10))

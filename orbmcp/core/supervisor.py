@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp.core.connect import Connection, HttpResponses, SessionCallbacks, open_client
 from orbmcp.core.state import State, effective_max_retries, retry_delay
-from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed
+from orbmcp.core.stderr_tail import StderrTail
+from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, cmd
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from orbmcp.config.model import ServerConfig, Settings
-    from orbmcp.core.process import ManagedProcess, StderrTail
+    from orbmcp.core.process import ManagedProcess
     from orbmcp.core.runtime import Runtime
 
 
@@ -41,6 +43,7 @@ class Snapshot:
     retries: int = 0
     last_error: str | None = None
     last_error_code: str | None = None
+    last_error_reason: str | None = None  # the error's machine reason (``OrbError.reason``)
     last_error_hint: str | None = None
     started_at: float | None = None
     ready_at: float | None = None
@@ -66,9 +69,9 @@ class Supervisor:
         self._rediscover = anyio.Event()
         self._want_running = False
         self._retry_wait: anyio.CancelScope | None = None
-        self._http_status: tuple[int, str | None] | None = None
-        self.last_http_status: int | None = None  # of the latest HTTP response on this connection
+        self.http = HttpResponses()  # what the current connection attempt's responses said
         self._auth_challenge: str | None = None
+        self._lost_reason = "connection_closed"
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -125,10 +128,20 @@ class Supervisor:
         wait.cancel()
         return True
 
-    def connection_lost(self, reason: str) -> None:
-        """A request saw the connection die: deactivate tools now, reconnect in the owner task."""
+    @property
+    def auth_challenge(self) -> str | None:
+        """Why the server refused the token on this connection (redacted), if it did."""
+        return self._auth_challenge
+
+    def connection_lost(self, message: str, *, reason: str = "connection_closed") -> None:
+        """A request saw the connection die: deactivate tools now, reconnect in the owner task.
+
+        ``message`` becomes the server's last error; ``reason`` the machine reason of the error
+        the owner task records for the loss."""
         self.runtime.tools.set_server_active(self.name, False)
-        self.snap.last_error = self.runtime.redact(reason)
+        self.snap.last_error = self.runtime.redact(message)
+        if not self._lost.is_set():
+            self._lost_reason = reason
         if not self._lost.is_set() and self.snap.state == State.READY:
             # Whoever asks next must wait for what the owner task makes of the loss, not be told
             # "ready" by a state it has not updated yet.
@@ -147,17 +160,15 @@ class Supervisor:
         """A 401 / 403 insufficient_scope the provider could not resolve: the server needs auth."""
         self._auth_challenge = self.runtime.redact(message)
         if self.snap.state == State.READY:
-            self.connection_lost(message)
+            self.connection_lost(message, reason="auth_required")
 
-    def record_http_status(self, status: int, www_authenticate: str | None) -> None:
-        self.last_http_status = status
-        if status in (401, 403):
-            self._http_status = (status, www_authenticate)
-
-    def http_refused(self) -> bool:
-        """Did the latest HTTP response refuse the request the way a server of another transport
-        would (400, 404, 405: spec "Backwards Compatibility")?"""
-        return self.last_http_status in (400, 404, 405)
+    def warn(self, message: str) -> None:
+        """Record a warning about this server (redacted, each text once), shown with its status."""
+        clean = self.runtime.redact(message)
+        if clean in self.snap.warnings:
+            return  # a re-discovery or reconnect repeating itself adds nothing
+        self.snap.warnings.append(clean)
+        _log("server.warning", level="warn", server=self.name, message=message)
 
     # -- the owner task --------------------------------------------------------------------------
 
@@ -220,8 +231,8 @@ class Supervisor:
     async def _connect_and_serve(self) -> None:
         cfg = self.cfg
         self._lost = anyio.Event()
-        self._http_status = None
-        self.last_http_status = None
+        self._lost_reason = "connection_closed"
+        self.http.reset()
         self._auth_challenge = None
         self.snap.started_at = time.time()
         self._set_state(State.STARTING)
@@ -241,17 +252,21 @@ class Supervisor:
                     "(connect + initialize + discovery)",
                     server=cfg.name,
                     hint=f"raise timeoutMs for '{cfg.name}' or check its command/URL",
+                    reason="connect_timeout",
                 )
             if self._lost.is_set():
                 if self._auth_challenge is not None:
-                    raise AuthError(self._auth_challenge, server=cfg.name, hint=f"orbmcp auth {cfg.name}")
+                    raise self._auth_required()
                 raise ConnectionFailed(
-                    self.snap.last_error or f"server '{cfg.name}' closed the connection", server=cfg.name
+                    self.snap.last_error or f"server '{cfg.name}' closed the connection",
+                    server=cfg.name,
+                    reason=self._lost_reason,
                 )
         finally:
+            # The connection's block has exited: its process tree is stopped already.
             self.client = None
+            self.process = None
             self.runtime.tools.set_server_active(self.name, False)
-            await self._stop_process()
 
     def _is_ready_state(self) -> bool:
         return self.snap.state == State.READY
@@ -260,30 +275,47 @@ class Supervisor:
         self.snap.ready_at = time.time()
         self.snap.last_error = None
         self.snap.last_error_code = None
+        self.snap.last_error_reason = None
         self.snap.last_error_hint = None
         self._set_state(State.READY)
         self._settled.set()
 
     async def _open_and_serve(self, connect_scope: anyio.CancelScope) -> None:
-        from orbmcp.core.connect import open_client
-
-        async with open_client(self) as client:
-            self.client = client
-            await self._discover(client)
+        if self.stderr is None:  # one tail per server, kept across restarts for its status view
+            self.stderr = StderrTail(redact=self.runtime.redact)
+        callbacks = SessionCallbacks(
+            warn=self.warn, rediscover=self.request_rediscovery, auth_challenged=self.auth_challenged
+        )
+        async with open_client(
+            self.cfg, self.runtime, stderr_tail=self.stderr, callbacks=callbacks, http=self.http
+        ) as connection:
+            self._take(connection)
+            await self._discover(connection.client)
             connect_scope.deadline = math.inf
             self._mark_ready()
-            await self._serve(client)
+            await self._serve(connection.client)
+
+    def _take(self, connection: Connection) -> None:
+        self.client = connection.client
+        self.process = connection.process
+        self.snap.protocol_version = connection.protocol_version
+        self.snap.transport = connection.transport
+        self.snap.server_info = connection.server_info
+        for warning in connection.warnings:
+            self.warn(warning)
 
     async def _discover(self, client: Any) -> None:
         from orbmcp.core.discovery import list_tools
 
-        tools = await list_tools(client, server=self.name, warn=self._warn)
+        tools = await list_tools(client, server=self.name, warn=self.warn)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
         _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
         from orbmcp.core import toolcache
 
-        # Shell completion offers tool names without connecting: remember the last listing.
-        toolcache.save(self.runtime.tool_cache_path, self.name, (t.name for t in tools))
+        # Shell completion offers tool names without connecting: remember the last listing. In a
+        # worker thread: a changed list is a durable write, and other servers' tasks keep running.
+        names = [t.name for t in tools]
+        await anyio.to_thread.run_sync(toolcache.save, self.runtime.tool_cache_path, self.name, names)
 
     async def _serve(self, client: Any) -> None:
         """Wait until the connection dies or the user stops it; meanwhile keep tools fresh."""
@@ -306,7 +338,7 @@ class Supervisor:
                 with anyio.fail_after(self.cfg.request_timeout_ms / 1000):
                     await self._discover(client)
             except Exception as exc:  # a failed refresh keeps the old list; the error is shown
-                self._warn(f"re-discovery failed: {self._classify(exc).message}")
+                self.warn(f"re-discovery failed: {self._classify(exc).message}")
 
     async def _listen_modern(self, client: Any) -> None:
         # On 2026-07-28 sessions list_changed only arrives inside subscriptions/listen.
@@ -321,7 +353,7 @@ class Supervisor:
         proc = self.process
         assert proc is not None
         code = await proc.wait()
-        self.connection_lost(f"server '{self.name}' exited (code {code})")
+        self.connection_lost(f"server '{self.name}' exited (code {code})", reason="server_exited")
 
     async def _health_checks(self, client: Any) -> None:
         interval = (self.cfg.health_check_interval_ms or 0) / 1000
@@ -335,16 +367,10 @@ class Supervisor:
                         await client.list_tools()
             except Exception as exc:
                 _log("server.health_failed", server=self.name, reason=type(exc).__name__)
-                self.connection_lost(f"health check failed: {self._classify(exc).message}")
+                self.connection_lost(
+                    f"health check failed: {self._classify(exc).message}", reason="health_check_failed"
+                )
                 return
-
-    async def _stop_process(self) -> None:
-        proc = self.process
-        if proc is None:
-            return
-        with anyio.CancelScope(shield=True):
-            await proc.stop(stdin_grace=self.runtime.stdin_grace_s, term_grace=self.runtime.term_grace_s)
-        self.process = None
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -352,24 +378,25 @@ class Supervisor:
         if isinstance(exc, OrbError):
             return exc
         if self._auth_challenge is not None:
-            return AuthError(self._auth_challenge, server=self.name, hint=f"orbmcp auth {self.name}")
-        from orbmcp.core.era import classify_error
+            return self._auth_required()
+        from orbmcp.core.classify import classify_error
 
-        status, www = self._http_status or (self.last_http_status, None)
+        status, www = self.http.refusal or (self.http.status, None)
         return classify_error(exc, server=self.name, http_status=status, www_authenticate=www)
+
+    def _auth_required(self) -> AuthError:
+        assert self._auth_challenge is not None
+        return AuthError(
+            self._auth_challenge, server=self.name, hint=cmd("auth", self.name), reason="auth_required"
+        )
 
     def _set_error(self, err: OrbError) -> None:
         self.snap.last_error = self.runtime.redact(err.message)
         self.snap.last_error_code = err.code
-        self.snap.last_error_hint = self.runtime.redact(err.hint) if err.hint else None
+        self.snap.last_error_reason = err.reason
+        # Command references stay unspelled: each front spells them (see ``hints``).
+        self.snap.last_error_hint = self.runtime.redact(err.hint_template) if err.hint_template else None
         _log("server.error", level="warn", server=self.name, code=err.code, error=self.snap.last_error)
-
-    def _warn(self, message: str) -> None:
-        clean = self.runtime.redact(message)
-        if clean in self.snap.warnings:
-            return  # a re-discovery or reconnect repeating itself adds nothing
-        self.snap.warnings.append(clean)
-        _log("server.warning", level="warn", server=self.name, message=message)
 
     def _set_state(self, state: State) -> None:
         old = self.snap.state

@@ -3,23 +3,26 @@
 Shell completion must not connect anything, so ``orbmcp call srv <TAB>`` offers the tools that
 ``srv`` listed the last time any orbmcp process discovered them. Tool names are server-supplied:
 only names that are safe to print and to complete (no whitespace, no control characters) are
-kept. A missing or corrupt cache is an empty cache; a failed write never breaks discovery.
-Stdlib only: completion reads this on every keystroke.
+kept. The file is private (``orbmcp.fs``) and updated under its lock, so orbmcp processes that
+discover concurrently keep each other's servers. A missing or corrupt cache is an empty cache; a
+failed write never breaks discovery. Stdlib only on the read path: completion reads this on every
+keystroke.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from orbmcp import fs
 
 CACHE_VERSION = 1
 MAX_TOOLS_PER_SERVER = 1000
 MAX_NAME_LENGTH = 128
+# Far above what MAX_TOOLS_PER_SERVER names of MAX_NAME_LENGTH for a few hundred servers take.
+MAX_CACHE_BYTES = 32 << 20
 # Printable, no whitespace, no C0/C1 controls, no bidi controls: what a shell word can carry.
 _SAFE_NAME = re.compile(r"[^\s\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]{1,128}")
 
@@ -30,11 +33,8 @@ def is_safe_name(name: str) -> bool:
 
 def load(path: Path) -> dict[str, list[str]]:
     """``{server: [tool names]}``; empty when the file is missing, unreadable or malformed."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    servers = data.get("servers") if isinstance(data, dict) else None
+    data = fs.read_json_object(path, max_bytes=MAX_CACHE_BYTES)
+    servers = data.get("servers") if data is not None else None
     if not isinstance(servers, dict):
         return {}
     out: dict[str, list[str]] = {}
@@ -46,51 +46,46 @@ def load(path: Path) -> dict[str, list[str]]:
 
 
 def save(path: Path, server: str, names: Iterable[str]) -> bool:
-    """Record ``server``'s tool names (replacing the previous list). Returns False on failure."""
+    """Record ``server``'s tool names (replacing the previous list; ``updated`` is when the list
+    last changed). Returns False on failure. An unchanged list is not written again: a server is
+    listed on every connect and re-discovery, and a durable write costs an fsync or two."""
     clean = sorted({n for n in names if isinstance(n, str) and is_safe_name(n)})[:MAX_TOOLS_PER_SERVER]
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = None
-    servers = data.get("servers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        servers = {}
-    servers[server] = {"tools": clean, "updated": int(time.time())}
-    body = json.dumps({"version": CACHE_VERSION, "servers": servers}, ensure_ascii=False, sort_keys=True)
-    try:
-        _atomic_write(path, body)
-    except OSError:
-        return False
-    return True
+    if load(path).get(server) == clean:
+        return True
+
+    def change(data: dict[str, object]) -> dict[str, object] | None:
+        servers = _servers(data)
+        entry = servers.get(server)
+        if isinstance(entry, dict) and entry.get("tools") == clean:
+            return None  # another process wrote the same list meanwhile
+        servers[server] = {"tools": clean, "updated": int(time.time())}
+        return {"version": CACHE_VERSION, "servers": servers}
+
+    return _update(path, change)
 
 
 def forget(path: Path, server: str) -> None:
     """Drop one server's entry (its config was removed or its tools are unknown again)."""
-    data = load(path)
-    if server not in data:
+    if server not in load(path):
         return
-    del data[server]
-    body = json.dumps(
-        {"version": CACHE_VERSION, "servers": {s: {"tools": t} for s, t in data.items()}},
-        ensure_ascii=False,
-        sort_keys=True,
-    )
+
+    def change(data: dict[str, object]) -> dict[str, object] | None:
+        servers = _servers(data)
+        if servers.pop(server, None) is None:
+            return None
+        return {"version": CACHE_VERSION, "servers": servers}
+
+    _update(path, change)
+
+
+def _servers(data: dict[str, object]) -> dict[str, object]:
+    servers = data.get("servers")
+    return dict(servers) if isinstance(servers, dict) else {}
+
+
+def _update(path: Path, change: Callable[[dict[str, object]], dict[str, object] | None]) -> bool:
     try:
-        _atomic_write(path, body)
+        fs.json_update(path, change, max_bytes=MAX_CACHE_BYTES)
     except OSError:
-        pass
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".tools-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        return False
+    return True

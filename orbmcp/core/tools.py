@@ -99,7 +99,7 @@ class ToolRegistry:
     # server -> tool name -> tool, in discovery order: a re-discovery touches one server's tools.
     _servers: dict[str, dict[str, BridgedTool]] = field(default_factory=dict)
     _listeners: list[ToolListener] = field(default_factory=list)
-    # Lets a host say which bridged tools it really has active (seed 003: another extension may
+    # Lets a host say which bridged tools it really has active (another extension may
     # restrict them); None means "trust our own flag".
     external_active: Callable[[BridgedTool], bool] | None = None
 

@@ -210,6 +210,7 @@ def _line_too_long(server: str, limit: int) -> LineTooLong:
         f"server '{server}' sent a line longer than {limit} bytes",
         server=server,
         hint="the server is not speaking newline-delimited JSON-RPC on stdout",
+        reason="response_too_large",
     )
 
 
@@ -434,7 +435,7 @@ def sse_transport(
 
     An ``endpoint`` event on another origin (scheme, host, port) is refused with
     :class:`EndpointOriginMismatch` before anything is POSTed, so a server cannot redirect our
-    authenticated requests (R-C6). Connect errors (refused, 4xx on the GET, origin mismatch, no
+    authenticated requests. Connect errors (refused, 4xx on the GET, origin mismatch, no
     endpoint within ``timeout_s``) are raised bare, not in an ``ExceptionGroup``. A POST answered
     with a non-2xx status fails that request only. Redirects are followed only within the origin.
     """

@@ -180,9 +180,15 @@ class Conversation:
             "t": "run",
             "argv": argv,
             "cwd": os.getcwd(),
-            "env": {k: v for k, v in self.env.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIX)},
+            "env": {
+                k: v for k, v in self.env.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIX)
+            },
             "envDigests": env_digests(self.env, [str(n) for n in names or ()], nonce),
-            "tty": {"stdin": _isatty(sys.stdin), "stdout": _isatty(sys.stdout), "stderr": _isatty(sys.stderr)},
+            "tty": {
+                "stdin": _isatty(sys.stdin),
+                "stdout": _isatty(sys.stdout),
+                "stderr": _isatty(sys.stderr),
+            },
             "columns": _columns(self.env),
         }
 
@@ -195,7 +201,9 @@ class Conversation:
             except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for odd platforms
                 continue
             if message is None:
-                sys.stderr.write("orbmcp: the session daemon closed the connection before the command ended\n")
+                sys.stderr.write(
+                    "orbmcp: the session daemon closed the connection before the command ended\n"
+                )
                 return 4
             kind = message["t"]
             if kind == "out":
@@ -213,7 +221,8 @@ class Conversation:
                 protocol.send(self.sock, {"t": "stdin", "id": message.get("id"), **_read_stdin()})
             elif kind == "open_url":
                 protocol.send(
-                    self.sock, {"t": "answer", "id": message.get("id"), "value": _open(str(message.get("url")))}
+                    self.sock,
+                    {"t": "answer", "id": message.get("id"), "value": _open(str(message.get("url")))},
                 )
             elif kind == "error":
                 sys.stderr.write(f"orbmcp: session daemon: {message.get('message', 'protocol error')}\n")

@@ -54,7 +54,12 @@ def run(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    _exit(run(sys.argv[1:] if argv is None else argv))
+    args = sys.argv[1:] if argv is None else argv
+    if args not in (["--version"], ["-V"]) and args[:1] != ["complete"]:
+        from orbmcp.frontends.process_tuning import tune_for_cli
+
+        tune_for_cli()  # the shell's process is orbmcp's own: it may tune the SDK import
+    _exit(run(args))
 
 
 def _status(code: object) -> int:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -98,7 +101,7 @@ def test_failed_tool_cache_replace_leaves_no_temp_file(tmp_path: Path) -> None:
     path = tmp_path / "tools.json"
     path.mkdir()
     assert toolcache.save(path, "srv", ["a"]) is False
-    assert [p.name for p in tmp_path.iterdir()] == ["tools.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tools.json", "tools.json.lock"]
     (path / "keep").write_text("x")  # forget on a cache it cannot read is a no-op
     toolcache.forget(path, "srv")
     assert path.is_dir()
@@ -175,4 +178,62 @@ def test_unwritable_era_cache_never_fails_a_connection(tmp_path: Path) -> None:
     target = tmp_path / "eras.json"
     target.mkdir()  # the rename over it fails after the temp file was written
     EraCache(target).record("k", "2025-11-25")
-    assert sorted(os.listdir(tmp_path)) == ["cache", "eras.json"]
+    assert sorted(os.listdir(tmp_path)) == ["cache", "eras.json", "eras.json.lock"]
+
+
+# --- concurrent writers -------------------------------------------------------------------------
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+
+    from orbmcp.core import toolcache
+    from orbmcp.core.era import EraCache
+
+    kind, path, writer = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    print("ready", flush=True)
+    sys.stdin.read()  # all writers start together once the test closes their stdin
+    for i in range(20):
+        key = f"w{writer}-{i}"
+        if kind == "tools":
+            assert toolcache.save(path, key, ["t"])
+        else:
+            EraCache(path).record(key, "2025-11-25")
+    """
+)
+
+
+@pytest.mark.parametrize("kind", ["tools", "eras"])
+def test_concurrent_writers_keep_every_entry(tmp_path: Path, kind: str) -> None:
+    # Ten orbmcp processes discovering at once: each read-modify-write runs under the file's lock,
+    # so no writer replaces the file with a copy that lacks another's entries.
+    path = tmp_path / "cache" / f"{kind}.json"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, kind, str(path), str(n)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        for n in range(10)
+    ]
+    try:
+        for writer in writers:
+            assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+        for writer in writers:
+            assert writer.stdin is not None
+            writer.stdin.close()
+        assert [writer.wait(timeout=120) for writer in writers] == [0] * 10
+    finally:
+        for writer in writers:
+            if writer.poll() is None:
+                writer.kill()
+                writer.wait()
+    if kind == "tools":
+        keys = set(toolcache.load(path))
+    else:
+        keys = {key for key in json.loads(path.read_text())["servers"] if EraCache(path).get(key) == "legacy"}
+    assert keys == {f"w{n}-{i}" for n in range(10) for i in range(20)}

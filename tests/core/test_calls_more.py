@@ -221,7 +221,8 @@ async def test_a_stopped_server_is_not_revived_by_a_call(tmp_path: Path) -> None
         with pytest.raises(ConnectionFailed) as caught:
             await manager.ready("raw")
         assert caught.value.message == "server 'raw' was stopped in this session"
-        assert caught.value.hint == "start it again with /mcp:start raw (orbmcp start raw)"
+        assert caught.value.hint == "start it again with orbmcp start raw"  # each front spells the command
+        assert caught.value.reason == "server_stopped"
         with anyio.fail_after(10):
             sup = await manager.start("raw")  # a person's start clears the stop
             assert (await manager.ready("raw")) is sup

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-import types
 
 import httpx2
 import pytest
 
-from orbmcp.core.era import classify_error
+from orbmcp.core.classify import classify_error
 from orbmcp.errors import (
     AuthError,
     ConnectionFailed,
@@ -138,13 +136,3 @@ def test_messages_are_one_bounded_line() -> None:
     assert "\n" not in error.message
     assert len(error.message) == 400 and error.message.endswith("…")
     assert "line one line two" in error.message
-
-
-@pytest.mark.parametrize("replacement", [None, types.ModuleType("orbmcp.redact")])
-def test_classification_survives_a_missing_redactor(
-    monkeypatch: pytest.MonkeyPatch, replacement: types.ModuleType | None
-) -> None:
-    # The module is import-light by design; without a usable redactor it passes text through.
-    monkeypatch.setitem(sys.modules, "orbmcp.redact", replacement)
-    error = classify_error(ValueError("plain text"), server="x")
-    assert error.message == "unexpected ValueError while talking to server 'x': plain text"

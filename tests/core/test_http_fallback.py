@@ -1,4 +1,5 @@
-"""T-A6 / R-A7: a URL entry whose server refuses Streamable HTTP (400/404/405) gets legacy SSE.
+"""A URL entry whose server refuses Streamable HTTP (400/404/405) gets legacy SSE (the spec's
+backwards compatibility with 2024-11-05 servers).
 
 Real uvicorn servers on 127.0.0.1: ``everything.py --sse`` (2024-11-05 HTTP+SSE only) and
 ``everything.py --http`` (Streamable HTTP only).
@@ -21,15 +22,15 @@ from tests.servers.launch import HttpServer, http_server
 
 
 def record_statuses(sup: Supervisor) -> list[int]:
-    """Observe every HTTP status the supervisor's response hook sees (the hook stays in place)."""
+    """Observe every HTTP status the supervisor's connections see (the record stays in place)."""
     seen: list[int] = []
-    original = sup.record_http_status
+    original = sup.http.record
 
     def record(status: int, www_authenticate: str | None) -> None:
         seen.append(status)
         original(status, www_authenticate)
 
-    sup.record_http_status = record  # type: ignore[method-assign]
+    sup.http.record = record  # type: ignore[method-assign]
     return seen
 
 

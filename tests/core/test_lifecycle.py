@@ -73,7 +73,7 @@ async def test_sh_launcher_and_every_descendant_die_on_stop(tmp_path: Path) -> N
 
 
 async def test_descendants_that_left_the_process_group_die_on_stop_too(tmp_path: Path) -> None:
-    # T-B6: the child calls setsid (as `detached: true` helpers do) and spawns a grandchild in its
+    # The child calls setsid (as `detached: true` helpers do) and spawns a grandchild in its
     # new session; a group kill reaches neither, so stop finds them by walking the tree.
     from orbmcp import log
 

@@ -28,15 +28,10 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 import orbmcp
 import orbmcp.core.process as process_module
-from orbmcp.core.process import (
-    ManagedProcess,
-    SpawnSpec,
-    StderrTail,
-    exit_reason,
-    open_process,
-    spawn,
-)
+from orbmcp.core.process import ManagedProcess, exit_reason
 from orbmcp.core.reaper import GroupRecord, GroupRegistry, ReapedGroup
+from orbmcp.core.spawn import SpawnSpec, open_process, spawn
+from orbmcp.core.stderr_tail import StderrTail
 from orbmcp.errors import ConnectionFailed
 
 GRACE = 0.3
@@ -190,7 +185,7 @@ async def timed_stop(proc: ManagedProcess, stdin_grace: float = GRACE, term_grac
     return time.monotonic() - started
 
 
-# --- tree stop (T-B1..T-B5) ---------------------------------------------------------------------
+# --- tree stop -------------------------------------------------------------------------------------
 
 
 async def test_stop_kills_server_child_and_grandchild(tree_script: Path, kill_after: list[int]) -> None:
@@ -369,7 +364,7 @@ async def test_server_blocked_writing_stdout_still_sees_stdin_eof() -> None:
 
 
 async def test_exit_is_noticed_without_pidfd_support(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(process_module, "_open_pidfd", lambda pid: -1)  # as on macOS
+    monkeypatch.setattr(process_module, "open_pidfd", lambda pid: -1)  # as on macOS
     spec = SpawnSpec("five", "sh", ["-c", "exit 5"], {}, None)
     async with open_process(spec) as proc:
         with anyio.fail_after(5):
@@ -405,7 +400,7 @@ async def test_spawn_into_a_closed_task_group_leaves_nothing_behind(tmp_path: Pa
     assert not list(registry.directory.glob("*.json"))
 
 
-# --- fds, environment, spawn errors (T-B9, T-B13, T-B14) ----------------------------------------
+# --- fds, environment, spawn errors ----------------------------------------
 
 
 def is_gone(pid: int) -> bool:
@@ -499,12 +494,14 @@ async def test_spawn_failure_is_one_line_and_leaves_nothing_behind(case: str, tm
     assert str(caught.value) == expected
     assert "\n" not in str(caught.value)
     assert caught.value.server == "x"
+    not_found = case in ("not-on-path", "missing-file")
+    assert caught.value.reason == ("command_not_found" if not_found else "spawn_failed")
     assert open_fds() == fds_before
     assert {child.pid for child in psutil.Process().children()} == children_before
     assert not registry.directory.exists()  # nothing was recorded
 
 
-# --- stderr (T-B16, redaction, control characters) ----------------------------------------------
+# --- stderr (bounds, redaction, control characters) ----------------------------------------------
 
 FLOOD = textwrap.dedent(
     """
@@ -543,7 +540,7 @@ async def test_stderr_flood_neither_deadlocks_nor_grows_memory(tmp_path: Path) -
     assert len(lines) == 100
     assert all(len(line) <= 2000 for line in lines)
     assert lines[-2] == "y" * 1999 + "…"
-    assert lines[-1] == "final token=[REDACTED]"
+    assert lines[-1] == "final token=[REDACTED]\u2407"  # colours gone; the bell shown, not rung
 
 
 async def test_stderr_tail_of_a_crashed_server_is_clean_and_redacted() -> None:
@@ -568,9 +565,10 @@ def test_stderr_tail_reassembles_chunks_and_bounds_lines() -> None:
     tail.feed(b"rd line is much too long\x00\n\xff b\xe2\x80\xaec\n")
     tail.feed(b"\x1b]0;title\x07osc\x1b[0m gone\n\xc2\x9b\tkept tab\n")
     tail.feed(b"partial")
-    assert tail.lines() == ["third lin\u2026", "\ufffd bc", "osc gone", "kept tab"]
+    # orbmcp.text's rules: escape sequences go, a bidi override and a C1 control show as U+FFFD.
+    assert tail.lines() == ["third lin\u2026", "\ufffd b\ufffdc", "osc gone", "\ufffd kept tab"]
     tail.flush()
-    assert tail.lines() == ["\ufffd bc", "osc gone", "kept tab", "partial"]
+    assert tail.lines() == ["\ufffd b\ufffdc", "osc gone", "\ufffd kept tab", "partial"]
     tail.feed(b"".join(b"%d\n" % i for i in range(1000)))
     assert tail.lines() == ["996", "997", "998", "999"]
     tail.feed(b"z" * 100_000)
@@ -619,7 +617,7 @@ OWNER = textwrap.dedent(
 
     import anyio
 
-    from orbmcp.core.process import SpawnSpec, spawn
+    from orbmcp.core.spawn import SpawnSpec, spawn
     from orbmcp.core.reaper import GroupRegistry
 
     async def main():
@@ -716,15 +714,26 @@ async def test_reap_stale_never_touches_a_recycled_pid_or_a_live_owner(
             bystander.wait()
 
 
+def test_process_records_are_not_fsynced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A record names live processes, worthless once the machine restarts: spawn, which writes it
+    # on the event loop, does not wait for the disk.
+    flushed: list[int] = []
+    monkeypatch.setattr(os, "fsync", flushed.append)
+    path = GroupRegistry(tmp_path / "state").write_record(GroupRecord("s", 100, 100, 1.0, 200, 2.0))
+    assert flushed == []
+    assert GroupRecord.from_json(json.loads(path.read_text())) == GroupRecord("s", 100, 100, 1.0, 200, 2.0)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
 def test_reap_stale_drops_unreadable_records(tmp_path: Path) -> None:
     registry = GroupRegistry(tmp_path / "state")
     registry.directory.mkdir(parents=True)
     (registry.directory / "garbage.json").write_text("{not json")
     (registry.directory / "other.json").write_text(json.dumps({"version": 1, "pid": "x"}))
-    crashed_write = registry.directory / ".1-2.json.dead.tmp"
+    crashed_write = registry.directory / ".1-2.json.tmp-1-dead"
     crashed_write.write_text("{")
     os.utime(crashed_write, (time.time() - 7200, time.time() - 7200))
-    in_flight = registry.directory / ".1-3.json.live.tmp"
+    in_flight = registry.directory / ".1-3.json.tmp-1-live"
     in_flight.write_text("{")
     assert registry.reap_stale() == []
     assert sorted(registry.directory.iterdir()) == [in_flight]

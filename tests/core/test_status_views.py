@@ -19,12 +19,12 @@ from orbmcp.commands.results import ServerDetail, StatusReport
 from orbmcp.commands.views import auth_line, project_notice, status_report
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import AuthConfig, ServerConfig, Settings
-from orbmcp.core.hints import command_form, failure_error, hint_for
+from orbmcp.core.hints import failure_error, hint_for
 from orbmcp.core.runtime import Runtime
 from orbmcp.core.state import State
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import ToolRegistry
-from orbmcp.errors import ConnectionFailed, ProtocolError, UsageError
+from orbmcp.errors import ConnectionFailed, ProtocolError, UsageError, cmd, spell
 from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.frontends.terminal import OneShotSessions
 from orbmcp.render.plain import render_plain
@@ -196,9 +196,12 @@ def _sup(tmp_path: Path, **cfg: Any) -> Supervisor:
     return Supervisor(ServerConfig(**entry), Settings(), runtime)
 
 
-def _at(sup: Supervisor, state: State, error: str | None, code: str | None) -> Supervisor:
+def _at(
+    sup: Supervisor, state: State, error: str | None, code: str | None, reason: str | None = None
+) -> Supervisor:
     # What the owner task records after an attempt; hints read nothing else.
     sup.snap.state, sup.snap.last_error, sup.snap.last_error_code = state, error, code
+    sup.snap.last_error_reason = reason
     return sup
 
 
@@ -206,12 +209,22 @@ def test_one_hint_per_state_and_front(tmp_path: Path) -> None:
     oauth = {"auth": AuthConfig()}
     ready = _at(_sup(tmp_path), State.READY, None, None)
     assert hint_for(ready) is None
-    locked = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "timed out waiting for the auth lock", "auth")
-    assert hint_for(locked) == "another orbmcp process is authorizing 'x'; wait for it, then orbmcp start x"
+    locked = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "lock held", "auth", "auth_lock_held")
+    assert (
+        hint_for(locked)
+        == f"another orbmcp process is authorizing 'x'; wait for it, then {cmd('start', 'x')}"
+    )
+    assert hint_for(locked, front="cli") == (
+        "another orbmcp process is authorizing 'x'; wait for it, then orbmcp start x"
+    )
     assert (hint_for(locked, front="slash") or "").endswith("then /mcp:start x")
-    expired = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "refresh failed: invalid_grant", "auth")
-    assert hint_for(expired) == "orbmcp auth x --reset"
+    expired = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "refresh failed", "auth", "invalid_grant")
+    assert hint_for(expired) == cmd("auth", "x", "--reset")  # the front spells it
+    assert spell(hint_for(expired) or "") == "orbmcp auth x --reset"
     assert hint_for(expired, front="host") == "/mcp:auth x --reset"
+    # The reason decides, not the words of the message.
+    worded = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "token expired (invalid_client); lock", "auth")
+    assert hint_for(worded) == cmd("auth", "x")
     header = _at(_sup(tmp_path, headers={"Authorization": "Bearer t"}), State.FAILED, "HTTP 401", "auth")
     assert (
         hint_for(header)
@@ -223,8 +236,8 @@ def test_one_hint_per_state_and_front(tmp_path: Path) -> None:
         "or an Authorization header"
     )
     config = _at(_sup(tmp_path), State.FAILED, "bad entry", "config")
-    assert hint_for(config) == "fix the entry shown by `orbmcp config validate`"
-    assert command_form("slash", "reconnect", "x") == "/mcp reconnect x"
+    assert hint_for(config, front="cli") == "fix the entry shown by `orbmcp config validate`"
+    assert hint_for(config, front="slash") == "fix the entry shown by `/mcp config validate`"
 
 
 def test_failure_errors_carry_the_class_of_the_last_error(tmp_path: Path) -> None:
@@ -235,6 +248,12 @@ def test_failure_errors_carry_the_class_of_the_last_error(tmp_path: Path) -> Non
     assert stopped.hint is None
     named = failure_error(_at(_sup(tmp_path), State.FAILED, "x exited (code 1)", "connection"))
     assert named.message == "x exited (code 1)"  # already names the server: not prefixed twice
+    exited = failure_error(_at(_sup(tmp_path), State.FAILED, "x exited", "connection", "server_exited"))
+    assert exited.reason == "server_exited"  # the reason of the last error travels with it
+    mismatched = failure_error(
+        _at(_sup(tmp_path), State.NEEDS_AUTH, "closed", "connection", "connection_closed")
+    )
+    assert mismatched.code == "auth" and mismatched.reason == "auth"  # never another kind's reason
 
 
 # --- one-shot sessions -----------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from starlette.routing import Route
 
 from orbmcp.config.model import ServerConfig
 from orbmcp.core import era
-from orbmcp.core.era import EraCache, classify_error, client_mode_for, discover_timeout_for, unwrap_exception
+from orbmcp.core.classify import classify_error
+from orbmcp.core.era import EraCache, client_mode_for, discover_timeout_for, unwrap_exception
 from orbmcp.core.transports import (
     EndpointOriginMismatch,
     LineTooLong,
@@ -555,7 +556,7 @@ def test_era_cache_roundtrip_and_corruption(tmp_path: Path) -> None:
     assert entry is not None and entry["protocolVersion"] == "2025-06-18" and entry["at"] > 0
     cache.forget("a")
     assert cache.get("a") is None and cache.get("b") == "legacy"
-    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]
     for junk in ("{not json", "[]", '{"format": 1, "servers": []}', '{"format": 99, "servers": {}}'):
         path.write_text(junk)
         assert cache.get("b") is None

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orbmcp.config.model import AuthConfig, ServerConfig, Settings
-from orbmcp.core.hints import command_form, failure_error, hint_for
+from orbmcp.core.hints import failure_error, hint_for
 from orbmcp.core.runtime import Runtime
 from orbmcp.core.state import State
 from orbmcp.core.supervisor import Supervisor
@@ -92,7 +92,8 @@ def _sup(tmp_path: Path, *, auth: bool = False) -> Supervisor:
 def test_hints_and_errors_follow_the_failure(tmp_path: Path) -> None:
     sup = _sup(tmp_path, auth=True)
     sup.snap.state, sup.snap.last_error, sup.snap.last_error_code = State.NEEDS_AUTH, "token expired", "auth"
-    assert hint_for(sup) == "orbmcp auth srv --reset"
+    sup.snap.last_error_reason = "token_expired"
+    assert hint_for(sup, front="cli") == "orbmcp auth srv --reset"
     assert hint_for(sup, front="slash") == "/mcp:auth srv --reset"
     assert isinstance(failure_error(sup), AuthError)
 
@@ -110,4 +111,3 @@ def test_hints_and_errors_follow_the_failure(tmp_path: Path) -> None:
 
     sup.snap.state = State.READY
     assert hint_for(sup) is None
-    assert command_form("host", "reconnect", "srv") == "/mcp reconnect srv"

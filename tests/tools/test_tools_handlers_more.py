@@ -20,7 +20,7 @@ from orbmcp.commands.handlers import tools as handlers
 from orbmcp.core.manager import Manager
 from orbmcp.core.results import ImageBlock, ToolResult
 from orbmcp.core.state import State
-from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, UsageError
+from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, UsageError, cmd
 from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, raw_entry, wait_until
 from tests.ui import RecordingUI
@@ -198,7 +198,7 @@ async def test_a_stopped_server_is_not_restarted_by_a_call(session: Session) -> 
     try:
         with pytest.raises(ConnectionFailed, match="was stopped in this session") as info:
             await handlers.call(session.ctx(), "lz", "echo", arguments=["text=x"])
-        assert "/mcp:start lz" in (info.value.hint or "")
+        assert cmd("start", "lz") in (info.value.hint_template or "")
     finally:
         manager.user_stopped.discard("lz")
 

@@ -351,7 +351,7 @@ async def _list_templates(sup: Supervisor) -> list[dict[str, Any]]:
             page = await client.list_resource_templates(cursor=cursor)
             return [wire(t) for t in page.resource_templates], page.next_cursor
 
-        return await collect_pages(fetch, what="resource templates", server=sup.name, warn=sup._warn)
+        return await collect_pages(fetch, what="resource templates", server=sup.name, warn=sup.warn)
 
     try:
         return await request(sup, "resources/templates/list", run)

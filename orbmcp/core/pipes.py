@@ -1,0 +1,142 @@
+"""The parent's ends of a spawned server's pipes, as anyio byte streams over plain non-blocking fds.
+
+Each fd is closed exactly once, by whoever detaches or closes the stream first; a reader woken
+by a close never reads a recycled fd number. Nothing here knows about processes.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import suppress
+
+import anyio
+import anyio.lowlevel
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+READ_CHUNK = 65536
+
+
+def close_fd(fd: int) -> None:
+    """Close ``fd`` if it is one (>= 0), ignoring an fd that is already gone."""
+    if fd >= 0:
+        with suppress(OSError):
+            os.close(fd)
+
+
+class PipeReceiveStream(ByteReceiveStream):
+    """The parent's non-blocking read end of a pipe.
+
+    Every wait is followed by a check that the fd is still ours: a close may happen while a
+    reader is between its wake-up and its ``os.read``, and the fd number may already belong
+    to another pipe by then.
+    """
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+
+    async def receive(self, max_bytes: int = READ_CHUNK) -> bytes:
+        await anyio.lowlevel.checkpoint()
+        while True:
+            fd = self._fd
+            if fd < 0:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(fd)
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    def read_nowait(self, limit: int) -> bytes:
+        """Whatever is buffered right now, up to ``limit`` bytes, without waiting."""
+        chunks: list[bytes] = []
+        total = 0
+        while self._fd >= 0 and total < limit:
+            try:
+                data = os.read(self._fd, min(READ_CHUNK, limit - total))
+            except OSError:  # BlockingIOError: nothing buffered; anything else: nothing to read
+                break
+            if not data:
+                break
+            chunks.append(data)
+            total += len(data)
+        return b"".join(chunks)
+
+    def detach(self) -> int:
+        """Close the stream for its users but hand the fd to the caller (-1 if already closed)."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            anyio.notify_closing(fd)
+        return fd
+
+    def close_now(self) -> None:
+        close_fd(self.detach())
+
+    async def aclose(self) -> None:
+        self.close_now()
+        await anyio.lowlevel.checkpoint()
+
+
+class PipeSendStream(ByteSendStream):
+    """The parent's non-blocking write end of a pipe; each ``send`` lands whole and in order."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+        self._lock = anyio.Lock()
+        self._broken = False
+
+    async def send(self, item: bytes) -> None:
+        async with self._lock:
+            await anyio.lowlevel.checkpoint()
+            view = memoryview(item)
+            while view:
+                fd = self._fd
+                if fd < 0:
+                    raise anyio.ClosedResourceError
+                if self._broken:
+                    raise anyio.BrokenResourceError
+                try:
+                    written = os.write(fd, view)
+                except BlockingIOError:
+                    try:
+                        await anyio.wait_writable(fd)
+                    except anyio.get_cancelled_exc_class():
+                        # Half a message on the wire: later messages would be misframed.
+                        if len(view) < len(item):
+                            self._broken = True
+                        raise
+                    continue
+                except OSError as exc:  # EPIPE: the reader is gone
+                    self._broken = True
+                    raise anyio.BrokenResourceError from exc
+                view = view[written:]
+
+    def close_now(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            anyio.notify_closing(fd)
+            close_fd(fd)
+
+    async def aclose(self) -> None:
+        self.close_now()
+        await anyio.lowlevel.checkpoint()
+
+
+async def discard_until_eof(fd: int) -> None:
+    """Read and drop everything from ``fd`` until EOF (the caller closes it afterwards)."""
+    with suppress(OSError, anyio.ClosedResourceError):
+        while True:
+            try:
+                if not os.read(fd, READ_CHUNK):
+                    return
+            except BlockingIOError:
+                await anyio.wait_readable(fd)
+
+
+__all__ = ["READ_CHUNK", "PipeReceiveStream", "PipeSendStream", "close_fd", "discard_until_eof"]

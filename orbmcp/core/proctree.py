@@ -1,0 +1,167 @@
+"""A server's process tree as the kernel sees it: /proc stat reading, group liveness, descendants
+that left the group, and signalling.
+
+Linux reads /proc; elsewhere (macOS) the functions fall back to what plain POSIX calls can tell:
+``killpg`` for liveness, no escaped-descendant walk. Every signal tolerates a target that is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from contextlib import suppress
+
+import anyio
+
+from orbmcp.log import get_logger, log_event
+
+_log = get_logger(__name__)
+
+# How often a stop probes the leader and the group (the SDK's and VS Code's value).
+GROUP_POLL_INTERVAL = 0.01
+# After SIGKILL: how long to wait for the processes to vanish before abandoning them with a warning.
+KILL_REAP_TIMEOUT = 2.0
+# Bound on the processes walked when looking for descendants that left the group.
+_MAX_TREE = 4096
+_DEAD_STATES = (b"Z", b"X")
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    # ESRCH: the group is gone. EPERM never proves that (macOS zombies, foreign-euid members):
+    # the caller keeps polling and escalating.
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def open_pidfd(pid: int) -> int:
+    """A pidfd for ``pid`` (readable once it exits), or -1 where the platform has none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+def proc_state(pid: int) -> tuple[bytes, int, int] | None:
+    """(state, pgrp, start time in clock ticks since boot) of a process from /proc/<pid>/stat,
+    or None if it is unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        # comm may hold spaces and parentheses: the fixed fields start after the last ')'.
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        return fields[0], int(fields[2]), int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class GroupProbe:
+    """Whether any member of a process group still runs; zombies do not count.
+
+    A member that outlives its parent is reaped by init, and an init that never reaps (PID 1 in
+    a container without ``--init``) leaves it a zombie that ``killpg(pgid, 0)`` still counts, so
+    a stop would otherwise sit out every grace period. Where ``killpg`` says alive, /proc is
+    scanned for a running member; the last one found is checked first next time, so a stop
+    polling every 10 ms walks /proc only when a member it knew of has died.
+    """
+
+    def __init__(self, pgid: int) -> None:
+        self.pgid = pgid
+        self._known_member = pgid
+
+    def alive(self) -> bool:
+        try:
+            os.killpg(self.pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        if self._is_running_member(self._known_member):
+            return True
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return True  # no procfs (macOS): trust killpg
+        for entry in entries:
+            if entry.isdigit() and self._is_running_member(int(entry)):
+                self._known_member = int(entry)
+                return True
+        return False
+
+    def _is_running_member(self, pid: int) -> bool:
+        state = proc_state(pid)
+        return state is not None and state[1] == self.pgid and state[0] not in _DEAD_STATES
+
+
+def escaped_descendants(leader: int, pgid: int) -> list[tuple[int, int]]:
+    """Live descendants of ``leader`` that left process group ``pgid`` (``setsid``, ``setpgid``),
+    as (pid, start ticks). Follows /proc/<pid>/task/<tid>/children, so it reads only this tree;
+    [] where that file does not exist (macOS, kernels without CONFIG_PROC_CHILDREN)."""
+    escaped: list[tuple[int, int]] = []
+    seen = {leader}
+    todo = [leader]
+    while todo and len(seen) < _MAX_TREE:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as handle:
+                    children = [int(c) for c in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            for child in children:
+                if child in seen:
+                    continue
+                seen.add(child)
+                todo.append(child)
+                state = proc_state(child)
+                if state is not None and state[1] != pgid and state[0] not in _DEAD_STATES:
+                    escaped.append((child, state[2]))
+    return escaped
+
+
+def still_running(pid: int, ticks: int) -> bool:
+    """The same process (not a recycled pid) is alive and not a zombie."""
+    state = proc_state(pid)
+    return state is not None and state[0] not in _DEAD_STATES and state[2] == ticks
+
+
+async def stop_escaped(server: str, escaped: list[tuple[int, int]], term_grace: float) -> None:
+    """Stop descendants that left the server's process group: a group kill misses them, and
+    nothing the server started may outlive its stop. Start times guard against pid reuse."""
+    for pid, _ in escaped:
+        log_event(
+            "process.escaped",
+            level="warn",
+            server=server,
+            pid=pid,
+            message=f"process {pid} of server {server} left its process group; stopping it too",
+        )
+    for sig, grace in ((signal.SIGTERM, term_grace), (signal.SIGKILL, KILL_REAP_TIMEOUT)):
+        live = [(pid, ticks) for pid, ticks in escaped if still_running(pid, ticks)]
+        for pid, _ in live:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        deadline = anyio.current_time() + grace
+        while live and anyio.current_time() < deadline:
+            await anyio.sleep(GROUP_POLL_INTERVAL)
+            live = [(pid, ticks) for pid, ticks in live if still_running(pid, ticks)]
+        if not live:
+            return
+        escaped = live
+    _log.warning("server %r: %d escaped process(es) survived SIGKILL; abandoning them", server, len(escaped))
+
+
+__all__ = [
+    "GROUP_POLL_INTERVAL",
+    "KILL_REAP_TIMEOUT",
+    "GroupProbe",
+    "escaped_descendants",
+    "open_pidfd",
+    "proc_state",
+    "signal_group",
+    "still_running",
+    "stop_escaped",
+]
