@@ -313,9 +313,14 @@ class Supervisor:
         from orbmcp.core import toolcache
 
         # Shell completion offers tool names without connecting: remember the last listing. In a
-        # worker thread: a changed list is a durable write, and other servers' tasks keep running.
+        # worker thread of the session (a changed list is a durable write), and not awaited: the
+        # tools just activated and the ready state must not be seen apart.
         names = [t.name for t in tools]
-        await anyio.to_thread.run_sync(toolcache.save, self.runtime.tool_cache_path, self.name, names)
+        tg = self.runtime.tg
+        if tg is not None:
+            tg.start_soon(
+                anyio.to_thread.run_sync, toolcache.save, self.runtime.tool_cache_path, self.name, names
+            )
 
     async def _serve(self, client: Any) -> None:
         """Wait until the connection dies or the user stops it; meanwhile keep tools fresh."""
