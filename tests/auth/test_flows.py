@@ -14,9 +14,10 @@ import pytest
 
 from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
-from orbmcp.auth.provider import AuthChallenge, build_auth
+from orbmcp.auth.provider import build_auth
 from orbmcp.auth.status import auth_status
 from orbmcp.auth.storage import AuthStore
+from orbmcp.auth.ui import AuthChallenge
 from orbmcp.errors import AuthError
 from tests.auth.oauth_server import ISSUER_PATH, ASOptions, OAuthTestServer, make_cfg, running_server
 
@@ -394,7 +395,7 @@ async def test_persist_failure_after_refresh_surfaces_without_login(
 ) -> None:
     import errno
 
-    from orbmcp.auth import storage
+    from orbmcp import fs
 
     def disk_full(path: Path, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -405,7 +406,7 @@ async def test_persist_failure_after_refresh_surfaces_without_login(
         before = AuthStore(tmp_path, make_cfg(srv.mcp_url)).path.read_bytes()
         ui = RecordingUI()
         provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=True, ui=ui)
-        monkeypatch.setattr(storage, "atomic_write", disk_full)
+        monkeypatch.setattr(fs, "atomic_write", disk_full)
         with pytest.raises(AuthError, match=r"could not save credentials.*No space left"):
             await request(provider, srv.mcp_url)
         monkeypatch.undo()

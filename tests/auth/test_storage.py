@@ -15,7 +15,8 @@ import pytest
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from orbmcp.auth.status import auth_status
-from orbmcp.auth.storage import AuthStore, canonical_server_url, record_path, server_hash
+from orbmcp.auth.record import canonical_server_url, record_path, server_hash
+from orbmcp.auth.storage import AuthStore
 from orbmcp.errors import AuthError
 from tests.auth.oauth_server import make_cfg
 
