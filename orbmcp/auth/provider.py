@@ -288,13 +288,13 @@ class OrbOAuthProvider(OAuthClientProvider):
                                 issuer = discovery.current_issuer(self.context)
                                 if issuer:
                                     self.store.bind_issuer(issuer)  # before the SDK stores the tokens
-                            following = outgoing
                             outgoing = await self._step(inner, response, grant)
                             carried = None
-                            if grant is not None and outgoing is response.next_request:
-                                carried = grant  # the SDK follows the token endpoint's redirect
-                            elif grant is not None and following is not request:
-                                await self._token_response_handled(grant, response)
+                            if grant is not None:
+                                if outgoing is response.next_request:
+                                    carried = grant  # the SDK follows the token endpoint's redirect
+                                else:
+                                    await self._token_response_handled(grant, response)
                     except StopAsyncIteration:
                         return
                     finally:

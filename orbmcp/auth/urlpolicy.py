@@ -161,7 +161,7 @@ def check_fetch_url(url: str, server_url: str, *, server: str | None = None) -> 
 
 
 def display_url(url: str) -> str:
-    """The URL with an internationalised host shown in punycode (no look-alike hosts, T-F3)."""
+    """The URL with an internationalised host shown in punycode (no look-alike hosts)."""
     try:
         parts = urlsplit(url)
         host = parts.hostname

@@ -77,7 +77,7 @@ class ASOptions:
     authorization_endpoint: str | None = None  # override (hostile URL)
     token_endpoint: str | None = None  # override (hostile URL)
     strict_redirect_uri: bool = True
-    metadata_redirect: str | None = None  # every AS metadata URL answers 302 there (T-F5)
+    metadata_redirect: str | None = None  # every AS metadata URL answers 302 there
 
 
 @dataclass

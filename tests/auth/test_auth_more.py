@@ -18,8 +18,8 @@ import pytest
 
 from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
-from orbmcp.auth.status import CORRUPT, CREDENTIALS_STORED, MAY_BE_REQUIRED, NOT_CONFIGURED, auth_status
 from orbmcp.auth.record import record_path
+from orbmcp.auth.status import CORRUPT, CREDENTIALS_STORED, MAY_BE_REQUIRED, NOT_CONFIGURED, auth_status
 from orbmcp.auth.storage import AuthStore
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import auth as handlers

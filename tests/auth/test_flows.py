@@ -470,6 +470,9 @@ async def test_non_interactive_never_discovers_registers_or_opens(tmp_path: Path
         with pytest.raises(AuthError) as info:
             await request(provider, srv.mcp_url)
     assert info.value.code == "auth" and info.value.hint == "orbmcp auth srv"
+    assert info.value.reason == "needs_auth" and seen[0].error is info.value
+    # An agent is told its own command, not the shell's.
+    assert info.value.hint_in(lambda words: f"/mcp:{words}") == "/mcp:auth srv"
     assert srv.paths() == ["/mcp"]  # no discovery, no DCR
     assert ui.opened == ui.shown == [] and [c.kind for c in seen] == ["unauthorized"]
     assert not (tmp_path / "mcp-auth").exists() or not any((tmp_path / "mcp-auth").glob("*.json"))
