@@ -37,12 +37,11 @@ from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.shared.auth import OAuthClientMetadata
 from pydantic import AnyUrl, ValidationError
 
-from orbmcp.auth import discovery, policy, tokens
+from orbmcp.auth import policy, sync, tokens
 from orbmcp.auth.callback import DEFAULT_CALLBACK_TIMEOUT_S
 from orbmcp.auth.challenge import Challenges
 from orbmcp.auth.lock import AuthLock
 from orbmcp.auth.messages import clean, log_auth_event
-from orbmcp.auth.record import issuers_equal
 from orbmcp.auth.redirect import PLACEHOLDER_REDIRECT, LoopbackRedirect
 from orbmcp.auth.sdk_logging import install_sdk_log_scrubber, watch
 from orbmcp.auth.storage import AuthStore
@@ -161,40 +160,14 @@ class OrbOAuthProvider(OAuthClientProvider):
 
     async def _initialize(self) -> None:
         await super()._initialize()
-        ctx = self.context
-        ctx.token_expiry_time = self.store.expires_at() if ctx.current_tokens is not None else None
-        pre = policy.preregistered_client(self._auth_cfg, ctx.client_metadata.redirect_uris)
-        if pre is not None:
-            ctx.client_info = pre
-        self._restore_discovery()
+        sync.restore_after_load(self.context, self.store, self._auth_cfg)
         self._remember_tokens()
-
-    def _restore_discovery(self) -> None:
-        discovery.restore(self.context, self.store.discovery())
 
     # -- issuer binding (SDK override) -----------------------------------------------------------
 
     def _expected_issuer(self) -> str:
         issuer = super()._expected_issuer()
-        record = self.store.load()
-        if record is not None and record.issuer and not issuers_equal(record.issuer, issuer):
-            # The server now names another authorization server: nothing issued by or registered
-            # with the old one may be sent to the new one.
-            ctx = self.context
-            ctx.clear_tokens()
-            ctx.oauth_metadata = None
-            if not policy.is_preregistered(ctx.client_info, self._auth_cfg) and not policy.is_cimd(
-                ctx.client_info, self._auth_cfg
-            ):
-                ctx.client_info = None
-            self.store.clear(tokens=True, client=True)
-            log_auth_event(
-                "oauth.issuer.changed",
-                server=self.server,
-                level="warning",
-                message=f"server '{self.server}' moved to another authorization server; "
-                "stored credentials dropped",
-            )
+        sync.forget_other_issuer(self.context, self.store, self._auth_cfg, issuer, server=self.server)
         self.store.bind_issuer(issuer)
         return issuer
 
@@ -285,7 +258,7 @@ class OrbOAuthProvider(OAuthClientProvider):
                                         break
                                     await self._redirect.ensure_listener(self.context)
                             elif grant == tokens.AUTHORIZATION_CODE and response.status_code in (200, 201):
-                                issuer = discovery.current_issuer(self.context)
+                                issuer = sync.current_issuer(self.context)
                                 if issuer:
                                     self.store.bind_issuer(issuer)  # before the SDK stores the tokens
                             outgoing = await self._step(inner, response, grant)
@@ -349,29 +322,9 @@ class OrbOAuthProvider(OAuthClientProvider):
         return lock
 
     async def _adopt_stored_tokens(self) -> bool:
-        """After taking the lock: another process may have refreshed or authorized meanwhile."""
-        ctx = self.context
-        stored = await self.store.get_tokens()
-        current = ctx.current_tokens
-        if stored is None:
-            if current is not None and self.store.load() is None:
-                ctx.clear_tokens()  # logged out or invalidated elsewhere: ours are dead too
-            return False
-        if current is not None and stored.access_token == current.access_token:
-            return False
-        ctx.current_tokens = stored
-        ctx.token_expiry_time = self.store.expires_at()
-        info = await self.store.get_client_info()
-        if info is not None and not self._auth_cfg.client_id:
-            ctx.client_info = info
-        self._restore_discovery()
+        adopted = await sync.adopt_stored_tokens(self.context, self.store, self._auth_cfg, server=self.server)
         self._remember_tokens()
-        log_auth_event(
-            "oauth.tokens.adopted",
-            server=self.server,
-            message=f"using tokens another orbmcp process stored for '{self.server}'",
-        )
-        return ctx.is_token_valid() or ctx.can_refresh_token()
+        return adopted
 
     # -- requests the SDK makes on its own -------------------------------------------------------
 
@@ -406,9 +359,7 @@ class OrbOAuthProvider(OAuthClientProvider):
             self.logins += 1
             self._authorized_in_call = True
             self._remember_tokens()
-            self.store.save_discovery(
-                discovery.snapshot(self.context), discovery.current_issuer(self.context)
-            )
+            self.store.save_discovery(sync.snapshot(self.context), sync.current_issuer(self.context))
             self.store.set_required_scope(None)
             log_auth_event("oauth.authorized", server=self.server, message=f"authorized '{self.server}'")
         elif grant == tokens.REFRESH_TOKEN:
