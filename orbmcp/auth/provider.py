@@ -70,6 +70,8 @@ SDK_PRIVATE_ATTRIBUTES: tuple[str, ...] = ("_initialized",)
 
 
 class OrbOAuthProvider(OAuthClientProvider):
+    """The ``httpx2.Auth`` of one OAuth server (see the module docstring); ``build_auth`` makes one."""
+
     def __init__(
         self,
         cfg: ServerConfig,

@@ -325,6 +325,21 @@ async def test_unknown_expiry_401_refreshes_before_any_login(tmp_path: Path) -> 
     assert provider.refreshes == 1
 
 
+async def test_a_token_endpoint_that_redirects_within_its_origin(tmp_path: Path) -> None:
+    # The SDK follows the 307; the code exchange and the refresh still count, once each.
+    async with running_server(ASOptions(token_redirect=True)) as srv:
+        first = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=True, ui=HeadlessBrowser())
+        assert (await request(first, srv.mcp_url)).status_code == 200
+        assert first.logins == 1 and first.refreshes == 0
+        expire_stored(tmp_path, srv)
+        provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None)
+        response = await request(provider, srv.mcp_url)
+        moved = [r.form.get("grant_type") for r in srv.requests if r.path.endswith("/moved-token")]
+    assert response.status_code == 200 and provider.refreshes == 1 and provider.logins == 0
+    assert moved == ["authorization_code", "refresh_token"]
+    assert srv.token_requests("refresh_token") and srv.token_requests("authorization_code")
+
+
 async def test_proactive_refresh_within_one_provider(tmp_path: Path) -> None:
     async with running_server() as srv:
         await login(srv, tmp_path)
