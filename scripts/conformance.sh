@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the official MCP conformance suite's client scenarios against `orbmcp conformance-client`.
+# Run the official MCP conformance suite's client scenarios against orbmcp's conformance client
+# (tests/conformance/client.py, run as `python -m tests.conformance.client URL` from the repository root).
 #
 #   scripts/conformance.sh                 every client scenario, one at a time
 #   scripts/conformance.sh SCENARIO...     only these
@@ -16,8 +17,8 @@
 # that does nothing as passing `initialize`). Scenarios run one at a time: `sse-retry` measures
 # reconnect timing and is flaky under parallel load.
 #
-# ORBMCP_CONFORMANCE_CLIENT replaces the client command (default: <venv python> -m orbmcp
-# conformance-client), e.g. to check that a client doing nothing fails.
+# ORBMCP_CONFORMANCE_CLIENT replaces the client command (default: <venv python> -m
+# tests.conformance.client), e.g. to check that a client doing nothing fails.
 #
 # Exit status: 0 no unexpected failure; 1 an unexpected failure; 3 Node 22 or the suite could
 # not be installed (no npm, no registry); 2 usage.
@@ -117,7 +118,7 @@ main() {
       --install-only) only_install=1 ;;
       --list) list=1 ;;
       --expected) expected=1 ;;
-      -h | --help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; return 0 ;;
+      -h | --help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; return 0 ;;
       -*) log "conformance: unknown option $1"; return 2 ;;
       *) scenarios+=("$1") ;;
     esac
@@ -148,7 +149,7 @@ main() {
   export ORB_AGENT_DIR=$results/agent-dir
   unset ORBMCP_DEBUG
   # The suite splits --command on spaces, so the Python path must not contain any.
-  local command=${ORBMCP_CONFORMANCE_CLIENT:-"$PYTHON -m orbmcp conformance-client"}
+  local command=${ORBMCP_CONFORMANCE_CLIENT:-"$PYTHON -m tests.conformance.client"}
   local passed=0 failed=0 xfailed=0 xpassed=0 i=0 sc dir rc verdict xf signature reason
   cd "$ROOT" || return 2
   for sc in "${scenarios[@]}"; do

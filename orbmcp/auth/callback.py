@@ -2,7 +2,7 @@
 
 :class:`CallbackListener` binds 127.0.0.1 only, serves ``GET /callback`` only, checks ``Host``
 (DNS rebinding), and settles on the first response carrying the expected single-use ``state``.
-A missing or wrong ``state`` gets an error page and leaves the flow pending (R-E12). The page
+A missing or wrong ``state`` gets an error page and leaves the flow pending. The page
 never says "success": tokens are only obtained after it.
 
 :func:`parse_pasted_redirect` is the same check for a redirect URL pasted on a headless machine,
@@ -57,6 +57,14 @@ def _state_ok(got: str | None, expected: str | None) -> bool:
     return bool(got and expected) and secrets.compare_digest(str(got), str(expected))
 
 
+# Reasons of the errors below: a response for another (or no) pending authorization is ignored
+# and the flow keeps waiting; the others end it.
+STATE_MISMATCH = "state_mismatch"
+AUTHORIZATION_REFUSED = "authorization_refused"
+NO_CODE = "no_code"
+CALLBACK_TIMEOUT = "callback_timeout"
+
+
 def check_redirect_params(
     params: dict[str, list[str]], expected_state: str | None, *, server: str | None
 ) -> CallbackResult:
@@ -67,14 +75,19 @@ def check_redirect_params(
             "the authorization response does not belong to this authorization (state mismatch); "
             "it was ignored",
             server=server,
+            reason=STATE_MISMATCH,
         )
     error = _one(params, "error")
     if error is not None:
-        # error_description is server-controlled and, on an iss mismatch, attacker-controlled (R-E11).
-        raise AuthError(f"the authorization server refused: {_error_code(error)}", server=server)
+        # error_description is server-controlled and, on an iss mismatch, attacker-controlled.
+        raise AuthError(
+            f"the authorization server refused: {_error_code(error)}",
+            server=server,
+            reason=AUTHORIZATION_REFUSED,
+        )
     code = _one(params, "code")
     if not code:
-        raise AuthError("the authorization response carries no code", server=server)
+        raise AuthError("the authorization response carries no code", server=server, reason=NO_CODE)
     assert state is not None
     return CallbackResult(code=code, state=state, iss=_one(params, "iss"))
 
@@ -189,6 +202,7 @@ class CallbackListener:
                 f"no authorization response arrived within {timeout_s:.0f} s",
                 server=self.server,
                 hint="run the authorization again; open the printed URL in a browser on this machine",
+                reason=CALLBACK_TIMEOUT,
             )
         return self._result
 
@@ -214,7 +228,7 @@ class CallbackListener:
             try:
                 result = parse_pasted_redirect(text, self._expected_state or "", server=self.server)
             except AuthError as err:
-                if "state mismatch" in err.message or not text.strip():
+                if err.reason == STATE_MISMATCH or not text.strip():
                     self.rejected += 1
                     if notify is not None:
                         notify(err.message)
@@ -276,7 +290,7 @@ class CallbackListener:
         try:
             result = check_redirect_params(params, self._expected_state, server=self.server)
         except AuthError as err:
-            if "state mismatch" in err.message:
+            if err.reason == STATE_MISMATCH:
                 self.rejected += 1
                 return (
                     400,

@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Literal
 from orbmcp._version import __version__
 from orbmcp.auth.callback import DEFAULT_CALLBACK_TIMEOUT_S
 from orbmcp.auth.lock import AuthLock
-from orbmcp.auth.storage import AuthStore, log_auth_event, safe_text
+from orbmcp.auth.messages import clean, log_auth_event
+from orbmcp.auth.storage import AuthStore
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed
 
 if TYPE_CHECKING:
     import httpx2
 
-    from orbmcp.auth.provider import AuthUI, OrbOAuthProvider
+    from orbmcp.auth.provider import OrbOAuthProvider
+    from orbmcp.auth.ui import AuthUI
     from orbmcp.config.model import ServerConfig
 
 LOCK_WAIT_S = 30.0
@@ -58,7 +60,9 @@ async def authorize(
     timeout_s: float = DEFAULT_CALLBACK_TIMEOUT_S,
 ) -> AuthOutcome:
     from orbmcp.auth.provider import OrbOAuthProvider
+    from orbmcp.auth.sdk_logging import install_sdk_log_scrubber
 
+    install_sdk_log_scrubber()
     store = _oauth_store(cfg, global_dir)
     store.load()  # quarantines a corrupt file up front, so the outcome can report it
     async with AuthLock(store.lock_path, server=cfg.name, wait_s=LOCK_WAIT_S):
@@ -125,7 +129,7 @@ async def _probe(cfg: ServerConfig, provider: OrbOAuthProvider) -> int:
     except httpx2.TimeoutException:
         raise TimeoutFailed(f"server '{cfg.name}' did not answer in time", server=cfg.name) from None
     except httpx2.HTTPError as exc:
-        why = safe_text(str(exc) or type(exc).__name__, provider.known_secrets())
+        why = clean(str(exc) or type(exc).__name__, provider.known_secrets())
         raise ConnectionFailed(
             f"cannot reach server '{cfg.name}': {why}",
             server=cfg.name,

@@ -22,8 +22,10 @@ from types import TracebackType
 
 import anyio
 
-from orbmcp.auth.storage import FILE_MODE, ensure_private_dir, log_auth_event
+from orbmcp.auth.messages import log_auth_event
+from orbmcp.auth.storage import ensure_auth_dir
 from orbmcp.errors import AuthError
+from orbmcp.fs import FILE_MODE
 
 HEARTBEAT_S = 30.0
 STALE_AFTER_S = 90.0
@@ -121,7 +123,7 @@ class AuthLock:
 
     async def acquire(self, wait_s: float | None = None) -> None:
         wait = self.wait_s if wait_s is None else wait_s
-        ensure_private_dir(self.path.parent)
+        ensure_auth_dir(self.path.parent)
         start = time.monotonic()
         deadline = start + wait
         last: LockHolder | None = None
@@ -160,6 +162,7 @@ class AuthLock:
                     server=self.server,
                     hint=f"another orbmcp process is authorizing '{self.server}'; wait for it, or end pid "
                     f"{last.pid if last else '?'} if it is stuck",
+                    reason="lock_timeout",
                 )
             await anyio.sleep(_POLL_S)
 
@@ -173,6 +176,7 @@ class AuthLock:
                     f"refusing to use the auth lock {self.path}: it is a symbolic link",
                     server=self.server,
                     hint="remove the link and retry",
+                    reason="unsafe_path",
                 ) from None
             raise
         try:

@@ -1,13 +1,18 @@
-"""The OAuth line of the status views, read from disk without the SDK (stdlib only, read-only)."""
+"""The OAuth line of the status views, read from disk without the SDK (stdlib only).
+
+The line is derived from the record stored now: valid credentials read as stored even when an
+older file was quarantined; a quarantine shows only while nothing usable has replaced it.
+Reading tightens a credential file's loose mode, as every read of it does.
+"""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Literal
 
-from orbmcp.auth.storage import CorruptRecord, canonical_server_url, parse_record, record_path
+from orbmcp import fs
+from orbmcp.auth.record import CorruptRecord, StoredRecord, canonical_server_url, parse_record, record_path
 from orbmcp.config.model import ServerConfig
 
 AuthStatus = Literal[
@@ -22,46 +27,42 @@ MAY_BE_REQUIRED: AuthStatus = "authorization may be required"
 CORRUPT: AuthStatus = "corrupt state file backed up (re-auth required)"
 NOT_CONFIGURED: AuthStatus = "not configured"
 
+_MAX_RECORD_BYTES = 1 << 20
+
 
 def _read(path: Path) -> bytes | None:
+    """The record's bytes; None when absent; b"" when unusable (a symlink, unreadable, too big)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return b""  # a symlink or unreadable file is no usable credential
-    try:
-        with os.fdopen(fd, "rb") as f:
-            return f.read(1 << 20)
-    except OSError:
+        return fs.read_private(path, max_bytes=_MAX_RECORD_BYTES)
+    except (OSError, ValueError):
         return b""
 
 
-def _latest_backup(path: Path) -> float | None:
+def _has_backup(path: Path) -> bool:
     try:
-        stamps = [p.stat().st_mtime for p in path.parent.glob(f"{path.name}.corrupt-*")]
+        return any(path.parent.glob(f"{path.name}.corrupt-*"))
     except OSError:
-        return None
-    return max(stamps, default=None)
+        return False
+
+
+def _usable(record: StoredRecord, server_url: str) -> bool:
+    if record.server_url != server_url or not record.tokens:
+        return False
+    expires_at = record.expires_at
+    return expires_at is None or expires_at > time.time() or bool(record.tokens.get("refresh_token"))
 
 
 def auth_status(cfg: ServerConfig, global_dir: Path) -> AuthStatus:
     if cfg.auth is None or not cfg.url:
         return NOT_CONFIGURED
     path = record_path(global_dir, cfg.url)
-    backup = _latest_backup(path)
     raw = _read(path)
-    if raw is None:
-        return CORRUPT if backup is not None else MAY_BE_REQUIRED
-    try:
-        record = parse_record(raw)
-    except CorruptRecord:
-        return CORRUPT
-    if backup is not None and backup > record.updated_at:
-        return CORRUPT  # quarantined after the last successful write: not re-authorized yet
-    if record.server_url != canonical_server_url(cfg.url) or not record.tokens:
-        return MAY_BE_REQUIRED
-    expires_at = record.expires_at
-    if expires_at is not None and expires_at <= time.time() and not record.tokens.get("refresh_token"):
-        return MAY_BE_REQUIRED
-    return CREDENTIALS_STORED
+    if raw is not None:
+        try:
+            record = parse_record(raw)
+        except CorruptRecord:
+            return CORRUPT
+        if _usable(record, canonical_server_url(cfg.url)):
+            return CREDENTIALS_STORED
+    # Nothing usable stored: a quarantined file means the credentials were lost, not never there.
+    return CORRUPT if _has_backup(path) else MAY_BE_REQUIRED

@@ -1,9 +1,11 @@
-"""Per-server OAuth state on disk: ``<global dir>/mcp-auth/<hash>.json``.
+"""Per-server OAuth state on disk, as the SDK's ``TokenStorage`` plus orbmcp's extras.
 
-One file per canonical server URL holds the client registration, the tokens (with their ABSOLUTE
-expiry, which the SDK forgets across restarts), the discovered metadata the refresh grant needs,
-and the issuer the tokens came from. The record is bound to that URL and issuer: it is never
-returned for another server or authorization server.
+The record (see ``orbmcp.auth.record``) holds the client registration, the tokens (with their
+ABSOLUTE expiry, which the SDK forgets across restarts), the discovered metadata the refresh grant
+needs, and the issuer the tokens came from. It is bound to its server URL and issuer: it is never
+returned for another server or authorization server. Files are written and read through
+``orbmcp.fs`` (0600 in a 0700 directory, atomic, symlinks refused, loose modes tightened); a file
+that does not parse is moved aside, redacted, and that server reads as logged out.
 
 Stdlib only at import time (status views read these files); the SDK models are imported inside
 the async ``TokenStorage`` methods, which only connecting code calls.
@@ -12,269 +14,82 @@ the async ``TokenStorage`` methods, which only connecting code calls.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
+from orbmcp import fs
+from orbmcp.auth.messages import log_auth_event
+from orbmcp.auth.record import (
+    CorruptRecord,
+    StoredRecord,
+    auth_dir,
+    canonical_server_url,
+    expiry_from,
+    issuers_equal,
+    lock_path,
+    parse_record,
+    record_path,
+)
 from orbmcp.errors import AuthError
+from orbmcp.redact import redact
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
     from orbmcp.config.model import ServerConfig
 
-RECORD_VERSION = 1
-AUTH_DIR_NAME = "mcp-auth"
-DIR_MODE = 0o700
-FILE_MODE = 0o600
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+# The temp files fs.atomic_write leaves behind when its process dies mid-write.
 _TMP_RE = re.compile(r"^\.(?P<name>[0-9a-f]{64}\.json)\.tmp-(?P<pid>\d+)-[0-9a-f]+$")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 # A run of token characters, 20 or more long, with at least one digit and one letter.
 _TOKENISH_RE = re.compile(r"(?<![\w\-.~+/=])(?=[\w\-.~+/=]*\d)(?=[\w\-.~+/=]*[A-Za-z])[\w\-.~+/=]{20,}")
 
 
-# -- helpers shared by the auth package (stdlib only) -----------------------------------------
-
-
-def canonical_server_url(url: str) -> str:
-    """Scheme and host lower-cased, default port, userinfo and fragment dropped: what binds a record."""
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"
+def ensure_auth_dir(path: Path) -> None:
+    """``fs.ensure_private_dir``, its refusals as :class:`AuthError` (reason ``unsafe_path``)."""
     try:
-        port = parts.port
-    except ValueError:
-        port = None
-    netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
-    return urlunsplit((scheme, netloc, parts.path, parts.query, ""))
+        fs.ensure_private_dir(path)
+    except fs.UnsafePathError as exc:
+        hint = "remove the link and retry" if path.is_symlink() else None
+        raise AuthError(str(exc), hint=hint, reason="unsafe_path") from None
 
 
-def server_hash(url: str) -> str:
-    return hashlib.sha256(canonical_server_url(url).encode()).hexdigest()
+def read_credentials(path: Path) -> bytes | None:
+    """The file's bytes, or None when absent; a mode looser than 0600 is tightened (and logged).
 
-
-def auth_dir(global_dir: Path) -> Path:
-    return global_dir / AUTH_DIR_NAME
-
-
-def record_path(global_dir: Path, url: str) -> Path:
-    return auth_dir(global_dir) / f"{server_hash(url)}.json"
-
-
-def lock_path(global_dir: Path, url: str) -> Path:
-    return auth_dir(global_dir) / f"{server_hash(url)}.json.lock"
-
-
-def safe_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """Text for a user-facing error or a log field: redacted, control characters escaped."""
+    A symlink, a non-regular file or an unreadable one is an :class:`AuthError`.
+    """
     try:
-        from orbmcp.redact import redact
-
-        text = redact(text, extra_secrets=tuple(secrets))
-    except ImportError:  # pragma: no cover - the redactor ships with orbmcp
-        for s in secrets:
-            if s:
-                text = text.replace(s, "<redacted>")
-    return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def _redacted(text: str) -> str:
+        loose = stat.S_IMODE(os.stat(path, follow_symlinks=False).st_mode) & 0o077
+    except OSError:
+        loose = 0
     try:
-        from orbmcp.redact import redact
-
-        return redact(text)
-    except ImportError:  # pragma: no cover - the redactor ships with orbmcp
-        return text
-
-
-def log_auth_event(event: str, *, server: str, message: str, level: str = "info", **fields: object) -> None:
-    """Best effort: a missing or failing debug log never breaks authorization."""
-    try:
-        from orbmcp.log import log_event
-
-        log_event(event, level=level, server=server, message=message, **fields)
-    except Exception:
-        pass
-
-
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (and parents) 0700; tighten a looser one; refuse a symlink."""
-    if path.is_symlink():
-        raise AuthError(f"refusing to use {path}: it is a symbolic link", hint="remove the link and retry")
-    try:
-        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    except FileExistsError:  # exist_ok covers directories only: a file or device sits there
-        raise AuthError(f"refusing to use {path}: not a directory") from None
-    st = os.stat(path, follow_symlinks=False)
-    if not stat.S_ISDIR(st.st_mode):
-        raise AuthError(f"refusing to use {path}: not a directory")
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        os.chmod(path, DIR_MODE)
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Temp file created 0600 with O_EXCL|O_NOFOLLOW, fsync, rename over ``path``, fsync the dir."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(6).hex()}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(tmp, flags, FILE_MODE)
-    try:
-        try:
-            os.fchmod(fd, FILE_MODE)  # the umask can only remove bits; be explicit anyway
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        # os.replace swaps the directory entry: a symlink planted at ``path`` is replaced, never followed.
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
-
-
-def read_private_file(path: Path) -> bytes | None:
-    """The file's bytes, or None when absent. Refuses symlinks; tightens a mode looser than 0600."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
+        raw = fs.read_private(path)
+    except fs.UnsafePathError:
         if path.is_symlink():
             raise AuthError(
                 f"refusing to read credentials from {path}: it is a symbolic link",
                 hint="remove the link and authorize again",
+                reason="unsafe_path",
             ) from None
+        raise AuthError(
+            f"refusing to read credentials from {path}: not a regular file", reason="unsafe_path"
+        ) from None
+    except OSError as exc:
         raise AuthError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise AuthError(f"refusing to read credentials from {path}: not a regular file")
-        if stat.S_IMODE(st.st_mode) & 0o077:
-            os.fchmod(fd, FILE_MODE)
-            log_auth_event(
-                "oauth.store.mode",
-                server="-",
-                level="warning",
-                message=f"tightened the mode of {path.name} to 0600",
-            )
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-# -- the record ----------------------------------------------------------------------------------
-
-
-@dataclass
-class StoredRecord:
-    """The parsed file, as plain JSON values (so the status view needs no SDK import)."""
-
-    server_url: str
-    issuer: str | None = None
-    client: dict[str, Any] | None = None
-    tokens: dict[str, Any] | None = None
-    discovery: dict[str, Any] = field(default_factory=dict)
-    required_scope: str | None = None
-    updated_at: float = 0.0
-
-    @property
-    def expires_at(self) -> float | None:
-        value = (self.tokens or {}).get("expires_at")
-        return float(value) if isinstance(value, int | float) else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": RECORD_VERSION,
-            "server_url": self.server_url,
-            "issuer": self.issuer,
-            "client": self.client,
-            "tokens": self.tokens,
-            "discovery": self.discovery,
-            "required_scope": self.required_scope,
-            "updated_at": self.updated_at,
-        }
-
-
-class CorruptRecord(ValueError):
-    pass
-
-
-def parse_record(raw: bytes) -> StoredRecord:
-    """Strict enough that a truncated or foreign file is caught here, not deep in the SDK."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise CorruptRecord(f"not JSON ({type(exc).__name__})") from None
-    if not isinstance(data, dict) or data.get("version") != RECORD_VERSION:
-        raise CorruptRecord("unexpected shape or version")
-    server_url = data.get("server_url")
-    if not isinstance(server_url, str):
-        raise CorruptRecord("no server_url")
-    issuer = data.get("issuer")
-    client = data.get("client")
-    tokens = data.get("tokens")
-    discovery = data.get("discovery") or {}
-    scope = data.get("required_scope")
-    if issuer is not None and not isinstance(issuer, str):
-        raise CorruptRecord("issuer is not a string")
-    if client is not None and not (isinstance(client, dict) and isinstance(client.get("client_id"), str)):
-        raise CorruptRecord("client without client_id")
-    if tokens is not None and not (isinstance(tokens, dict) and isinstance(tokens.get("access_token"), str)):
-        raise CorruptRecord("tokens without access_token")
-    if not isinstance(discovery, dict) or (scope is not None and not isinstance(scope, str)):
-        raise CorruptRecord("bad discovery or scope")
-    updated = data.get("updated_at")
-    return StoredRecord(
-        server_url=server_url,
-        issuer=issuer,
-        client=client,
-        tokens=tokens,
-        discovery=discovery,
-        required_scope=scope,
-        updated_at=float(updated) if isinstance(updated, int | float) else 0.0,
-    )
-
-
-def issuers_equal(a: str, b: str) -> bool:
-    """Simple string comparison, except a root issuer with and without its trailing slash."""
-    if a == b:
-        return True
-    shorter, longer = sorted((a, b), key=len)
-    return longer == f"{shorter}/" and urlsplit(shorter).path == ""
-
-
-def expiry_from(expires_in: object, now: float) -> float | None:
-    """Absolute expiry; an absent or nonsensical ``expires_in`` means unknown (R-E16)."""
-    try:
-        seconds = int(str(expires_in)) if expires_in is not None else None
-    except ValueError:
-        return None
-    return None if seconds is None else now + seconds
+    if raw is not None and loose:
+        log_auth_event(
+            "oauth.store.mode",
+            server="-",
+            level="warning",
+            message=f"tightened the mode of {path.name} to 0600",
+        )
+    return raw
 
 
 class AuthStore:
@@ -301,7 +116,7 @@ class AuthStore:
 
     def load(self) -> StoredRecord | None:
         """The record for this URL (and the bound issuer, once known), else None."""
-        raw = read_private_file(self.path)
+        raw = read_credentials(self.path)
         if raw is None:
             return None
         try:
@@ -310,7 +125,7 @@ class AuthStore:
             self._quarantine(str(exc))
             return None
         if record.server_url != self.server_url:
-            # Planted or copied from another server: never hand it out (R-G7).
+            # Planted or copied from another server: never hand it out.
             return None
         return record
 
@@ -318,11 +133,11 @@ class AuthStore:
         """Move the unreadable file aside (0600), redacted: a half-written record still holds tokens."""
         backup = self.path.with_name(f"{self.path.name}.corrupt-{time.time_ns() // 1_000_000}")
         try:
-            raw = read_private_file(self.path) or b""
+            raw = read_credentials(self.path) or b""
             text = raw.decode("utf-8", errors="backslashreplace")
             # Keys and structure help diagnose; long token-like runs are credentials whatever their key.
-            masked = _TOKENISH_RE.sub("<redacted>", _redacted(text))
-            atomic_write(backup, masked.encode())
+            masked = _TOKENISH_RE.sub("<redacted>", redact(text))
+            fs.atomic_write(backup, masked.encode())
             os.unlink(self.path)
         except (OSError, AuthError):
             return
@@ -338,9 +153,11 @@ class AuthStore:
         record.updated_at = time.time()
         data = json.dumps(record.to_json(), indent=1, sort_keys=True).encode()
         try:
-            ensure_private_dir(self.dir)
+            ensure_auth_dir(self.dir)  # its refusals are AuthErrors already
             self._remove_stale_temps()
-            atomic_write(self.path, data)
+            fs.atomic_write(self.path, data)
+        except fs.UnsafePathError as exc:
+            raise AuthError(str(exc), server=self.server, reason="unsafe_path") from None
         except OSError as exc:
             raise AuthError(
                 f"could not save credentials for server '{self.server}': "

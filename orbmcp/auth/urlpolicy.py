@@ -5,7 +5,7 @@ authorization-server metadata). Two policies:
 
 - browser: ``https:``, or ``http:`` to a loopback host, one argv element, never a shell;
   leading ``-``, whitespace and control characters are rejected (CVE-2025-6514, CVE-2026-4519);
-- fetch (SSRF, R-F1): ``https:``, or loopback ``http:``; loopback only when the MCP server
+- fetch (SSRF): ``https:``, or loopback ``http:``; loopback only when the MCP server
   itself is loopback; private ranges only when the MCP server is private or loopback;
   link-local, cloud metadata, unspecified and multicast addresses never. Hosts are parsed with
   ``ipaddress`` and the inet_aton forms (``0x7f.1``, ``2130706433``, ``017700000001``) a
@@ -161,7 +161,7 @@ def check_fetch_url(url: str, server_url: str, *, server: str | None = None) -> 
 
 
 def display_url(url: str) -> str:
-    """The URL with an internationalised host shown in punycode (no look-alike hosts, T-F3)."""
+    """The URL with an internationalised host shown in punycode (no look-alike hosts)."""
     try:
         parts = urlsplit(url)
         host = parts.hostname

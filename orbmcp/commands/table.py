@@ -231,14 +231,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
         # only works in the main thread; its servers do connect.
         connects=False,
     ),
-    CommandSpec(
-        ("conformance-client",),
-        "Client for the MCP conformance suite (reads MCP_CONFORMANCE_SCENARIO).",
-        f"{H}.conformance:conformance_client",
-        (Param("url", "Server URL.", required=True),),
-        connects=True,
-        hidden=True,
-    ),
 )
 
 GROUPS: dict[str, str] = {

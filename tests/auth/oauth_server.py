@@ -77,7 +77,8 @@ class ASOptions:
     authorization_endpoint: str | None = None  # override (hostile URL)
     token_endpoint: str | None = None  # override (hostile URL)
     strict_redirect_uri: bool = True
-    metadata_redirect: str | None = None  # every AS metadata URL answers 302 there (T-F5)
+    metadata_redirect: str | None = None  # every AS metadata URL answers 302 there
+    token_redirect: bool = False  # the advertised token endpoint answers 307 to the real one
 
 
 @dataclass
@@ -178,6 +179,7 @@ class OAuthTestServer:
             routes += [
                 Route(prefix + "/authorize", self.authorize),
                 Route(prefix + "/token", self.token, methods=["POST"]),
+                Route(prefix + "/moved-token", self.moved_token, methods=["POST"]),
                 Route(prefix + "/register", self.register, methods=["POST"]),
             ]
 
@@ -313,7 +315,8 @@ class OAuthTestServer:
         body: dict[str, Any] = {
             "issuer": issuer,
             "authorization_endpoint": self.opts.authorization_endpoint or f"{issuer}/authorize",
-            "token_endpoint": self.opts.token_endpoint or f"{issuer}/token",
+            "token_endpoint": self.opts.token_endpoint
+            or f"{issuer}/{'moved-token' if self.opts.token_redirect else 'token'}",
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
         }
@@ -442,6 +445,10 @@ class OAuthTestServer:
             self.refresh[rt] = Grant(client_id, scopes, resource, None)
             body["refresh_token"] = rt
         return body
+
+    async def moved_token(self, request: Request) -> Response:
+        target = request.url.path.removesuffix("/moved-token") + "/token"
+        return RedirectResponse(target, status_code=307)  # 307: the POST and its form are kept
 
     async def token(self, request: Request) -> Response:
         form = dict(await request.form())

@@ -11,16 +11,8 @@ import pytest
 
 from orbmcp.auth import lock as lock_mod
 from orbmcp.auth.lock import AuthLock, LockHolder, holder_is_stale, process_create_time
-from orbmcp.auth.storage import (
-    AuthStore,
-    CorruptRecord,
-    atomic_write,
-    canonical_server_url,
-    ensure_private_dir,
-    expiry_from,
-    parse_record,
-    read_private_file,
-)
+from orbmcp.auth.record import CorruptRecord, canonical_server_url, expiry_from, parse_record
+from orbmcp.auth.storage import AuthStore, ensure_auth_dir, read_credentials
 from orbmcp.auth.urlpolicy import (
     check_browser_url,
     check_fetch_url,
@@ -31,6 +23,7 @@ from orbmcp.auth.urlpolicy import (
 )
 from orbmcp.config.model import ServerConfig
 from orbmcp.errors import AuthError
+from orbmcp.fs import atomic_write
 from tests.auth.oauth_server import make_cfg
 
 URL = "https://mcp.example.test/mcp"
@@ -190,21 +183,21 @@ def test_private_dir_and_file_refusals(tmp_path: Path) -> None:
     a_file = tmp_path / "file"
     a_file.write_text("x")
     with pytest.raises(AuthError, match="not a directory"):
-        ensure_private_dir(a_file)
+        ensure_auth_dir(a_file)
     (tmp_path / "target").mkdir()
     os.symlink(tmp_path / "target", tmp_path / "link")
     with pytest.raises(AuthError, match="symbolic link"):
-        ensure_private_dir(tmp_path / "link")
+        ensure_auth_dir(tmp_path / "link")
     loose = tmp_path / "loose"
     loose.mkdir(mode=0o755)
     os.chmod(loose, 0o755)
-    ensure_private_dir(loose)
+    ensure_auth_dir(loose)
     assert oct(loose.stat().st_mode & 0o777) == "0o700"
 
     with pytest.raises(AuthError, match="not a regular file"):
-        read_private_file(loose)
+        read_credentials(loose)
     with pytest.raises(AuthError, match=r"cannot read .*: Not a directory"):
-        read_private_file(a_file / "record.json")
+        read_credentials(a_file / "record.json")
 
 
 def test_failed_atomic_write_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -18,8 +18,9 @@ import pytest
 
 from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
+from orbmcp.auth.record import record_path
 from orbmcp.auth.status import CORRUPT, CREDENTIALS_STORED, MAY_BE_REQUIRED, NOT_CONFIGURED, auth_status
-from orbmcp.auth.storage import AuthStore, record_path
+from orbmcp.auth.storage import AuthStore
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import auth as handlers
 from orbmcp.config.loader import load_config
@@ -211,7 +212,8 @@ def test_status_line_for_each_stored_state(tmp_path: Path) -> None:
     assert store.load() is None and store.corrupt_backup is not None  # quarantined
     assert auth_status(cfg, tmp_path) == CORRUPT  # until authorized again
     _store(tmp_path, url)
-    os.utime(store.corrupt_backup, (1.0, 1.0))  # the backup is older than the new record
+    # The line follows the record stored now, whatever the clocks say about the old backup.
+    os.utime(store.corrupt_backup, (4e9, 4e9))
     assert auth_status(cfg, tmp_path) == CREDENTIALS_STORED
 
 

@@ -1,4 +1,4 @@
-"""The loopback callback listener and the pasted-redirect parser (T-E7, T-E9, T-E13)."""
+"""The loopback callback listener and the pasted-redirect parser."""
 
 from __future__ import annotations
 
@@ -86,6 +86,7 @@ async def test_error_response_fails_without_echoing_the_description() -> None:
     assert r.status_code == 400 and "<script>" not in r.text
     (err,) = out
     assert isinstance(err, AuthError) and err.message == "the authorization server refused: access_denied"
+    assert err.reason == "authorization_refused"
 
 
 async def test_pasted_redirect_races_the_listener() -> None:
@@ -127,6 +128,22 @@ def test_parse_pasted_redirect(text: str, expected: Any) -> None:
     else:
         with pytest.raises(AuthError, match=expected):
             parse_pasted_redirect(text, STATE)
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("code=abc&state=other", "state_mismatch"),
+        (f"state={STATE}", "no_code"),
+        (f"state={STATE}&error=access_denied", "authorization_refused"),
+    ],
+)
+def test_each_refusal_has_its_reason(query: str, reason: str) -> None:
+    # The listener and the paste loop keep waiting on a state mismatch and stop on the others:
+    # they tell them apart by this reason, never by the message.
+    with pytest.raises(AuthError) as caught:
+        parse_pasted_redirect(query, STATE)
+    assert caught.value.reason == reason
 
 
 def test_result_repr_hides_the_code() -> None:

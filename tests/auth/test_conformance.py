@@ -1,9 +1,10 @@
-"""orbmcp as the client of the official MCP conformance suite (issue 6, item 7).
+"""orbmcp as the client of the official MCP conformance suite.
 
 The suite test installs Node 22 and ``@modelcontextprotocol/conformance`` with npm (through
-``scripts/conformance.sh``) and runs every client scenario, one at a time; it is skipped, with the
-reason, when they cannot be installed. The other tests drive the same handler code in-process
-against real loopback servers, so the hooks it relies on are tested without Node too.
+``scripts/conformance.sh``) and runs every client scenario, one at a time, through
+``tests/conformance/client.py``; it is skipped, with the reason, when they cannot be installed.
+The other tests drive the same client code in-process against real loopback servers, so the
+hooks it relies on are tested without Node too.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -24,9 +26,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as ToolFailure
 from pydantic import BaseModel
 
-from orbmcp.commands.handlers import conformance as conf
 from orbmcp.errors import AuthError, ToolError, UsageError
 from tests.auth.oauth_server import ASOptions, running_server
+from tests.conformance import client as conf
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "conformance.sh"
@@ -168,7 +170,7 @@ def test_grant_factory_needs_its_credentials(tmp_path: Path) -> None:
     assert type(built).__name__ == "ClientCredentialsOAuthProvider"
 
 
-# -- the same handler, in-process, against real loopback servers -------------------------------------
+# -- the same client, in-process, against real loopback servers -------------------------------------
 
 
 class Profile(BaseModel):
@@ -267,3 +269,22 @@ def test_state_stays_out_of_the_users_global_dir(tmp_path: Path) -> None:
     server = config.servers[conf.SERVER_NAME]
     assert server.transport == "streamable-http" and server.max_retries == 0
     assert server.timeout_ms < 30_000  # inside the suite's per-scenario limit
+
+
+# -- the script the suite runs -------------------------------------------------------------------------
+
+
+def test_the_client_runs_as_a_script_from_the_repository() -> None:
+    for command in (["tests/conformance/client.py"], ["-m", "tests.conformance.client"]):
+        done = subprocess.run(
+            [sys.executable, *command], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 2 and "usage:" in done.stderr, command
+
+
+def test_a_failed_run_prints_the_error_line_the_script_matches(capsys: pytest.CaptureFixture[str]) -> None:
+    # Port 9 (discard) has no listener on 127.0.0.1: the connection is refused at once.
+    status = conf.main(["http://127.0.0.1:9/mcp"])
+    err = capsys.readouterr().err
+    assert status not in (0, 2)
+    assert err.startswith("orbmcp: error: ") and "conformance" in err.splitlines()[0]

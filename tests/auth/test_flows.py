@@ -14,9 +14,10 @@ import pytest
 
 from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
-from orbmcp.auth.provider import AuthChallenge, build_auth
+from orbmcp.auth.provider import build_auth
 from orbmcp.auth.status import auth_status
 from orbmcp.auth.storage import AuthStore
+from orbmcp.auth.ui import AuthChallenge
 from orbmcp.errors import AuthError
 from tests.auth.oauth_server import ISSUER_PATH, ASOptions, OAuthTestServer, make_cfg, running_server
 
@@ -324,6 +325,21 @@ async def test_unknown_expiry_401_refreshes_before_any_login(tmp_path: Path) -> 
     assert provider.refreshes == 1
 
 
+async def test_a_token_endpoint_that_redirects_within_its_origin(tmp_path: Path) -> None:
+    # The SDK follows the 307; the code exchange and the refresh still count, once each.
+    async with running_server(ASOptions(token_redirect=True)) as srv:
+        first = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=True, ui=HeadlessBrowser())
+        assert (await request(first, srv.mcp_url)).status_code == 200
+        assert first.logins == 1 and first.refreshes == 0
+        expire_stored(tmp_path, srv)
+        provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None)
+        response = await request(provider, srv.mcp_url)
+        moved = [r.form.get("grant_type") for r in srv.requests if r.path.endswith("/moved-token")]
+    assert response.status_code == 200 and provider.refreshes == 1 and provider.logins == 0
+    assert moved == ["authorization_code", "refresh_token"]
+    assert srv.token_requests("refresh_token") and srv.token_requests("authorization_code")
+
+
 async def test_proactive_refresh_within_one_provider(tmp_path: Path) -> None:
     async with running_server() as srv:
         await login(srv, tmp_path)
@@ -394,7 +410,7 @@ async def test_persist_failure_after_refresh_surfaces_without_login(
 ) -> None:
     import errno
 
-    from orbmcp.auth import storage
+    from orbmcp import fs
 
     def disk_full(path: Path, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -405,7 +421,7 @@ async def test_persist_failure_after_refresh_surfaces_without_login(
         before = AuthStore(tmp_path, make_cfg(srv.mcp_url)).path.read_bytes()
         ui = RecordingUI()
         provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=True, ui=ui)
-        monkeypatch.setattr(storage, "atomic_write", disk_full)
+        monkeypatch.setattr(fs, "atomic_write", disk_full)
         with pytest.raises(AuthError, match=r"could not save credentials.*No space left"):
             await request(provider, srv.mcp_url)
         monkeypatch.undo()
@@ -469,6 +485,9 @@ async def test_non_interactive_never_discovers_registers_or_opens(tmp_path: Path
         with pytest.raises(AuthError) as info:
             await request(provider, srv.mcp_url)
     assert info.value.code == "auth" and info.value.hint == "orbmcp auth srv"
+    assert info.value.reason == "needs_auth" and seen[0].error is info.value
+    # An agent is told its own command, not the shell's.
+    assert info.value.hint_in(lambda words: f"/mcp:{words}") == "/mcp:auth srv"
     assert srv.paths() == ["/mcp"]  # no discovery, no DCR
     assert ui.opened == ui.shown == [] and [c.kind for c in seen] == ["unauthorized"]
     assert not (tmp_path / "mcp-auth").exists() or not any((tmp_path / "mcp-auth").glob("*.json"))

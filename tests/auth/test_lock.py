@@ -1,4 +1,4 @@
-"""The cross-process auth lock, with real processes (T-H4, T-H5, T-H7, T-E24)."""
+"""The cross-process auth lock, with real processes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""T-H8: after a scripted session (logins, step-up, refresh, failures, corruption, debug log on),
+"""After a scripted session (logins, step-up, refresh, failures, corruption, debug log on),
 no token, code, verifier, state or client secret is anywhere but the live credential files."""
 
 from __future__ import annotations

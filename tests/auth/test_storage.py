@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from orbmcp.auth.record import canonical_server_url, record_path, server_hash
 from orbmcp.auth.status import auth_status
-from orbmcp.auth.storage import AuthStore, canonical_server_url, record_path, server_hash
+from orbmcp.auth.storage import AuthStore
 from orbmcp.errors import AuthError
 from tests.auth.oauth_server import make_cfg
 
@@ -68,6 +69,14 @@ async def test_looser_modes_are_tightened(tmp_path: Path, umask000: None) -> Non
     assert mode(store.path) == 0o600
     await save_tokens(store)
     assert mode(store.dir) == 0o700 and mode(store.path) == 0o600
+
+
+async def test_the_status_view_tightens_a_loose_credential_file(tmp_path: Path, umask000: None) -> None:
+    store = store_for(tmp_path)
+    await save_tokens(store)
+    os.chmod(store.path, 0o644)
+    assert auth_status(make_cfg(URL), tmp_path) == "credentials stored"
+    assert mode(store.path) == 0o600
 
 
 async def test_absolute_expiry_is_kept(tmp_path: Path) -> None:

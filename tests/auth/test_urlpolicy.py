@@ -1,4 +1,4 @@
-"""What may reach the browser opener, and what discovery may fetch (T-F1..T-F5)."""
+"""What may reach the browser opener, and what discovery may fetch."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_host_classes() -> None:
 
 
 async def test_cross_origin_metadata_redirect_is_not_followed(tmp_path: Path) -> None:
-    """T-F5: a redirect to the metadata service is neither followed nor used."""
+    """A redirect to the metadata service is neither followed nor used."""
     from orbmcp.auth.provider import build_auth
 
     ui = HeadlessBrowser()

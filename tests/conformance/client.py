@@ -1,10 +1,13 @@
-"""``orbmcp conformance-client URL``: the client side of the official MCP conformance suite (hidden).
+"""The client side of the official MCP conformance suite: ``python -m tests.conformance.client URL``.
 
-The suite (npm ``@modelcontextprotocol/conformance``, client mode) starts a mock server, then runs
-``<command> URL`` with ``MCP_CONFORMANCE_SCENARIO`` naming the scenario and, for some auth
-scenarios, ``MCP_CONFORMANCE_CONTEXT`` (JSON) carrying credentials. This handler connects through
-orbmcp's own core (Manager → Supervisor → transport → OAuth provider), exactly as a configured
-server would be, and then makes the one tool call the scenario asks for.
+Not part of the orbmcp package: ``scripts/conformance.sh`` runs it (also runnable as
+``python tests/conformance/client.py URL``). The suite (npm ``@modelcontextprotocol/conformance``,
+client mode) starts a mock server, then runs ``<command> URL`` with ``MCP_CONFORMANCE_SCENARIO``
+naming the scenario and, for some auth scenarios, ``MCP_CONFORMANCE_CONTEXT`` (JSON) carrying
+credentials. This client connects through orbmcp's own core (Manager → Supervisor → transport →
+OAuth provider), exactly as a configured server would be, and then makes the one tool call the
+scenario asks for. It prints one line on success; on failure ``orbmcp: error: ...`` on stderr
+(the script matches expected failures against that line) and orbmcp's exit status.
 
 Differences from a user's session, each forced by the suite:
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Mapping
@@ -32,8 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import Message
 from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
 from orbmcp.errors import AuthError, OrbError, ToolError, UsageError
 
@@ -65,6 +67,14 @@ _AUTH_TOOL = "test-tool"
 AuthFactory = Callable[[ServerConfig], Any]
 # Grants without an entry setting, built from the context with the SDK's extension providers.
 Grant = Literal["client_credentials", "private_key_jwt", "identity_assertion"]
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a run did: one line for the suite's log, and the details the tests check."""
+
+    text: str
+    data: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -143,14 +153,37 @@ def scenario_config(url: str, global_dir: Path, plan: Plan) -> ResolvedConfig:
     )
 
 
-async def conformance_client(ctx: CommandContext, url: str) -> Message:
-    scenario, context = read_context()
+async def run(url: str, environ: Mapping[str, str] | None = None) -> Report:
+    """The scenario the environment names, against the suite's mock server at ``url``."""
+    scenario, context = read_context(environ)
     plan = plan_for(scenario, context)
     with tempfile.TemporaryDirectory(prefix="orbmcp-conformance-") as tmp:
         return await run_plan(url, Path(tmp), plan)
 
 
-async def run_plan(url: str, global_dir: Path, plan: Plan) -> Message:
+def main(argv: list[str] | None = None) -> int:
+    """Run one scenario; the exit status is orbmcp's for the error that ended it (0 on success)."""
+    import anyio
+
+    from orbmcp.commands.outcome import exit_code_for
+    from orbmcp.text import one_line
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0].startswith("-"):
+        sys.stderr.write("usage: python -m tests.conformance.client URL\n")
+        return 2
+    try:
+        report = anyio.run(run, args[0])
+    except OrbError as err:
+        sys.stderr.write(f"orbmcp: error: {one_line(err.message)}\n")
+        if err.hint:
+            sys.stderr.write(f"hint: {one_line(err.hint)}\n")
+        return int(exit_code_for(err))
+    sys.stdout.write(one_line(report.text) + "\n")
+    return 0
+
+
+async def run_plan(url: str, global_dir: Path, plan: Plan) -> Report:
     """Connect through the Manager, make the scenario's call, and report what happened."""
     from orbmcp.auth.callback import HeadlessBrowser
     from orbmcp.core.manager import Manager
@@ -158,7 +191,7 @@ async def run_plan(url: str, global_dir: Path, plan: Plan) -> Message:
     browser = HeadlessBrowser(mode="callback", timeout_s=BROWSER_TIMEOUT_S)
     config = scenario_config(url, global_dir, plan)
     error: OrbError | None = None
-    message: Message | None = None
+    message: Report | None = None
     async with Manager(config, retries=False) as manager:
         manager.runtime.elicitation = accept_with_defaults
         manager.runtime.auth_factory = auth_factory(plan, global_dir, browser)
@@ -174,7 +207,7 @@ async def run_plan(url: str, global_dir: Path, plan: Plan) -> Message:
     return message
 
 
-async def _exercise(manager: Manager, plan: Plan) -> Message:
+async def _exercise(manager: Manager, plan: Plan) -> Report:
     from orbmcp.core.calls import call_tool
 
     sup = await manager.ready(SERVER_NAME)
@@ -185,7 +218,7 @@ async def _exercise(manager: Manager, plan: Plan) -> Message:
     }
     text = f"{plan.scenario or 'conformance'}: connected ({sup.snap.protocol_version})"
     if plan.call is None:
-        return Message(text, data)
+        return Report(text, data)
     tool, arguments = plan.call
     if tool not in data["tools"]:
         raise ToolError(f"the server does not offer tool '{tool}'", server=SERVER_NAME)
@@ -193,7 +226,7 @@ async def _exercise(manager: Manager, plan: Plan) -> Message:
     if result.is_error:
         raise ToolError(f"tool '{tool}' returned an error: {result.text()[:200]}", server=SERVER_NAME)
     data["call"] = {"tool": tool, "text": result.text()}
-    return Message(f"{text}; {tool}: {result.text()[:200]}", data)
+    return Report(f"{text}; {tool}: {result.text()[:200]}", data)
 
 
 def _with_browser_errors(err: AuthError, browser: HeadlessBrowser) -> AuthError:
@@ -274,7 +307,7 @@ def grant_factory(plan: Plan, global_dir: Path) -> AuthFactory:
                     store,
                     client_id,
                     _required(context, "client_secret", plan.scenario),
-                    token_endpoint_auth_method="client_secret_basic",  # noqa: S106 - a method name
+                    token_endpoint_auth_method="client_secret_basic",
                 )
             if plan.grant == "private_key_jwt":
                 from mcp.client.auth.extensions.client_credentials import (
@@ -306,8 +339,8 @@ def _required(context: Mapping[str, Any], key: str, scenario: str) -> str:
 
 
 # RFC 8693 / SEP-990 identifiers, not secrets.
-TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"  # noqa: S105
-ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"  # noqa: S105
+TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
 ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
 
 
@@ -377,7 +410,7 @@ def _identity_assertion_auth(cfg: ServerConfig, store: Any, context: Mapping[str
                     _required(context, "client_secret", scenario),
                     issuer,
                     id_jag,
-                    token_endpoint_auth_method="client_secret_basic",  # noqa: S106 - a method name
+                    token_endpoint_auth_method="client_secret_basic",
                 )
             flow = self._inner.async_auth_flow(request)
             outgoing = await flow.__anext__()
@@ -410,3 +443,7 @@ def _first_authorization_server(response: Any, server: str) -> str:
             server=server,
         )
     return servers[0]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
