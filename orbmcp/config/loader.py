@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orbmcp import log
+from orbmcp import environment, log
 from orbmcp.config import paths, registry
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
@@ -103,8 +103,8 @@ def load_config(
     warnings: list[ConfigWarning] = []
 
     override = config_file
-    if override is None and env.get(paths.CONFIG_ENV):
-        override = Path(env[paths.CONFIG_ENV])
+    if override is None:
+        override = environment.config_file(env)
     if override is not None:
         override = override.expanduser()
         override = override if override.is_absolute() else work / override
@@ -116,7 +116,7 @@ def load_config(
             raise ConfigError(
                 f"{override}: config file not found",
                 file=str(override),
-                hint=f"--config and {paths.CONFIG_ENV} must name an existing file",
+                hint=f"--config and {environment.CONFIG} must name an existing file",
             )
         file_layers.append(_file_layer("config", override, document))
         project_info = _project_info(gdir, pdir, load=False)[0]

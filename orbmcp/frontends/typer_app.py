@@ -8,12 +8,12 @@ No command logic lives here: each generated Typer command collects its parameter
 from __future__ import annotations
 
 import inspect
-import os
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from orbmcp import environment
 from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
@@ -49,7 +49,6 @@ def _root(
         "-p",
         help="Project directory (default: cwd).",
         metavar="DIR",
-        envvar="ORBMCP_PROJECT",
     ),
     config: str | None = typer.Option(
         None,
@@ -57,14 +56,13 @@ def _root(
         "-c",
         help="Use only this config file (trusted).",
         metavar="FILE",
-        envvar="ORBMCP_CONFIG",
     ),
     no_color: bool = typer.Option(False, "--no-color", help="No colours or rich tables (also NO_COLOR)."),
     json_output: bool = typer.Option(False, "--json", help="JSON output for every command."),
 ) -> None:
     """orbmcp: check, start, stop, authorize and call your MCP servers."""
-    OPTS.project = Path(project) if project else None
-    OPTS.config_file = Path(config) if config else None
+    OPTS.project = Path(project) if project else environment.project_dir()
+    OPTS.config_file = Path(config) if config else environment.config_file()
     OPTS.no_color, OPTS.json = no_color, json_output
 
 
@@ -140,5 +138,5 @@ def run_command(spec: CommandSpec, kwargs: dict[str, Any]) -> int:
         project=OPTS.project,
         config_file=OPTS.config_file,
         json_output=json_output,
-        no_color=OPTS.no_color or bool(os.environ.get("NO_COLOR")),
+        no_color=OPTS.no_color or environment.no_color(),
     )
