@@ -4,7 +4,8 @@ Layers, lowest first: servers registered by extensions, global ``settings.json``
 ``mcp.json``, project ``.orb/settings.json``, project ``.orb/mcp.json`` (project layers only for
 servers the user approved). ``--config FILE`` / ``ORBMCP_CONFIG`` replaces all file layers. A full
 entry replaces a lower one with the same name; a project entry without command/url/type/transport
-partially overrides it. Only the winners are expanded, and only after trust (T-G1, T-G7).
+partially overrides it. Only the winners are expanded, and only after trust, so an entry nobody
+approved never reads the environment.
 
 Kept to stdlib + json5: shell completion runs this on every keystroke. Never writes anything.
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from orbmcp import environment, log
 from orbmcp.config import paths, registry
+from orbmcp.config.expand import finalize
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
     ConfigWarning,
@@ -29,16 +31,8 @@ from orbmcp.config.model import (
     Source,
     TrustState,
 )
-from orbmcp.config.schema import (
-    apply_override,
-    apply_settings,
-    finalize,
-    is_partial,
-    parse_override,
-    parse_server,
-    parse_settings,
-    servers_block,
-)
+from orbmcp.config.schema import apply_override, is_partial, parse_override, parse_server, servers_block
+from orbmcp.config.settings import apply_settings, parse_settings
 from orbmcp.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -117,6 +111,7 @@ def load_config(
                 f"{override}: config file not found",
                 file=str(override),
                 hint=f"--config and {environment.CONFIG} must name an existing file",
+                reason="file_not_found",
             )
         file_layers.append(_file_layer("config", override, document))
         project_info = _project_info(gdir, pdir, load=False)[0]
@@ -194,7 +189,7 @@ def _project_info(
         return ProjectInfo(pdir, existing, trusted=False, loaded=False), [], []
     check = check_trust(gdir, review)
     if host_trust is not None:
-        # The host asked its user (seed 003: ctx.isProjectTrusted()); its answer covers the
+        # The host asked its user (an agent host's own project-trust prompt); its answer covers the
         # project as it is right now, every server included.
         from orbmcp.config.trust import TrustCheck
 
@@ -267,16 +262,18 @@ def _apply_partial(
         return
     base = winners.get(name)
     if base is None:
-        why = (
-            "the entry it overrides is invalid (see the warning above)"
-            if name in invalid
-            else "no lower layer (global config or extension) defines this server"
-        )
+        if name in invalid:
+            why = "the entry it overrides is invalid (see the warning above)"
+            reason = "partial_override_invalid_base"
+        else:
+            why = "no lower layer (global config or extension) defines this server"
+            reason = "partial_override_unknown"
         warnings.append(
             ConfigWarning(
                 f'partial override ignored: {why}; give "command" or "url" to define a server here',
                 file,
                 name,
+                reason,
             )
         )
         return

@@ -1,6 +1,7 @@
 """Where configuration lives. Every location derives from the real environment or an explicit flag.
 
-Nothing here reads a config file: a project must never be able to move the global dir (T-G9).
+Nothing here reads a config file: a project must never be able to move the global dir, where
+trust records and tokens live.
 """
 
 from __future__ import annotations
