@@ -96,42 +96,13 @@ def load_config(
     pdir = paths.project_dir(project, cwd=work)
     warnings: list[ConfigWarning] = []
 
-    override = config_file
-    if override is None:
-        override = environment.config_file(env)
-    if override is not None:
-        override = override.expanduser()
-        override = override if override.is_absolute() else work / override
-
-    file_layers: list[_Layer] = []
-    if override is not None:
-        document = read_jsonc(override)
-        if document is None:
-            raise ConfigError(
-                f"{override}: config file not found",
-                file=str(override),
-                hint=f"--config and {environment.CONFIG} must name an existing file",
-                reason="file_not_found",
-            )
-        file_layers.append(_file_layer("config", override, document))
-        project_info = _project_info(gdir, pdir, load=False)[0]
-    else:
-        for path in paths.global_files(gdir):
-            document = read_jsonc(path)
-            if document is not None:
-                file_layers.append(_file_layer("global", path, document))
-        project_info, project_layers, project_warnings = _project_info(
-            gdir, pdir, load=True, host_trust=host_trust
-        )
-        file_layers.extend(project_layers)
-        warnings.extend(project_warnings)
-
+    override = _config_override(config_file, env, work)
+    file_layers, project_info = _file_layers(override, gdir, pdir, host_trust, warnings)
     settings = Settings()
     for layer in file_layers:
         stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
         settings = apply_settings(settings, stated)
         warnings.extend(settings_warnings)
-
     extension = _Layer(
         "extension",
         None,
@@ -156,6 +127,49 @@ def load_config(
         files=tuple(layer.file for layer in file_layers if layer.file is not None),
         config_override=override,
     )
+
+
+def _config_override(config_file: Path | None, env: Mapping[str, str], work: Path) -> Path | None:
+    """``--config FILE``, else ``ORBMCP_CONFIG``, made absolute; None when neither is given."""
+    override = config_file
+    if override is None:
+        override = environment.config_file(env)
+    if override is not None:
+        override = override.expanduser()
+        override = override if override.is_absolute() else work / override
+    return override
+
+
+def _file_layers(
+    override: Path | None,
+    gdir: Path,
+    pdir: Path,
+    host_trust: bool | None,
+    warnings: list[ConfigWarning],
+) -> tuple[list[_Layer], ProjectInfo]:
+    """The file layers, lowest first: the one ``--config`` file, or the global and trusted project files."""
+    file_layers: list[_Layer] = []
+    if override is not None:
+        document = read_jsonc(override)
+        if document is None:
+            raise ConfigError(
+                f"{override}: config file not found",
+                file=str(override),
+                hint=f"--config and {environment.CONFIG} must name an existing file",
+                reason="file_not_found",
+            )
+        file_layers.append(_file_layer("config", override, document))
+        return file_layers, _project_info(gdir, pdir, load=False)[0]
+    for path in paths.global_files(gdir):
+        document = read_jsonc(path)
+        if document is not None:
+            file_layers.append(_file_layer("global", path, document))
+    project_info, project_layers, project_warnings = _project_info(
+        gdir, pdir, load=True, host_trust=host_trust
+    )
+    file_layers.extend(project_layers)
+    warnings.extend(project_warnings)
+    return file_layers, project_info
 
 
 def _str(path: Path | None) -> str | None:
