@@ -88,15 +88,15 @@ def test_the_shell_takes_project_and_config_from_the_environment(
 ) -> None:
     import json
 
-    from orbmcp.frontends.cli import main
+    from orbmcp.frontends.typer_app import build_app
 
     monkeypatch.setenv("ORB_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.setenv("ORBMCP_PROJECT", str(tmp_path / "project"))
     monkeypatch.setenv("ORBMCP_CONFIG", str(tmp_path / "only.json"))
     (tmp_path / "only.json").write_text("{}")
-    with pytest.raises(SystemExit) as exited:
-        main(["config", "paths", "--json"])
-    assert exited.value.code == 0
+    # Not cli.main: it ends the process with os._exit once the SDK is loaded, as it is in a test run.
+    code = build_app()(args=["config", "paths", "--json"], prog_name="orbmcp", standalone_mode=False)
+    assert code == 0
     paths = json.loads(capsys.readouterr().out)
     assert paths["projectFiles"][0] == str(tmp_path / "project" / ".orb" / "settings.json")
     assert paths["configOverride"] == str(tmp_path / "only.json")
