@@ -24,12 +24,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orbmcp import environment
 from orbmcp.redact import redact, redact_field, redact_mapping
 
 if TYPE_CHECKING:
     import logging
 
-DEBUG_ENV = "ORBMCP_DEBUG"
 ROOT_LOGGER = "orbmcp"
 _LEVELS = {"debug": 10, "info": 20, "warn": 30, "warning": 30, "error": 40, "critical": 50}
 LOG_DIR_NAME = "logs"
@@ -37,7 +37,6 @@ LOG_FILE_NAME = "orbmcp.log"
 BACKUP_SUFFIX = ".1"
 MAX_BYTES = 2 * 1024 * 1024
 
-_TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
 ALLOWED_FIELDS = frozenset(
     {
         "from",
@@ -98,8 +97,7 @@ _state = _State()
 
 
 def env_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    value = (os.environ if environ is None else environ).get(DEBUG_ENV, "")
-    return value.strip().lower() in _TRUE_VALUES
+    return environment.debug(environ)
 
 
 def configure(global_dir: Path, enabled: bool | None = None) -> None:

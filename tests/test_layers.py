@@ -17,7 +17,7 @@ PACKAGE = ROOT / "orbmcp"
 
 # Lowest first. A module belongs to the first entry that is its name or a prefix of it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("orbmcp.errors", "orbmcp._version", "orbmcp.text", "orbmcp.fs", "orbmcp.suggest"),
+    ("orbmcp.errors", "orbmcp._version", "orbmcp.text", "orbmcp.fs", "orbmcp.suggest", "orbmcp.environment"),
     ("orbmcp.redact", "orbmcp.log"),
     ("orbmcp.config",),
     ("orbmcp.net",),

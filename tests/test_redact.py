@@ -1,4 +1,4 @@
-"""The redactor: the T-H9 table, the seed's list, and properties over generated text."""
+"""The redactor: a table of texts and their redacted forms, and properties over generated text."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from orbmcp.redact import MASK, mask_value, redact, redact_field, redact_mapping
 M = MASK
 
 TABLE = [
-    # T-H9
+    # The basic cases: a header, URL userinfo and query, JSON secrets, a JWT.
     ("Authorization: Bearer abc", f"Authorization: Bearer {M}"),
     ("Authorization: Token abc", f"Authorization: {M}"),
     ("https://u:p@h/x?code=1&sig=2&q=ok", f"https://{M}:{M}@h/x?code={M}&sig={M}&q=ok"),

@@ -8,12 +8,13 @@ long-lived for the REPL, the daemon and agent hosts.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from orbmcp import environment
 
 if TYPE_CHECKING:
     from orbmcp.commands.results.base import Result
@@ -52,14 +53,9 @@ class SessionProvider(Protocol):
         ...
 
 
-def _env_true(v: str | None) -> bool:
-    return (v or "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 def default_interactive(json_output: bool, environ: Mapping[str, str] | None = None) -> bool:
     """Interactive means a person can answer: terminal on both ends, no --json, not CI."""
-    env = os.environ if environ is None else environ
-    if json_output or _env_true(env.get("CI")):
+    if json_output or environment.ci(environ):
         return False
     try:
         return sys.stdin.isatty() and sys.stderr.isatty()

@@ -6,6 +6,7 @@ The Typer front (frontends/cli.py), the slash dispatcher (frontends/slash.py), c
 
 from __future__ import annotations
 
+from orbmcp import environment
 from orbmcp.commands.spec import CommandSpec, Param
 
 # Options of the program itself, defined once: the Typer root callback (frontends/typer_app.py),
@@ -19,7 +20,7 @@ GLOBAL_OPTIONS: tuple[Param, ...] = (
         type="path",
         flags=("--project", "-p"),
         metavar="DIR",
-        envvar="ORBMCP_PROJECT",
+        envvar=environment.PROJECT,
     ),
     Param(
         "config",
@@ -28,7 +29,7 @@ GLOBAL_OPTIONS: tuple[Param, ...] = (
         type="path",
         flags=("--config", "-c"),
         metavar="FILE",
-        envvar="ORBMCP_CONFIG",
+        envvar=environment.CONFIG,
     ),
     Param("no_color", "No colours or rich tables (also NO_COLOR).", kind="flag"),
     Param("json", "JSON output for every command.", kind="flag"),

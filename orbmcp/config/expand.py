@@ -1,14 +1,24 @@
-"""``${VAR}`` expansion for the fields that may carry secrets or paths.
+"""``${VAR}`` expansion for the fields that may carry secrets or paths, and ``finalize``.
 
 Forms: ``${VAR}``, ``${VAR:-default}`` (default when unset or empty, as in POSIX shells),
 ``${env:VAR}`` and ``${env:VAR:-default}``, and ``$$`` for a literal ``$``. Any other ``$`` is
 left as it is, so ``$HOME`` is not expanded (a shell is not involved, and guessing would surprise).
+
+``finalize`` is the last step of loading one entry: expand its fields, resolve its ``cwd`` and
+check what only the expanded values show. The loader runs it only on the entries that won the
+merge and are trusted, so an entry nobody approved never reads the environment.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from orbmcp.config.checks import Problems, check_url
+from orbmcp.config.model import ConfigWarning, ServerConfig
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # One token: "$$", or "${...}" up to the first "}", or an unterminated "${".
@@ -73,3 +83,61 @@ def referenced_variables(text: str) -> tuple[str, ...]:
     except ExpansionError:
         return ()
     return tuple(dict.fromkeys(names))
+
+
+# ---- finalize: expansion, once an entry is trusted and chosen -----------------------------------
+
+
+def finalize(
+    server: ServerConfig, *, environ: Mapping[str, str], cwd: Path
+) -> tuple[ServerConfig | None, list[ConfigWarning]]:
+    """Expand ``${VAR}`` in command, args, env, cwd, url and header values; resolve cwd; check the URL."""
+    problems = Problems(server.name, server.file)
+
+    def one(key: str, value: str) -> str:
+        try:
+            return expand(value, environ)
+        except ExpansionError as exc:
+            reason = "env_missing" if isinstance(exc, MissingVariable) else "invalid_variable_reference"
+            problems.invalid(f'"{key}": {exc}', reason=reason)
+            return value
+
+    command = one("command", server.command) if server.command is not None else None
+    args = tuple(one(f"args[{i}]", a) for i, a in enumerate(server.args))
+    env = {k: one(f"env.{k}", v) for k, v in server.env.items()}
+    url = one("url", server.url) if server.url is not None else None
+    headers = {k: one(f"headers.{k}", v) for k, v in server.headers.items()}
+    work_dir: str | None = None
+    if server.cwd is not None:
+        expanded = one("cwd", server.cwd)
+        work_dir = str(_resolve_dir(expanded, environ=environ, cwd=cwd))
+    if problems.fatal:
+        return None, problems.warnings()
+    _check_expanded(problems, command=command, url=url, headers=headers)
+    if problems.fatal:
+        return None, problems.warnings()
+    return replace(server, command=command, args=args, env=env, cwd=work_dir, url=url, headers=headers), []
+
+
+def _check_expanded(
+    problems: Problems, *, command: str | None, url: str | None, headers: Mapping[str, str]
+) -> None:
+    """What only the expanded values can show: a control character, a bad URL, an empty command."""
+    for key, value in headers.items():
+        if "\r" in value or "\n" in value or "\x00" in value:
+            problems.invalid(f'"headers.{key}" contains a control character after expansion')
+    if url is not None:
+        check_url(problems, "url", url)
+    if command is not None and not command.strip():
+        problems.invalid('"command" is empty after expansion')
+
+
+def _resolve_dir(path: str, *, environ: Mapping[str, str], cwd: Path) -> Path:
+    """``cwd`` is relative to orbmcp's working directory; ``~`` means the user's home."""
+    if path == "~" or path.startswith("~/"):
+        home = environ.get("HOME") or str(Path.home())
+        path = home + path[1:]
+    resolved = Path(path)
+    if not resolved.is_absolute():
+        resolved = cwd / resolved
+    return Path(os.path.normpath(resolved))

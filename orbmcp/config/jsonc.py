@@ -53,6 +53,7 @@ def parse_jsonc(text: str, *, file: str = "<string>") -> dict[str, object]:
         raise ConfigError(
             f"{file}: the top level must be a JSON object, not {type_name(value)}",
             file=file,
+            reason="not_an_object",
         )
     return value
 
@@ -78,6 +79,7 @@ def _parse_json5(text: str, file: str) -> object:
             f"{file}:{line}:{col}: {what}",
             file=file,
             hint="JSONC/JSON5: comments and trailing commas are fine; strings need quotes",
+            reason="syntax",
         )
     if _SURROGATE_ESCAPE.search(text):
         value = _join_surrogates(value)
@@ -104,15 +106,22 @@ def read_jsonc(path: Path) -> dict[str, object] | None:
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, expected a JSON file", file=str(path)) from None
+        raise ConfigError(
+            f"{path}: is a directory, expected a JSON file", file=str(path), reason="not_a_file"
+        ) from None
     except PermissionError:
         raise ConfigError(
-            f"{path}: permission denied", file=str(path), hint=f"check the permissions of {path}"
+            f"{path}: permission denied",
+            file=str(path),
+            hint=f"check the permissions of {path}",
+            reason="permission_denied",
         ) from None
     except OSError as exc:
         if exc.errno == errno.ENOTDIR:  # a path component is a file: same as absent
             return None
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}", file=str(path)) from None
+        raise ConfigError(
+            f"{path}: cannot read: {exc.strerror or exc}", file=str(path), reason="unreadable"
+        ) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -121,6 +130,7 @@ def read_jsonc(path: Path) -> dict[str, object] | None:
             f"{path}:{line}:{col}: not valid UTF-8 (byte 0x{data[exc.start]:02x})",
             file=str(path),
             hint="save the file as UTF-8",
+            reason="not_utf8",
         ) from None
     return parse_jsonc(text, file=str(path))
 

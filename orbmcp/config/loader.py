@@ -4,7 +4,8 @@ Layers, lowest first: servers registered by extensions, global ``settings.json``
 ``mcp.json``, project ``.orb/settings.json``, project ``.orb/mcp.json`` (project layers only for
 servers the user approved). ``--config FILE`` / ``ORBMCP_CONFIG`` replaces all file layers. A full
 entry replaces a lower one with the same name; a project entry without command/url/type/transport
-partially overrides it. Only the winners are expanded, and only after trust (T-G1, T-G7).
+partially overrides it. Only the winners are expanded, and only after trust, so an entry nobody
+approved never reads the environment.
 
 Kept to stdlib + json5: shell completion runs this on every keystroke. Never writes anything.
 """
@@ -17,8 +18,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orbmcp import log
+from orbmcp import environment, log
 from orbmcp.config import paths, registry
+from orbmcp.config.expand import finalize
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
     ConfigWarning,
@@ -29,16 +31,8 @@ from orbmcp.config.model import (
     Source,
     TrustState,
 )
-from orbmcp.config.schema import (
-    apply_override,
-    apply_settings,
-    finalize,
-    is_partial,
-    parse_override,
-    parse_server,
-    parse_settings,
-    servers_block,
-)
+from orbmcp.config.schema import apply_override, is_partial, parse_override, parse_server, servers_block
+from orbmcp.config.settings import apply_settings, parse_settings
 from orbmcp.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -102,41 +96,13 @@ def load_config(
     pdir = paths.project_dir(project, cwd=work)
     warnings: list[ConfigWarning] = []
 
-    override = config_file
-    if override is None and env.get(paths.CONFIG_ENV):
-        override = Path(env[paths.CONFIG_ENV])
-    if override is not None:
-        override = override.expanduser()
-        override = override if override.is_absolute() else work / override
-
-    file_layers: list[_Layer] = []
-    if override is not None:
-        document = read_jsonc(override)
-        if document is None:
-            raise ConfigError(
-                f"{override}: config file not found",
-                file=str(override),
-                hint=f"--config and {paths.CONFIG_ENV} must name an existing file",
-            )
-        file_layers.append(_file_layer("config", override, document))
-        project_info = _project_info(gdir, pdir, load=False)[0]
-    else:
-        for path in paths.global_files(gdir):
-            document = read_jsonc(path)
-            if document is not None:
-                file_layers.append(_file_layer("global", path, document))
-        project_info, project_layers, project_warnings = _project_info(
-            gdir, pdir, load=True, host_trust=host_trust
-        )
-        file_layers.extend(project_layers)
-        warnings.extend(project_warnings)
-
+    override = _config_override(config_file, env, work)
+    file_layers, project_info = _file_layers(override, gdir, pdir, host_trust, warnings)
     settings = Settings()
     for layer in file_layers:
         stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
         settings = apply_settings(settings, stated)
         warnings.extend(settings_warnings)
-
     extension = _Layer(
         "extension",
         None,
@@ -161,6 +127,49 @@ def load_config(
         files=tuple(layer.file for layer in file_layers if layer.file is not None),
         config_override=override,
     )
+
+
+def _config_override(config_file: Path | None, env: Mapping[str, str], work: Path) -> Path | None:
+    """``--config FILE``, else ``ORBMCP_CONFIG``, made absolute; None when neither is given."""
+    override = config_file
+    if override is None:
+        override = environment.config_file(env)
+    if override is not None:
+        override = override.expanduser()
+        override = override if override.is_absolute() else work / override
+    return override
+
+
+def _file_layers(
+    override: Path | None,
+    gdir: Path,
+    pdir: Path,
+    host_trust: bool | None,
+    warnings: list[ConfigWarning],
+) -> tuple[list[_Layer], ProjectInfo]:
+    """The file layers, lowest first: the one ``--config`` file, or the global and trusted project files."""
+    file_layers: list[_Layer] = []
+    if override is not None:
+        document = read_jsonc(override)
+        if document is None:
+            raise ConfigError(
+                f"{override}: config file not found",
+                file=str(override),
+                hint=f"--config and {environment.CONFIG} must name an existing file",
+                reason="file_not_found",
+            )
+        file_layers.append(_file_layer("config", override, document))
+        return file_layers, _project_info(gdir, pdir, load=False)[0]
+    for path in paths.global_files(gdir):
+        document = read_jsonc(path)
+        if document is not None:
+            file_layers.append(_file_layer("global", path, document))
+    project_info, project_layers, project_warnings = _project_info(
+        gdir, pdir, load=True, host_trust=host_trust
+    )
+    file_layers.extend(project_layers)
+    warnings.extend(project_warnings)
+    return file_layers, project_info
 
 
 def _str(path: Path | None) -> str | None:
@@ -194,7 +203,7 @@ def _project_info(
         return ProjectInfo(pdir, existing, trusted=False, loaded=False), [], []
     check = check_trust(gdir, review)
     if host_trust is not None:
-        # The host asked its user (seed 003: ctx.isProjectTrusted()); its answer covers the
+        # The host asked its user (an agent host's own project-trust prompt); its answer covers the
         # project as it is right now, every server included.
         from orbmcp.config.trust import TrustCheck
 
@@ -267,16 +276,18 @@ def _apply_partial(
         return
     base = winners.get(name)
     if base is None:
-        why = (
-            "the entry it overrides is invalid (see the warning above)"
-            if name in invalid
-            else "no lower layer (global config or extension) defines this server"
-        )
+        if name in invalid:
+            why = "the entry it overrides is invalid (see the warning above)"
+            reason = "partial_override_invalid_base"
+        else:
+            why = "no lower layer (global config or extension) defines this server"
+            reason = "partial_override_unknown"
         warnings.append(
             ConfigWarning(
                 f'partial override ignored: {why}; give "command" or "url" to define a server here',
                 file,
                 name,
+                reason,
             )
         )
         return

@@ -104,9 +104,17 @@ class Settings:
 
 @dataclass(frozen=True)
 class ConfigWarning:
+    """A problem that did not stop the load: a skipped entry, an ignored key or setting, ...
+
+    ``reason`` is the machine spelling (``invalid_entry``, ``env_missing``, ``ignored_key``,
+    ``partial_override_unknown``, ...), for code that must tell warnings apart; two warnings with
+    the same text are the same warning whatever their reason.
+    """
+
     message: str
     file: str | None = None
     server: str | None = None
+    reason: str = field(default="warning", compare=False)
 
     def __str__(self) -> str:
         where = ", ".join(p for p in (self.file, f"server {self.server!r}" if self.server else None) if p)

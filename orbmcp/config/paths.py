@@ -1,16 +1,16 @@
 """Where configuration lives. Every location derives from the real environment or an explicit flag.
 
-Nothing here reads a config file: a project must never be able to move the global dir (T-G9).
+Nothing here reads a config file: a project must never be able to move the global dir, where
+trust records and tokens live.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
-GLOBAL_DIR_ENV = "ORB_AGENT_DIR"
-CONFIG_ENV = "ORBMCP_CONFIG"
+from orbmcp import environment
+
 SETTINGS_FILE = "settings.json"
 MCP_FILE = "mcp.json"
 PROJECT_SUBDIR = ".orb"
@@ -19,9 +19,8 @@ TRUST_STORE_FILE = "trusted-projects.json"
 
 def global_dir(environ: Mapping[str, str] | None = None) -> Path:
     """``$ORB_AGENT_DIR`` or ``~/.orb/agent``; never created here."""
-    env = os.environ if environ is None else environ
-    configured = env.get(GLOBAL_DIR_ENV, "")
-    return Path(configured).expanduser() if configured else Path("~/.orb/agent").expanduser()
+    configured = environment.global_dir(environ)
+    return (configured or Path("~/.orb/agent")).expanduser()
 
 
 def project_dir(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:

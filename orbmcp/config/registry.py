@@ -40,11 +40,15 @@ def register_server(name: str, entry: Mapping[str, object], *, owner: str = "ext
     raw = copy.deepcopy(dict(entry))
     where = f"server {name!r} registered by {owner}"
     if is_partial(raw):
-        raise ConfigError(f'{where}: no transport: set "command" (stdio) or "url" (HTTP)', server=name)
+        raise ConfigError(
+            f'{where}: no transport: set "command" (stdio) or "url" (HTTP)',
+            server=name,
+            reason="invalid_entry",
+        )
     server, warnings = parse_server(name, raw, file=None, source="extension", settings=Settings())
     if server is None:
         problems = "; ".join(w.message for w in warnings)
-        raise ConfigError(f"{where}: {problems}", server=name)
+        raise ConfigError(f"{where}: {problems}", server=name, reason="invalid_entry")
     with _lock:
         previous = _servers.get(name)
         if previous is not None and previous.owner == owner and dict(previous.entry) == raw:

@@ -1,14 +1,14 @@
 """Project trust: a project's servers run only after the user approved exactly those definitions.
 
 Approval is recorded in the user's global dir (never in the project), keyed by the project's real
-path and bound per server to a hash of its raw, unexpanded entries (R-F7, T-G2): change a server's
-command, args, env, url, ... and that server is invisible again until re-approved, while the
-unchanged ones keep working (T-G10). A new server needs its own approval (T-G3). Nothing a project
-file says can grant trust (T-G4).
+path and bound per server to a hash of its raw, unexpanded entries: change a server's command,
+args, env, url, ... and that server is invisible again until re-approved, while the unchanged ones
+keep working. A new server needs its own approval. Nothing a project file says can grant trust.
 
-The store is small JSON, written atomically (temp + fsync + rename) with mode 0600 in a 0700 dir.
+The store is small JSON, written by ``orbmcp.fs`` (atomic, 0600 in a 0700 dir) under its lock.
 A store that is a symlink, owned by someone else, or writable by group/others is ignored: whoever
-can write it could approve anything.
+can write it could approve anything. So it has its own reader: ``fs.read_private`` would tighten
+such a file's mode and trust what it holds.
 """
 
 from __future__ import annotations
@@ -22,19 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 
+from orbmcp import fs
 from orbmcp.config import paths
 from orbmcp.config.expand import referenced_variables
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import ConfigWarning, ServerConfig, Settings, TrustState
-from orbmcp.config.schema import (
-    apply_override,
-    is_partial,
-    parse_server,
-    parse_settings,
-    servers_block,
-    trust_key_warnings,
-)
-from orbmcp.errors import ConfigError
+from orbmcp.config.schema import apply_override, is_partial, parse_server, servers_block, trust_key_warnings
+from orbmcp.config.settings import parse_settings
+from orbmcp.errors import ConfigError, cmd
 
 STORE_VERSION = 1
 LOCK_TIMEOUT_S = 10.0
@@ -203,17 +198,22 @@ def _read_store(global_dir: Path) -> tuple[dict[str, object], ConfigWarning | No
         return {}, None
     except OSError as exc:
         return {}, ConfigWarning(
-            f"trust store ignored ({exc.strerror or exc}); no project is trusted", str(path)
+            f"trust store ignored ({exc.strerror or exc}); no project is trusted",
+            str(path),
+            reason="trust_store_ignored",
         )
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            return {}, ConfigWarning("trust store is not a regular file; ignored", str(path))
+            return {}, ConfigWarning(
+                "trust store is not a regular file; ignored", str(path), reason="trust_store_ignored"
+            )
         if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
             return {}, ConfigWarning(
                 f"trust store is writable by others or not yours (mode {stat.S_IMODE(info.st_mode):o}); "
                 "ignored, no project is trusted: approve again with `orbmcp trust`",
                 str(path),
+                reason="trust_store_ignored",
             )
         data = handle.read()
     try:
@@ -225,6 +225,7 @@ def _read_store(global_dir: Path) -> tuple[dict[str, object], ConfigWarning | No
         return {}, ConfigWarning(
             "trust store is corrupt; ignored, no project is trusted: approve again with `orbmcp trust`",
             str(path),
+            reason="trust_store_corrupt",
         )
     return cast("dict[str, object]", projects), None
 
@@ -268,7 +269,8 @@ def approve(global_dir: Path, project_dir: Path, digest: str) -> None:
             f"{paths.project_config_dir(project_dir)}: the project configuration changed while it was "
             "being reviewed; nothing was approved",
             file=str(paths.project_config_dir(project_dir)),
-            hint="run `orbmcp trust` again and review the new definitions",
+            hint=f"run `{cmd('trust')}` again and review the new definitions",
+            reason="changed_during_review",
         )
     record = {
         "digest": review.digest,
@@ -287,13 +289,11 @@ def revoke(global_dir: Path, project_dir: Path) -> bool:
 
 
 def _update_store(global_dir: Path, real: str, record: Mapping[str, object] | None) -> bool:
-    from filelock import FileLock, Timeout  # only trust/untrust write: keep it off the load path
-
-    _make_private_dir(global_dir)
-    path = paths.trust_store_path(global_dir)
-    lock = FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S, mode=0o600)
+    # The global dir may be a symlink the user made (dotfiles); fs refuses a symlinked private
+    # dir, so the store is written where the link points.
+    path = paths.trust_store_path(Path(os.path.realpath(global_dir)))
     try:
-        with lock:
+        with fs.locked(path, timeout=LOCK_TIMEOUT_S):
             projects, problem = _read_store(global_dir)
             if problem is not None and path.exists():
                 # Keep what we could not trust for inspection; start a clean store.
@@ -305,41 +305,13 @@ def _update_store(global_dir: Path, real: str, record: Mapping[str, object] | No
             else:
                 projects[real] = dict(record)
             if changed:
-                _atomic_write(path, _canonical({"version": STORE_VERSION, "projects": projects}))
+                fs.atomic_write(path, _canonical({"version": STORE_VERSION, "projects": projects}))
             return changed
-    except Timeout:
+    except fs.LockTimeout:
+        store = paths.trust_store_path(global_dir)
         raise ConfigError(
-            f"{path}: another orbmcp is updating the trust store (lock {lock.lock_file} held)",
-            file=str(path),
+            f"{store}: another orbmcp is updating the trust store (lock {fs.lock_path(store)} held)",
+            file=str(store),
             hint="try again in a moment",
+            reason="trust_store_locked",
         ) from None
-
-
-def _make_private_dir(directory: Path) -> None:
-    missing: list[Path] = []
-    current = directory
-    while not current.exists():
-        missing.append(current)
-        current = current.parent
-    for path in reversed(missing):
-        path.mkdir(mode=0o700, exist_ok=True)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    import tempfile
-
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # 0600, O_EXCL
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

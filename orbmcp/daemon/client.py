@@ -25,24 +25,26 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from orbmcp import environment
 from orbmcp.daemon import protocol
 from orbmcp.daemon.scope import Scope, current_scope, socket_path, state_path
 
-NO_DAEMON_ENV = "ORBMCP_NO_DAEMON"
 # What the daemon needs of this environment to render as this terminal would, and the settings
 # that change what a command does. Secrets never cross: variables the config references are only
 # compared, by salted digest (``env_digests``).
-FORWARDED_ENV = ("NO_COLOR", "FORCE_COLOR", "TERM", "COLORTERM", "COLUMNS", "LINES", "CI", "TTY_COMPATIBLE")
+FORWARDED_ENV = (
+    environment.NO_COLOR,
+    environment.CI,
+    "FORCE_COLOR",
+    "TERM",
+    "COLORTERM",
+    "COLUMNS",
+    "LINES",
+    "TTY_COMPATIBLE",
+)
 FORWARDED_PREFIX = "ORBMCP_"
 CONNECT_TIMEOUT_S = 2.0
 STDIN_LIMIT = 16 * 1024 * 1024
-_TRUE = frozenset({"1", "true", "yes", "on"})
-
-
-def _true(value: str | None) -> bool:
-    return (value or "").strip().lower() in _TRUE
-
-
 # -- which lines go to the daemon ------------------------------------------------------------------
 
 
@@ -113,7 +115,7 @@ def forwardable(path: tuple[str, ...], connects: bool) -> bool:
 
 def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | None:
     env = os.environ if environ is None else environ
-    if _true(env.get(NO_DAEMON_ENV)):
+    if environment.no_daemon(env):
         return None
     line = Line(argv)
     if line.no_daemon or line.help or line.command() is None:

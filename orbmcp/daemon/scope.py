@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from orbmcp import environment
 from orbmcp.config import paths
 
 # sun_path is 108 bytes on Linux, 104 on the BSDs and macOS; keep room for the terminating NUL.
@@ -58,10 +59,10 @@ def current_scope(
     """The scope of a command line: its ``--project``/``--config`` (or their env vars) and cwd."""
     env = os.environ if environ is None else environ
     work = (cwd if cwd is not None else Path.cwd()).absolute()
-    if project is None and env.get("ORBMCP_PROJECT"):
-        project = Path(env["ORBMCP_PROJECT"])
-    if config_file is None and env.get(paths.CONFIG_ENV):
-        config_file = Path(env[paths.CONFIG_ENV])
+    if project is None:
+        project = environment.project_dir(env)
+    if config_file is None:
+        config_file = environment.config_file(env)
     gdir = paths.global_dir(env)
     gdir = gdir if gdir.is_absolute() else work / gdir
     config = None

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from orbmcp import environment
 from orbmcp.commands.complete import complete_line, shell_commands, slash_commands, usage_line
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
@@ -452,4 +453,4 @@ def _isatty(stream: Any) -> bool:
 
 
 def _no_color() -> bool:
-    return bool(os.environ.get("NO_COLOR"))
+    return environment.no_color()

@@ -16,7 +16,6 @@ import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from orbmcp.commands.complete import (
@@ -334,14 +333,13 @@ def complete_fast(args: Sequence[str]) -> int | None:
         rest = rest[1:]
     if len(rest) != 1 or rest[0].startswith("-") or "--json" in rest:
         return None
-    import os
     import sys
 
+    from orbmcp import environment
     from orbmcp.commands.complete import complete_line
     from orbmcp.text import one_line
 
-    project = os.environ.get("ORBMCP_PROJECT") or None
-    candidates = complete_line(rest[0], project=Path(project) if project else None)
+    candidates = complete_line(rest[0], project=environment.project_dir())
     text = (
         json.dumps(candidates, ensure_ascii=False) if as_json else "\n".join(one_line(c) for c in candidates)
     )

@@ -8,13 +8,13 @@ No command logic lives here: each generated Typer command collects its parameter
 from __future__ import annotations
 
 import inspect
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from orbmcp import environment
 from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS, GROUPS
@@ -47,7 +47,9 @@ def _global_param(p: Param) -> inspect.Parameter:
     elif p.kind == "flag":
         default, annotation = typer.Option(False, *p.option_names, help=p.help), bool
     else:
-        default = typer.Option(None, *p.option_names, help=p.help, metavar=p.metavar, envvar=p.envvar)
+        # The environment variable is read by orbmcp.environment (the one reader), not by Typer.
+        text = p.help + (f" (env {p.envvar})" if p.envvar else "")
+        default = typer.Option(None, *p.option_names, help=text, metavar=p.metavar)
         annotation = str | None
     return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
@@ -58,8 +60,8 @@ def _root_callback() -> Any:
     def root(ctx: typer.Context, **options: Any) -> None:
         project, config = options.get("project"), options.get("config")
         ctx.obj = GlobalOptions(
-            project=Path(project) if project else None,
-            config_file=Path(config) if config else None,
+            project=Path(project) if project else environment.project_dir(),
+            config_file=Path(config) if config else environment.config_file(),
             no_color=bool(options.get("no_color")),
             json=bool(options.get("json")),
         )
@@ -154,5 +156,5 @@ def run_command(spec: CommandSpec, kwargs: dict[str, Any], opts: GlobalOptions |
         project=opts.project,
         config_file=opts.config_file,
         json_output=json_output,
-        no_color=opts.no_color or bool(os.environ.get("NO_COLOR")),
+        no_color=opts.no_color or environment.no_color(),
     )

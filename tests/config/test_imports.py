@@ -19,7 +19,6 @@ FORBIDDEN = [
     "pydantic",
     "typer",
     "rich",
-    "orbmcp.config.env",
 ]
 
 SCRIPT = """

@@ -47,8 +47,9 @@ def test_syntax_error_names_file_line_and_column(text: str, where: str) -> None:
 
 @pytest.mark.parametrize(("text", "kind"), [("[]", "an array"), ('"s"', "a string"), ("null", "null")])
 def test_top_level_must_be_an_object(text: str, kind: str) -> None:
-    with pytest.raises(ConfigError, match=f"top level must be a JSON object, not {kind}"):
+    with pytest.raises(ConfigError, match=f"top level must be a JSON object, not {kind}") as caught:
         parse_jsonc(text, file="f.json")
+    assert caught.value.reason == "not_an_object"
 
 
 def test_empty_file_is_an_empty_config(tmp_path: Path) -> None:
@@ -71,8 +72,9 @@ def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
 
 
 def test_directory_says_why(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="is a directory"):
+    with pytest.raises(ConfigError, match="is a directory") as caught:
         read_jsonc(tmp_path)
+    assert caught.value.reason == "not_a_file"
 
 
 def test_invalid_utf8_says_where(tmp_path: Path) -> None:
@@ -82,6 +84,7 @@ def test_invalid_utf8_says_where(tmp_path: Path) -> None:
         read_jsonc(path)
     assert str(caught.value).startswith(f"{path}:2:")
     assert "UTF-8" in str(caught.value)
+    assert caught.value.reason == "not_utf8"
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads any file")

@@ -74,7 +74,7 @@ def test_project_beats_global_per_name(layout: Layout) -> None:
     layout.approve()
     config = layout.load()
     shared = config.servers["shared"]
-    # T-G6: the project entry gets none of the global entry's headers
+    # a full project entry replaces the global one: it gets none of the global entry's headers
     assert (shared.url, dict(shared.headers), shared.source, shared.file) == (
         "https://project.test",
         {},
@@ -132,7 +132,7 @@ def test_orbmcp_config_environment_variable(layout: Layout) -> None:
 def test_missing_config_file_is_an_error(layout: Layout) -> None:
     with pytest.raises(ConfigError, match="config file not found") as caught:
         layout.load(config_file=layout.root / "nope.json")
-    assert caught.value.code == "config"
+    assert (caught.value.code, caught.value.reason) == ("config", "file_not_found")
 
 
 def test_malformed_mcp_servers_fails_the_whole_load(layout: Layout) -> None:
@@ -140,6 +140,7 @@ def test_malformed_mcp_servers_fails_the_whole_load(layout: Layout) -> None:
     with pytest.raises(ConfigError) as caught:
         layout.load()
     assert str(path) in str(caught.value) and "mcpServers" in str(caught.value)
+    assert caught.value.reason == "not_an_object"
 
 
 def test_syntax_error_fails_the_load_with_file_line_column(layout: Layout) -> None:
@@ -147,6 +148,7 @@ def test_syntax_error_fails_the_load_with_file_line_column(layout: Layout) -> No
     with pytest.raises(ConfigError) as caught:
         layout.load()
     assert str(caught.value).startswith(f"{path}:3:")
+    assert caught.value.reason == "syntax"
 
 
 def test_settings_layer_and_defaults_apply_to_every_server(layout: Layout) -> None:
@@ -221,6 +223,7 @@ def test_partial_override_with_another_key_is_an_error_naming_file_and_server(la
     assert len(config.warnings) == 1
     warning = config.warnings[0]
     assert (warning.file, warning.server) == (str(project_path), "a") and '"args"' in warning.message
+    assert warning.reason == "invalid_override"
 
 
 def test_partial_override_of_an_undefined_server_is_an_error(layout: Layout) -> None:
@@ -230,6 +233,7 @@ def test_partial_override_of_an_undefined_server_is_an_error(layout: Layout) -> 
     assert config.servers == {}
     assert [(w.file, w.server) for w in config.warnings] == [(str(project_path), "ghost")]
     assert "no lower layer" in config.warnings[0].message
+    assert config.warnings[0].reason == "partial_override_unknown"
 
 
 def test_partial_override_of_an_invalid_global_entry_says_so(layout: Layout) -> None:
@@ -239,6 +243,7 @@ def test_partial_override_of_an_invalid_global_entry_says_so(layout: Layout) -> 
     config = layout.load()
     assert config.servers == {}
     assert len(config.warnings) == 2 and "invalid" in config.warnings[1].message
+    assert [w.reason for w in config.warnings] == ["invalid_entry", "partial_override_invalid_base"]
 
 
 def test_partial_override_of_an_extension_server(layout: Layout) -> None:
@@ -301,6 +306,7 @@ def test_missing_variable_makes_only_that_entry_invalid(layout: Layout) -> None:
     assert len(config.warnings) == 1
     assert (config.warnings[0].file, config.warnings[0].server) == (str(path), "a")
     assert "NOPE" in config.warnings[0].message
+    assert config.warnings[0].reason == "env_missing"
 
 
 def test_only_winning_entries_are_expanded(layout: Layout) -> None:

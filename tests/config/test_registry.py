@@ -50,7 +50,7 @@ def test_invalid_entries_raise_naming_server_and_owner(entry: dict[str, object],
     with pytest.raises(ConfigError) as caught:
         registry.register_server("bad", entry, owner="my-plugin")
     assert key in str(caught.value) and "'bad'" in str(caught.value) and "my-plugin" in str(caught.value)
-    assert caught.value.server == "bad"
+    assert (caught.value.server, caught.value.reason) == ("bad", "invalid_entry")
     assert "bad" not in registry.registered_servers()
 
 

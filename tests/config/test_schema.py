@@ -6,15 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from orbmcp.config.expand import finalize
 from orbmcp.config.model import AuthConfig, ConfigWarning, ServerConfig, Settings
-from orbmcp.config.schema import (
-    apply_override,
-    finalize,
-    parse_override,
-    parse_server,
-    parse_settings,
-    servers_block,
-)
+from orbmcp.config.schema import apply_override, parse_override, parse_server, servers_block
+from orbmcp.config.settings import parse_settings
 from orbmcp.errors import ConfigError
 from tests.config import Layout
 
@@ -296,6 +291,15 @@ def test_project_entry_trust_keys_are_ignored_with_a_warning() -> None:
     )
     assert server is not None
     assert len(warnings) == 1 and '"autoApprove"' in warnings[0].message
+    assert warnings[0].reason == "trust_key"
+
+
+def test_warning_reasons_tell_skipped_entries_from_ignored_keys() -> None:
+    _, skipped = parse({"command": "x", "cwd": 3})
+    _, ignored = parse({"command": "x", "headers": {"A": "b"}})
+    assert [w.reason for w in skipped] == ["invalid_entry"]
+    assert [w.reason for w in ignored] == ["ignored_key"]
+    assert ConfigWarning("same text", FILE, "srv", "a") == ConfigWarning("same text", FILE, "srv", "b")
 
 
 # ---- mcpServers block, settings, partial overrides ---------------------------------------------
@@ -306,7 +310,7 @@ def test_malformed_mcp_servers_is_an_error_for_the_file(value: object) -> None:
     with pytest.raises(ConfigError) as caught:
         servers_block({"mcpServers": value}, file=FILE)
     assert FILE in str(caught.value) and "mcpServers" in str(caught.value)
-    assert caught.value.code == "config"
+    assert (caught.value.code, caught.value.reason) == ("config", "not_an_object")
 
 
 def test_absent_mcp_servers_is_empty() -> None:
@@ -336,6 +340,7 @@ def test_out_of_range_settings_are_ignored_with_a_warning(settings: dict[str, ob
     stated, warnings = parse_settings({"settings": settings}, file=FILE)
     assert stated == {}
     assert len(warnings) == 1 and f'"settings.{key}"' in warnings[0].message and warnings[0].file == FILE
+    assert warnings[0].reason == "invalid_setting"
 
 
 def test_settings_not_an_object_and_go_extensions() -> None:
@@ -397,6 +402,7 @@ def test_finalize_missing_variable_names_it_and_skips_the_entry(tmp_path: Path) 
     assert final is None
     assert len(warnings) == 1
     assert "API_KEY" in warnings[0].message and "headers.Authorization" in warnings[0].message
+    assert warnings[0].reason == "env_missing"
     assert (warnings[0].file, warnings[0].server) == (FILE, "srv")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from orbmcp import fs
 from orbmcp.config import trust
 from orbmcp.config.paths import trust_store_path
 from orbmcp.errors import ConfigError
@@ -46,7 +47,7 @@ def test_untrusted_project_is_invisible_and_not_expanded(layout: Layout) -> None
         "untrusted",
     )
     assert config.project.pending == ("tool", "web")
-    assert not {"GITHUB_TOKEN", "API_KEY", "TOKEN", "HOST"} & set(env.read)  # T-G1, T-G7
+    assert not {"GITHUB_TOKEN", "API_KEY", "TOKEN", "HOST"} & set(env.read)  # nothing unapproved is expanded
     assert config.files == (layout.global_dir / "mcp.json",)  # the project file is not a loaded layer
     assert not trust_store_path(layout.global_dir).exists()
 
@@ -98,7 +99,7 @@ def test_changed_definition_is_invisible_until_approved_again(layout: Layout, ch
 
     assert trust.trust_record(layout.global_dir, layout.project) == "changed"
     config = layout.load()
-    # T-G10: only the changed server waits; the unchanged one keeps working
+    # only the changed server waits; the unchanged one keeps working
     assert sorted(config.servers) == ["global", "web"]
     assert (config.project.trust_state, config.project.trusted, config.project.pending) == (
         "changed",
@@ -154,9 +155,37 @@ def test_revoke_without_a_store_writes_nothing(tmp_path: Path) -> None:
 def test_approval_of_a_stale_review_is_refused(layout: Layout) -> None:
     review = trust.describe_project(layout.project)
     layout.project_file("mcp.json", {"mcpServers": {"tool": {"command": "swapped"}}})
-    with pytest.raises(ConfigError, match="changed while it was being reviewed"):
+    with pytest.raises(ConfigError, match="changed while it was being reviewed") as caught:
         trust.approve(layout.global_dir, layout.project, review.digest)
+    assert caught.value.reason == "changed_during_review"
+    assert caught.value.hint == "run `orbmcp trust` again and review the new definitions"
+    assert caught.value.hint_in(lambda words: f"/mcp:{words}") == (
+        "run `/mcp:trust` again and review the new definitions"
+    )
     assert trust.trust_record(layout.global_dir, layout.project) == "untrusted"
+
+
+def test_a_symlinked_global_dir_is_followed(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "agent"
+    real.mkdir(parents=True)
+    linked = Layout(tmp_path / "linked")
+    linked.global_dir.parent.mkdir(parents=True)
+    linked.global_dir.symlink_to(real)
+    linked.project_file("mcp.json", PROJECT)
+    linked.approve()
+    assert trust_store_path(real).is_file()
+    assert trust.trust_record(linked.global_dir, linked.project) == "trusted"
+
+
+def test_a_held_store_lock_is_a_config_error(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trust, "LOCK_TIMEOUT_S", 0.05)
+    review = trust.describe_project(layout.project)
+    store = trust_store_path(layout.global_dir)
+    with fs.locked(store), pytest.raises(ConfigError, match="another orbmcp is updating") as caught:
+        trust.approve(layout.global_dir, layout.project, review.digest)
+    assert caught.value.reason == "trust_store_locked"
+    assert str(fs.lock_path(store)) in caught.value.message
+    assert not store.exists()
 
 
 def test_approval_is_per_project_path(layout: Layout, tmp_path: Path) -> None:
@@ -208,7 +237,9 @@ def test_symlinked_store_is_ignored(layout: Layout, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.json"
     store.rename(elsewhere)
     store.symlink_to(elsewhere)
-    assert "tool" not in layout.load().servers
+    config = layout.load()
+    assert "tool" not in config.servers
+    assert "trust_store_ignored" in [w.reason for w in config.warnings]
 
 
 def test_corrupt_store_is_ignored_with_a_warning(layout: Layout) -> None:
@@ -217,6 +248,9 @@ def test_corrupt_store_is_ignored_with_a_warning(layout: Layout) -> None:
     config = layout.load()
     assert "tool" not in config.servers
     assert any("corrupt" in w.message for w in config.warnings)
+    assert [w.reason for w in config.warnings if w.file == str(trust_store_path(layout.global_dir))] == [
+        "trust_store_corrupt"
+    ]
 
 
 def test_project_files_cannot_grant_trust(layout: Layout) -> None:
@@ -229,7 +263,7 @@ def test_project_files_cannot_grant_trust(layout: Layout) -> None:
     granted["mcpServers"]["tool"]["trusted"] = True
     layout.project_file("mcp.json", granted)
     config = layout.load()
-    assert list(config.servers) == ["global"]  # T-G4: still untrusted
+    assert list(config.servers) == ["global"]  # still untrusted: a project cannot grant itself trust
 
     review = trust.describe_project(layout.project)
     flagged = {(w.server, w.message.split('"')[1]) for w in review.warnings}
@@ -260,7 +294,7 @@ def test_project_orb_symlinked_to_the_global_dir_is_still_project_scope(tmp_path
     layout = Layout(tmp_path)
     layout.global_file("mcp.json", {"mcpServers": {"g": {"command": "g"}}})
     layout.project.mkdir()
-    (layout.project / ".orb").symlink_to(layout.global_dir)  # T-G8
+    (layout.project / ".orb").symlink_to(layout.global_dir)  # a project posing as the global dir
     config = layout.load()
     assert config.servers["g"].source == "global"  # from the global path, not the project one
     assert config.project.files and config.project.trusted is False and config.project.loaded is False

@@ -1,4 +1,5 @@
-"""The configuration examples of both seeds, copied verbatim, load exactly as the seeds describe."""
+"""The configuration examples of orb's settings documentation and of the pi-mcp-extension README,
+copied verbatim, load exactly as those documents describe."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 from orbmcp.config.model import AuthConfig
 from tests.config import Layout
 
-# seed 000 (orb's settings.json), "Settings"
-SEED_000_SETTINGS = """
+# orb's settings.json documentation, "Settings"
+ORB_SETTINGS = """
 {
   "mcpServers": {
     "local": {
@@ -32,8 +33,8 @@ SEED_000_SETTINGS = """
 }
 """
 
-# seed 003 (pi-mcp-extension), "Quick Start" step 3
-SEED_003_QUICK_START = """
+# pi-mcp-extension README, "Quick Start" step 3
+PI_QUICK_START = """
 {
   "mcpServers": {
     // Remote HTTP server with OAuth 2.1 (prompts "Authorize now" on startup)
@@ -55,8 +56,8 @@ SEED_003_QUICK_START = """
 }
 """
 
-# seed 003, "Full Example" (JSONC)
-SEED_003_FULL = """
+# pi-mcp-extension README, "Full Example" (JSONC)
+PI_FULL_EXAMPLE = """
 {
   "settings": {
     "toolPrefix": "mcp",         // Tools appear as mcp_<server>_<tool> (default: "mcp")
@@ -125,20 +126,20 @@ SEED_003_FULL = """
 }
 """
 
-# seed 003, "Project Override Entries" (the comment lines name the files)
-SEED_003_OVERRIDE_GLOBAL = """
+# pi-mcp-extension README, "Project Override Entries" (the comment lines name the files)
+PI_OVERRIDE_GLOBAL = """
 // ~/.pi/agent/mcp.json
 { "mcpServers": { "internal-tools": { "command": "internal-mcp", "lifecycle": "eager" } } }
 """
-SEED_003_OVERRIDE_PROJECT = """
+PI_OVERRIDE_PROJECT = """
 // <project>/.pi/mcp.json — turn it off for this project only
 { "mcpServers": { "internal-tools": { "enabled": false } } }
 """
 
 
-def test_seed_000_settings_json(tmp_path: Path) -> None:
+def test_orb_settings_json(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
-    path = layout.global_file("settings.json", SEED_000_SETTINGS)
+    path = layout.global_file("settings.json", ORB_SETTINGS)
     config = layout.load()
 
     assert config.warnings == ()
@@ -161,9 +162,9 @@ def test_seed_000_settings_json(tmp_path: Path) -> None:
     assert [s.name for s in config.enabled_servers()] == ["local", "remote"]
 
 
-def test_seed_003_quick_start(tmp_path: Path) -> None:
+def test_pi_quick_start(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
-    layout.global_file("mcp.json", SEED_003_QUICK_START)
+    layout.global_file("mcp.json", PI_QUICK_START)
     config = layout.load()
 
     assert config.warnings == ()
@@ -184,9 +185,9 @@ def test_seed_003_quick_start(tmp_path: Path) -> None:
     assert [s.name for s in config.eager_servers()] == ["supabase"]
 
 
-def test_seed_003_full_example(tmp_path: Path) -> None:
+def test_pi_full_example(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
-    layout.global_file("mcp.json", SEED_003_FULL)
+    layout.global_file("mcp.json", PI_FULL_EXAMPLE)
     config = layout.load()
 
     assert config.warnings == ()
@@ -224,10 +225,10 @@ def test_seed_003_full_example(tmp_path: Path) -> None:
     assert all(s.request_timeout_ms == 30000 and s.max_retries == 5 for s in servers.values())
 
 
-def test_seed_003_project_override_turns_a_global_server_off(tmp_path: Path) -> None:
+def test_pi_project_override_turns_a_global_server_off(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
-    global_path = layout.global_file("mcp.json", SEED_003_OVERRIDE_GLOBAL)
-    project_path = layout.project_file("mcp.json", SEED_003_OVERRIDE_PROJECT)
+    global_path = layout.global_file("mcp.json", PI_OVERRIDE_GLOBAL)
+    project_path = layout.project_file("mcp.json", PI_OVERRIDE_PROJECT)
 
     before = layout.load().servers["internal-tools"]
     assert (before.enabled, before.lifecycle) == (True, "eager")
@@ -241,9 +242,9 @@ def test_seed_003_project_override_turns_a_global_server_off(tmp_path: Path) -> 
     assert (after.source, after.file, after.override_file) == ("global", str(global_path), str(project_path))
 
 
-def test_seed_003_project_settings_override_only_stated_keys(tmp_path: Path) -> None:
+def test_pi_project_settings_override_only_stated_keys(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
-    layout.global_file("mcp.json", SEED_003_FULL.replace('"maxRetries": 5', '"maxRetries": 7'))
+    layout.global_file("mcp.json", PI_FULL_EXAMPLE.replace('"maxRetries": 5', '"maxRetries": 7'))
     layout.project_file("mcp.json", '{"settings": {"requestTimeoutMs": 1000}}')
     layout.approve()
     settings = layout.load().settings

@@ -1,0 +1,94 @@
+"""The ``settings`` and ``goExtensions`` keys of one config file, checked key by key.
+
+A bad value is ignored with a warning (the rest of the file still counts). Only the keys a file
+states are returned: a project file carries no defaults, so a key it leaves out must not reset
+what the global file set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from orbmcp.config.checks import Problems, as_int, show
+from orbmcp.config.jsonc import type_name
+from orbmcp.config.model import ConfigWarning, Settings
+
+MAX_RETRIES_LIMIT = 10
+_TOOL_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def _tool_prefix(value: object) -> str | None:
+    return value if isinstance(value, str) and _TOOL_PREFIX.fullmatch(value) else None
+
+
+def _positive(value: object) -> int | None:
+    number = as_int(value)
+    return number if number is not None and number > 0 else None
+
+
+def _retries(value: object) -> int | None:
+    number = as_int(value)
+    return number if number is not None and 0 <= number <= MAX_RETRIES_LIMIT else None
+
+
+# settings key, Settings field, checker (None = invalid), what it must be
+_SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
+    ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
+    ("requestTimeoutMs", "request_timeout_ms", _positive, "a positive integer"),
+    ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
+)
+
+
+def parse_settings(
+    document: Mapping[str, object], *, file: str | None
+) -> tuple[dict[str, object], list[ConfigWarning]]:
+    """Only the keys this file states, as ``Settings`` field names; bad values are ignored with a warning."""
+    problems = Problems(None, file)
+    stated: dict[str, object] = {}
+    _settings_block(problems, document.get("settings"), stated)
+    _extensions_block(problems, document.get("goExtensions"), stated)
+    return stated, problems.warnings()
+
+
+def _settings_block(problems: Problems, raw: object, stated: dict[str, object]) -> None:
+    if raw is None:
+        return
+    if not isinstance(raw, dict):
+        problems.ignore(
+            f'"settings" must be an object, not {type_name(raw)}; ignored', reason="invalid_setting"
+        )
+        return
+    for key, field_name, check, want in _SETTINGS:
+        if key not in raw:
+            continue
+        value = check(raw[key])
+        if value is None:
+            problems.ignore(
+                f'"settings.{key}" must be {want} (got {show(raw[key])}); ignored', reason="invalid_setting"
+            )
+        else:
+            stated[field_name] = value
+
+
+def _extensions_block(problems: Problems, extensions: object, stated: dict[str, object]) -> None:
+    if extensions is None:
+        return
+    if not isinstance(extensions, dict):
+        problems.ignore(
+            f'"goExtensions" must be an object, not {type_name(extensions)}; ignored',
+            reason="invalid_setting",
+        )
+    elif "mcp" in extensions:
+        if isinstance(extensions["mcp"], bool):
+            stated["extension_enabled"] = extensions["mcp"]
+        else:
+            problems.ignore(
+                f'"goExtensions.mcp" must be true or false (got {show(extensions["mcp"])}); ignored',
+                reason="invalid_setting",
+            )
+
+
+def apply_settings(settings: Settings, stated: Mapping[str, object]) -> Settings:
+    return replace(settings, **stated)  # type: ignore[arg-type]  # keys come from parse_settings
