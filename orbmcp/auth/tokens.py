@@ -58,7 +58,8 @@ def oauth_error(body: bytes) -> str | None:
 
 
 def token_request_failed(server: str, response: httpx2.Response) -> AuthError:
-    """The code exchange was refused. Reason ``token_request_failed``."""
+    """The code exchange was refused. Reason: the OAuth error when it says the client or the grant
+    is bad (``invalid_client``, ``invalid_grant``), else ``token_request_failed``."""
     error = oauth_error(response.content)
     return AuthError(
         f"server '{server}': the token request failed (HTTP {response.status_code}"
@@ -66,7 +67,7 @@ def token_request_failed(server: str, response: httpx2.Response) -> AuthError:
         + ")",
         server=server,
         hint=cmd("auth", server, "--reset") if error == "invalid_client" else None,
-        reason="token_request_failed",
+        reason=error if error in ("invalid_client", "invalid_grant") else "token_request_failed",
     )
 
 

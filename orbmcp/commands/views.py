@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from orbmcp.commands.results import ServerDetail, StatusReport, StatusRow, ToolCounts
+from orbmcp.commands.spelling import spell_for
+from orbmcp.errors import cmd
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig, ServerConfig
@@ -30,7 +32,9 @@ def project_notice(config: ResolvedConfig) -> str | None:
     return None
 
 
-def status_row(cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None) -> StatusRow:
+def status_row(
+    cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None, *, front: str = "cli"
+) -> StatusRow:
     state = str(sup.state) if sup is not None else "stopped"
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
     return StatusRow(
@@ -40,27 +44,32 @@ def status_row(cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None
         tools=ToolCounts(discovered, active),
         auth=auth_line(cfg, config),
         source=cfg.source,
-        error=sup.snap.last_error if sup is not None else None,
+        error=_spelled(sup.snap.last_error, front) if sup is not None else None,
         warning=sup.snap.warnings[-1] if sup is not None and sup.snap.warnings else None,
         warnings=len(sup.snap.warnings) if sup is not None else 0,
     )
 
 
 def status_report(
-    config: ResolvedConfig, manager: Manager | None, *, stopped_after: bool = False
+    config: ResolvedConfig, manager: Manager | None, *, stopped_after: bool = False, front: str = "cli"
 ) -> StatusReport:
     rows = tuple(
-        status_row(cfg, config, manager.supervisors.get(name) if manager else None)
+        status_row(cfg, config, manager.supervisors.get(name) if manager else None, front=front)
         for name, cfg in config.servers.items()
     )
     notices: list[str] = []
     nl = project_notice(config)
     if nl:
-        notices.append(f"Project config: not loaded ({nl}) — run `orbmcp trust` to review and approve it")
+        trust = spell_for(cmd("trust"), front)
+        notices.append(f"Project config: not loaded ({nl}) — run `{trust}` to review and approve it")
     if not config.settings.extension_enabled:
         notices.append("MCP is turned off (goExtensions.mcp: false)")
     notices.extend(str(w) for w in config.warnings)
     return StatusReport(rows=rows, notices=tuple(notices), stopped_after=stopped_after)
+
+
+def _spelled(text: str | None, front: str) -> str | None:
+    return None if text is None else spell_for(text, front)
 
 
 def server_detail(
@@ -88,8 +97,8 @@ def server_detail(
         file=cfg.file,
         tools=ToolCounts(discovered, active),
         oauth=None if cfg.auth is None else auth_line(cfg, config),
-        last_error=sup.snap.last_error if sup is not None else None,
-        hint=hint_for(sup, front=front) if sup is not None else None,
+        last_error=_spelled(sup.snap.last_error, front) if sup is not None else None,
+        hint=_spelled(hint_for(sup), front) if sup is not None else None,
         recent_output=recent + tuple(f"[orbmcp] {w}" for w in warnings),
         project_not_loaded=project_notice(config),
         protocol_version=sup.snap.protocol_version if sup is not None else None,

@@ -2,8 +2,8 @@
 
 Hints name orbmcp commands with ``cmd(...)`` references, which each front spells its own way
 (``orbmcp auth x`` in a shell, ``/mcp:auth x`` in an agent), and branch on the error's machine
-reason, never on its message. Reasons from auth that change the hint: ``token_expired``,
-``invalid_client``, ``invalid_grant`` (authorize afresh: ``--reset``) and ``auth_lock_held``
+reason, never on its message. Reasons from auth that change the hint: ``invalid_client``,
+``invalid_grant``, ``credentials_rejected`` (authorize afresh: ``--reset``) and ``lock_timeout``
 (another process is authorizing).
 """
 
@@ -19,37 +19,18 @@ from orbmcp.errors import (
     ProtocolError,
     TimeoutFailed,
     cmd,
-    shell_spelling,
-    spell,
 )
 
 if TYPE_CHECKING:
     from orbmcp.core.supervisor import Supervisor
 
 # The stored credentials themselves are bad: only a fresh authorization helps.
-_RESET_REASONS = frozenset({"token_expired", "invalid_client", "invalid_grant"})
-# Commands whose slash spelling is ``/mcp:<verb>``; the others are ``/mcp <words>``.
-_COLON_VERBS = frozenset({"auth", "start", "stop"})
+_RESET_REASONS = frozenset({"invalid_client", "invalid_grant", "credentials_rejected"})
 
 
-def hint_for(sup: Supervisor, *, front: str | None = None) -> str | None:
-    """What the person can do about ``sup``'s state, with command references (``cmd``) unspelled.
-
-    ``front`` is for callers that do not spell references yet: the hint then comes spelled for
-    that front (``"cli"``/``"shell"``, or ``"slash"``/``"host"``).
-    """
-    hint = _hint(sup)
-    if hint is None or front is None:
-        return hint
-    return spell(hint, _slash_spelling if front in ("slash", "host") else shell_spelling)
-
-
-def _slash_spelling(words: str) -> str:
-    verb = words.split(" ", 1)[0]
-    return f"/mcp:{words}" if verb in _COLON_VERBS else f"/mcp {words}"
-
-
-def _hint(sup: Supervisor) -> str | None:
+def hint_for(sup: Supervisor) -> str | None:
+    """What the person can do about ``sup``'s state, with command references (``cmd``) unspelled:
+    the front that shows it spells them (``orbmcp.commands.spelling``)."""
     state, code, reason, name = sup.state, sup.snap.last_error_code, sup.snap.last_error_reason, sup.name
     if code == "auth" and sup.cfg.auth is None and state != State.NEEDS_AUTH:
         # The auth command refuses servers without OAuth settings: point at the entry instead.
@@ -60,7 +41,7 @@ def _hint(sup: Supervisor) -> str | None:
             f"'{name}', or an Authorization header"
         )
     if state == State.NEEDS_AUTH or code == "auth":
-        if reason == "auth_lock_held":
+        if reason == "lock_timeout":
             return f"another orbmcp process is authorizing '{name}'; wait for it, then {cmd('start', name)}"
         if reason in _RESET_REASONS:
             return cmd("auth", name, "--reset")

@@ -396,7 +396,7 @@ class Supervisor:
         )
 
     def _set_error(self, err: OrbError) -> None:
-        self.snap.last_error = self.runtime.redact(err.message)
+        self.snap.last_error = self.runtime.redact(err.template)  # spelled by the front that shows it
         self.snap.last_error_code = err.code
         self.snap.last_error_reason = err.reason
         # Command references stay unspelled: each front spells them (see ``hints``).

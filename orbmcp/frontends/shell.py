@@ -154,7 +154,7 @@ class Shell:
         if o.interrupted:
             self.write_err("interrupted\n")
         elif o.error is not None:
-            self.write_err(format_error(o.error, json_output=o.json) + "\n")
+            self.write_err(format_error(o.error, json_output=o.json, front="shell") + "\n")
         elif o.internal is not None:
             self.write_err(f"internal error: {o.internal}\n")
         elif o.result is not None:

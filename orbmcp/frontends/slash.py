@@ -291,16 +291,21 @@ def render(result: Any, *, json_output: bool) -> str:
     return render_plain(result)
 
 
-def format_error(err: OrbError, *, json_output: bool) -> str:
+def format_error(err: OrbError, *, json_output: bool, front: str = "slash") -> str:
+    """An error as a slash front shows it, its command references spelled for ``front``."""
+    from orbmcp.commands.spelling import speller_for
+
+    speller = speller_for(front)
     if json_output:
         from orbmcp.render.json import error_json_text
 
-        return error_json_text(err)
+        return error_json_text(err, speller)
     from orbmcp.text import one_line
 
-    text = f"error: {one_line(err.message)}"
-    if err.hint:
-        text += f"\nhint: {one_line(err.hint)}"
+    text = f"error: {one_line(err.message_in(speller))}"
+    hint = err.hint_in(speller)
+    if hint:
+        text += f"\nhint: {one_line(hint)}"
     return text
 
 
@@ -315,7 +320,10 @@ async def run_slash(line: str, ctx: CommandContext, *, json_output: bool | None 
             as_json = as_json or inv.json
         result, code = await run_invocation(inv, ctx)
     except OrbError as err:
-        return SlashReply(format_error(err, json_output=as_json), int(exit_code_for(err)), None, err)
+        front = "host" if ctx.front == "host" else "slash"
+        return SlashReply(
+            format_error(err, json_output=as_json, front=front), int(exit_code_for(err)), None, err
+        )
     return SlashReply(render(result, json_output=as_json), code, result, None)
 
 

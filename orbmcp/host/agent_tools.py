@@ -85,7 +85,7 @@ def status_rows(config: ResolvedConfig | None, manager: Manager | None) -> list[
 
     if config is None:
         return []
-    return status_report(config, manager).to_json()
+    return status_report(config, manager, front="host").to_json()
 
 
 async def connect_server(
@@ -105,8 +105,8 @@ async def connect_server(
         return error_result(unknown_server(server, list(config.servers)))
     sup = await manager.start(server)
     if sup.state != State.READY:
-        hint = hint_for(sup, front="host")
-        error = sup.snap.last_error or f"state {sup.state}"
+        hint = hint_for(sup)
+        error = agent_text(sup.snap.last_error or f"state {sup.state}")
         return text_result(
             f"Server '{server}' is {sup.state}: {error}" + (f" ({agent_text(hint)})" if hint else ""),
             error=True,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from orbmcp.errors import ConfigError
+from orbmcp.host.spelling import agent_message
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
@@ -52,7 +53,7 @@ class ConfigSource:
 
     def config_error(self, err: ConfigError) -> None:
         """Tell the person about a broken configuration."""
-        self._notify(f"MCP config error: {err.message}" + (f" ({err.hint})" if err.hint else ""), "error")
+        self._notify(f"MCP config error: {agent_message(err)}", "error")
 
     async def next(
         self, host: Host, current: ResolvedConfig, watch: RegistryWatch | None, stop: anyio.Event

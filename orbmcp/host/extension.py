@@ -19,6 +19,7 @@ from orbmcp.core.auth_prompt import AuthPrompter
 from orbmcp.errors import OrbError, UsageError, cmd
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
 from orbmcp.host.configuration import ConfigSource
+from orbmcp.host.spelling import agent_message
 from orbmcp.host.table import ToolTable
 from orbmcp.host.tools import HostTool, bridged_host_tool, text_result
 from orbmcp.host.ui import HostUI
@@ -276,7 +277,7 @@ class McpExtension:
                     try:
                         change = await manager.apply_config(next_config)
                     except OrbError as err:  # the session goes on with the servers it has
-                        self.ui.notify(f"MCP servers could not be updated: {err.message}", "error")
+                        self.ui.notify(f"MCP servers could not be updated: {agent_message(err)}", "error")
                         continue
                     self._config = next_config
                     await first_attempts(manager, change.started, self.ui.notify, start=False)
@@ -305,8 +306,8 @@ class McpExtension:
                 run = agent_text(cmd("auth", sup.name))
                 self.ui.notify(f"MCP server '{sup.name}' needs authorization: run {run}", "warning")
         elif new == State.FAILED:
-            hint = hint_for(sup, front="host")
-            error = sup.snap.last_error or "failed"
+            hint = hint_for(sup)
+            error = agent_text(sup.snap.last_error or "failed")
             self.ui.notify(
                 f"MCP server '{sup.name}' failed: {error}" + (f" — {agent_text(hint)}" if hint else ""),
                 "warning",

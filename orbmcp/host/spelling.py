@@ -2,25 +2,16 @@
 
 Errors and hints refer to commands with ``orbmcp.errors.cmd(...)``; the host spells them as the
 agent's slash commands (``/mcp:auth github``), never as shell commands the agent cannot run.
+Commands that only a person at a terminal may run (``trust``) keep their shell form. The
+spelling itself is ``orbmcp.commands.spelling.slash_spelling``, shared with the slash front.
 """
 
 from __future__ import annotations
 
+from orbmcp.commands.spelling import slash_spelling
 from orbmcp.errors import OrbError, spell
 
-
-def agent_spelling(words: str) -> str:
-    """``"auth github --reset"`` → ``"/mcp:auth github --reset"``: the longest command path in the
-    command table takes its slash form; the rest of the words follow it."""
-    from orbmcp.commands.complete import primary_slash, shell_commands
-
-    parts = words.split()
-    commands = shell_commands()
-    for size in range(len(parts), 0, -1):
-        spec = commands.get(tuple(parts[:size]))
-        if spec is not None:
-            return " ".join([primary_slash(spec), *parts[size:]])
-    return " ".join(["/mcp", *parts])
+agent_spelling = slash_spelling
 
 
 def agent_text(text: str) -> str:

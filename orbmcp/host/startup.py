@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from orbmcp.host.spelling import agent_text
+
 if TYPE_CHECKING:
     from orbmcp.core.manager import Manager
     from orbmcp.core.supervisor import Supervisor
@@ -47,7 +49,7 @@ async def first_attempts(
         tg.cancel_scope.cancel()  # only the waiting stops: supervisors live in the manager
     for sup in sups:
         if sup.snap.retries >= 1 and sup.running:
-            error = sup.snap.last_error or "did not connect"
+            error = agent_text(sup.snap.last_error or "did not connect")
             notify(f"MCP server '{sup.name}' failed to start: {error}; retrying in the background", "warning")
 
 

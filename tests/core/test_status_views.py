@@ -16,6 +16,7 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import status as handlers
 from orbmcp.commands.results import ServerDetail, StatusReport
+from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import auth_line, project_notice, status_report
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import AuthConfig, ServerConfig, Settings
@@ -209,19 +210,19 @@ def test_one_hint_per_state_and_front(tmp_path: Path) -> None:
     oauth = {"auth": AuthConfig()}
     ready = _at(_sup(tmp_path), State.READY, None, None)
     assert hint_for(ready) is None
-    locked = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "lock held", "auth", "auth_lock_held")
+    locked = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "lock held", "auth", "lock_timeout")
     assert (
         hint_for(locked)
         == f"another orbmcp process is authorizing 'x'; wait for it, then {cmd('start', 'x')}"
     )
-    assert hint_for(locked, front="cli") == (
+    assert spell_for(hint_for(locked) or "", "cli") == (
         "another orbmcp process is authorizing 'x'; wait for it, then orbmcp start x"
     )
-    assert (hint_for(locked, front="slash") or "").endswith("then /mcp:start x")
+    assert (spell_for(hint_for(locked) or "", "slash") or "").endswith("then /mcp:start x")
     expired = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "refresh failed", "auth", "invalid_grant")
     assert hint_for(expired) == cmd("auth", "x", "--reset")  # the front spells it
     assert spell(hint_for(expired) or "") == "orbmcp auth x --reset"
-    assert hint_for(expired, front="host") == "/mcp:auth x --reset"
+    assert spell_for(hint_for(expired) or "", "host") == "/mcp:auth x --reset"
     # The reason decides, not the words of the message.
     worded = _at(_sup(tmp_path, **oauth), State.NEEDS_AUTH, "token expired (invalid_client); lock", "auth")
     assert hint_for(worded) == cmd("auth", "x")
@@ -236,8 +237,8 @@ def test_one_hint_per_state_and_front(tmp_path: Path) -> None:
         "or an Authorization header"
     )
     config = _at(_sup(tmp_path), State.FAILED, "bad entry", "config")
-    assert hint_for(config, front="cli") == "fix the entry shown by `orbmcp config validate`"
-    assert hint_for(config, front="slash") == "fix the entry shown by `/mcp config validate`"
+    assert spell_for(hint_for(config) or "", "cli") == "fix the entry shown by `orbmcp config validate`"
+    assert spell_for(hint_for(config) or "", "slash") == "fix the entry shown by `/mcp config validate`"
 
 
 def test_failure_errors_carry_the_class_of_the_last_error(tmp_path: Path) -> None:

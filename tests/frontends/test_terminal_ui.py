@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from orbmcp.commands.spelling import spell_for
 from orbmcp.config.model import AuthConfig, ServerConfig, Settings
 from orbmcp.core.hints import failure_error, hint_for
 from orbmcp.core.runtime import Runtime
@@ -92,9 +93,9 @@ def _sup(tmp_path: Path, *, auth: bool = False) -> Supervisor:
 def test_hints_and_errors_follow_the_failure(tmp_path: Path) -> None:
     sup = _sup(tmp_path, auth=True)
     sup.snap.state, sup.snap.last_error, sup.snap.last_error_code = State.NEEDS_AUTH, "token expired", "auth"
-    sup.snap.last_error_reason = "token_expired"
-    assert hint_for(sup, front="cli") == "orbmcp auth srv --reset"
-    assert hint_for(sup, front="slash") == "/mcp:auth srv --reset"
+    sup.snap.last_error_reason = "invalid_grant"
+    assert spell_for(hint_for(sup) or "", "cli") == "orbmcp auth srv --reset"
+    assert spell_for(hint_for(sup) or "", "slash") == "/mcp:auth srv --reset"
     assert isinstance(failure_error(sup), AuthError)
 
     sup = _sup(tmp_path)

@@ -150,7 +150,8 @@ def test_errors_name_commands_as_the_agents_slash_commands() -> None:
     assert error_result(err).text() == "'gh' needs a login (/mcp gh) (hint: /mcp:auth gh --reset)"
     assert agent_spelling("reconnect gh") == "/mcp reconnect gh"
     assert agent_spelling("config validate") == "/mcp config validate"
-    assert agent_spelling("no-such-command x") == "/mcp no-such-command x"
+    assert agent_spelling("no-such-command x") == "orbmcp no-such-command x"  # no such slash command
+    assert agent_spelling("trust") == "orbmcp trust"  # only a person at a terminal trusts
 
 
 def test_optional_host_methods_are_capability_protocols() -> None:

@@ -23,11 +23,13 @@ async def status(ctx: CommandContext, server: str | None = None) -> StatusReport
             await manager.start(server)
         return server_detail(cfg, config, sup, front=ctx.front)
     if not config.enabled_servers():
-        return status_report(config, None)  # zero-work path: nothing imported, nothing connected
+        return status_report(
+            config, None, front=ctx.front
+        )  # zero-work path: nothing imported, nothing connected
     manager = await ctx.manager()
     if not ctx.persistent:
         await manager.start_eager()
-    return status_report(config, manager, stopped_after=not ctx.persistent)
+    return status_report(config, manager, stopped_after=not ctx.persistent, front=ctx.front)
 
 
 async def start(ctx: CommandContext, server: str) -> ServerAction:

@@ -32,10 +32,11 @@ from orbmcp.commands.results.tools import (
     ToolListing,
     prompt_arguments,
 )
+from orbmcp.commands.spelling import spell_for
 from orbmcp.core.naming import sanitize
 from orbmcp.core.results import AudioBlock, ImageBlock, ToolResult
 from orbmcp.core.state import State
-from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError
+from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError, cmd
 from orbmcp.suggest import unknown
 
 if TYPE_CHECKING:
@@ -127,15 +128,14 @@ async def _ready_servers(
         elif sup.state == State.STARTING:
             notices.append(f"{cfg.name}: still connecting")
         else:
-            notices.append(
-                f"{cfg.name}: {cfg.lifecycle}, not connected (`orbmcp {verb} {cfg.name}` connects it)"
-            )
+            connect = spell_for(cmd(verb, cfg.name), ctx.front)
+            notices.append(f"{cfg.name}: {cfg.lifecycle}, not connected (`{connect}` connects it)")
     if failed and not ready:
         from orbmcp.core.hints import failure_error
 
         raise failure_error(failed[0])
     for sup in failed:
-        error = sup.snap.last_error or str(sup.state)
+        error = spell_for(sup.snap.last_error or str(sup.state), ctx.front)
         ctx.ui.notify(f"server '{sup.name}' is {sup.state}: {error}", level="warning")
     return ready, notices
 
