@@ -1,6 +1,6 @@
 """Start-up time of the commands people and shells run most, against ``import typer, rich.console``.
 
-Budget (issue 5): ``orbmcp complete "/mcp:start "`` and ``orbmcp --help`` take at most 1.3x the
+Budget: ``orbmcp complete "/mcp:start "`` and ``orbmcp --help`` take at most 1.3x the
 time of ``python -c "import typer, rich.console"``. Each command runs many times, interleaved so
 that machine noise hits every command alike; the verdict uses the median, the minimum is shown too.
 

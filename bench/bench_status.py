@@ -1,4 +1,4 @@
-"""Connection-core speed (issue 3): concurrent start-up, paged discovery, hung servers.
+"""Connection-core speed: concurrent start-up, paged discovery, hung servers.
 
 (1) ``orbmcp status --json`` of 10 light stdio servers (``tests/servers/light.py`` under ``python -S``:
     ``sys`` and ``json`` only, each sleeping 0.5 s before every answer) against the status of one.

@@ -1,7 +1,7 @@
 """orbmcp: a reliable MCP client manager.
 
 Only the version and a few names live here; everything heavier is imported lazily so that
-``orbmcp --help`` and ``--version`` stay fast (see DESIGN.md, "Speed is a feature").
+``orbmcp --help`` and ``--version`` stay fast (ARCHITECTURE.md, "Layers").
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -53,14 +53,23 @@ class SessionProvider(Protocol):
         ...
 
 
-def default_interactive(json_output: bool, environ: Mapping[str, str] | None = None) -> bool:
-    """Interactive means a person can answer: terminal on both ends, no --json, not CI."""
+def default_interactive(
+    json_output: bool,
+    environ: Mapping[str, str] | None = None,
+    *,
+    stdin_tty: bool | None = None,
+    stderr_tty: bool | None = None,
+) -> bool:
+    """Interactive means a person can answer: terminal on both ends, no --json, not CI. The
+    terminal is this process's unless the caller says (a daemon client's)."""
     if json_output or environment.ci(environ):
         return False
     try:
-        return sys.stdin.isatty() and sys.stderr.isatty()
+        stdin = sys.stdin.isatty() if stdin_tty is None else stdin_tty
+        stderr = sys.stderr.isatty() if stderr_tty is None else stderr_tty
     except (AttributeError, ValueError):
         return False
+    return stdin and stderr
 
 
 def json_presentation(result: Result) -> str:
@@ -80,6 +89,9 @@ class CommandContext:
     # A result as text for the person, for a handler that must show something before it asks
     # (trust's review before the approval). Fronts that talk to people pass their plain renderer.
     present: Callable[[Result], str] = field(default=json_presentation, repr=False)
+    # Stdin for a command that reads it (``call -``): the front's terminal, or a daemon client's.
+    # None: this front has no stdin to give.
+    read_stdin: Callable[[], Awaitable[str | None]] | None = field(default=None, repr=False)
     _config: ResolvedConfig | None = field(default=None, repr=False)
 
     def config(self, *, reload: bool = False) -> ResolvedConfig:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-import sys
 import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orbmcp.commands.context import CommandContext, default_interactive
+from orbmcp.commands.context import CommandContext, SessionProvider, default_interactive
 from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import OrbError
+from orbmcp.frontends.console import Console, local_console, silence_local_stdout
 
 
 def load_handler(spec: CommandSpec) -> Callable[..., Any]:
@@ -55,18 +55,48 @@ def _crash_log(exc: BaseException) -> Path | None:
     return None
 
 
-def report_error(err: OrbError, *, json_output: bool) -> None:
+def report_error(err: OrbError, *, json_output: bool, console: Console | None = None) -> None:
     from orbmcp.text import one_line
 
+    console = console or local_console()
     if json_output:
         from orbmcp.render.json import error_json_text
 
-        sys.stderr.write(error_json_text(err) + "\n")
+        console.write_err(error_json_text(err) + "\n")
         return
-    msg = one_line(err.message)
-    sys.stderr.write(f"orbmcp: error: {msg}\n")
+    text = f"orbmcp: error: {one_line(err.message)}\n"
     if err.hint:
-        sys.stderr.write(f"hint: {one_line(err.hint)}\n")
+        text += f"hint: {one_line(err.hint)}\n"
+    console.write_err(text)
+
+
+def shell_context(
+    *,
+    console: Console,
+    sessions: SessionProvider,
+    project: Path | None,
+    config_file: Path | None,
+    json_output: bool,
+    no_color: bool,
+) -> CommandContext:
+    """The context of a shell command, one-shot or in the daemon: the person is at ``console``."""
+    from orbmcp.frontends.terminal import TerminalUI
+    from orbmcp.render import present
+
+    interactive = default_interactive(
+        json_output, console.env, stdin_tty=console.stdin_isatty, stderr_tty=console.stderr_isatty
+    )
+    return CommandContext(
+        ui=TerminalUI(interactive=interactive, json_output=json_output, console=console),
+        sessions=sessions,
+        project=project,
+        config_file=config_file,
+        json=json_output,
+        front="cli",
+        no_color=no_color,
+        present=present,
+        read_stdin=console.read_stdin,
+    )
 
 
 def run_in_shell(
@@ -78,21 +108,21 @@ def run_in_shell(
     json_output: bool,
     no_color: bool,
 ) -> int:
-    from orbmcp.frontends.terminal import OneShotSessions, TerminalUI
-    from orbmcp.render import present, render_to_terminal
+    """One shell command, one-shot: connect what it needs, print, stop everything it started."""
+    from orbmcp.frontends.terminal import OneShotSessions
+    from orbmcp.render import render_to_terminal
 
-    ui = TerminalUI(interactive=default_interactive(json_output), json_output=json_output)
-    ctx = CommandContext(
-        ui=ui,
+    console = local_console()
+    ctx = shell_context(
+        console=console,
         sessions=OneShotSessions(),
         project=project,
         config_file=config_file,
-        json=json_output,
-        front="cli",
+        json_output=json_output,
         no_color=no_color,
-        present=present,
     )
-    try:
+
+    def work() -> int:
         if spec.connects:
             import anyio
 
@@ -101,28 +131,40 @@ def run_in_shell(
             result = anyio.run(run_with_signals, call_handler, spec, ctx, kwargs)
         else:
             result = _run_sync(spec, ctx, kwargs)
-        return render_to_terminal(result, json_output=json_output, no_color=no_color)
-    except OrbError as err:
-        report_error(err, json_output=json_output)
-        return int(exit_code_for(err))
-    except KeyboardInterrupt:
+        return render_to_terminal(result, json_output=json_output, no_color=no_color, console=console)
+
+    try:
+        return work()
+    except BaseException as exc:
+        return report_failure(exc, console=console, json_output=json_output)
+
+
+def report_failure(exc: BaseException, *, console: Console, json_output: bool) -> int:
+    """The error boundary of the shell front: any failure becomes its message and exit status.
+
+    A bug never shows a traceback: one line names a crash log. ``SystemExit`` passes through.
+    """
+    if isinstance(exc, OrbError):
+        report_error(exc, json_output=json_output, console=console)
+        return int(exit_code_for(exc))
+    if isinstance(exc, KeyboardInterrupt):
         from orbmcp.errors import Interrupted
 
-        report_error(Interrupted("interrupted"), json_output=json_output)
+        report_error(Interrupted("interrupted"), json_output=json_output, console=console)
         return int(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        # `orbmcp tools | head`: the reader left; nothing more to say.
-        _silence_stdout()
+    if isinstance(exc, BrokenPipeError) and not console.remote:
+        silence_local_stdout()  # `orbmcp tools | head`: the reader left; nothing more to say
         return 0
-    except Exception as exc:  # the boundary: a bug never shows a traceback
-        err_line = _internal_error_line(exc)
-        if json_output:
-            from orbmcp.render.json import internal_error_json_text
+    if not isinstance(exc, Exception):
+        raise exc
+    err_line = _internal_error_line(exc)
+    if json_output:
+        from orbmcp.render.json import internal_error_json_text
 
-            sys.stderr.write(internal_error_json_text(err_line) + "\n")
-        else:
-            sys.stderr.write(f"orbmcp: internal error: {err_line}\n")
-        return int(exit_code_for(exc))
+        console.write_err(internal_error_json_text(err_line) + "\n")
+    else:
+        console.write_err(f"orbmcp: internal error: {err_line}\n")
+    return int(exit_code_for(exc))
 
 
 def _internal_error_line(exc: BaseException) -> str:
@@ -145,11 +187,3 @@ def _run_sync(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) ->
 
         return anyio.run(_await)
     return result
-
-
-def _silence_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except OSError:
-        pass

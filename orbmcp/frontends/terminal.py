@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import signal
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp.errors import Interrupted
+from orbmcp.frontends.console import Console, local_console
 
 if TYPE_CHECKING:
     from orbmcp.commands.context import CommandContext
@@ -22,34 +22,41 @@ PROGRESS_REDRAW_S = 0.05
 
 
 class TerminalUI:
-    """Talks to a person on stderr; stdout stays for results (and JSON)."""
+    """Talks to a person on stderr; stdout stays for results (and JSON). The terminal is this
+    process's own, or a daemon client's (``Console``)."""
 
-    def __init__(self, *, interactive: bool, json_output: bool = False) -> None:
+    def __init__(
+        self, *, interactive: bool, json_output: bool = False, console: Console | None = None
+    ) -> None:
         self.interactive = interactive
         self.json_output = json_output
+        self.console = console or local_console()
         self._progress_shown = False
         self._progress_drawn_at = -math.inf
 
     def _err(self, text: str) -> None:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        self.console.write_err(text)
+
+    def _readline(self) -> str | None:
+        """The person's answer, stripped; None when nobody can answer (stdin closed or at EOF)."""
+        line = self.console.readline()
+        return None if line is None else line.strip()
 
     def confirm(self, question: str, *, default: bool = False) -> bool:
         if not self.interactive:
             return False
         suffix = " [Y/n] " if default else " [y/N] "
         self._err(question + suffix)
-        try:
-            answer = sys.stdin.readline().strip().lower()
-        except (OSError, ValueError):
-            return False
-        return default if not answer else answer in ("y", "yes")
+        answer = self._readline()
+        if answer is None:
+            return False  # no answer at all is a no, whatever the default
+        return default if not answer else answer.lower() in ("y", "yes")
 
     def choose(self, question: str, options: list[str]) -> str | None:
         if not self.interactive:
             return None
         self._err(question + "\n" + "".join(f"  {i}) {o}\n" for i, o in enumerate(options, 1)) + "> ")
-        answer = sys.stdin.readline().strip()
+        answer = self._readline() or ""
         if answer.isdigit() and 1 <= int(answer) <= len(options):
             return options[int(answer) - 1]
         return None
@@ -63,9 +70,7 @@ class TerminalUI:
         self._err(f"orbmcp: {prefix}{one_line(message)}\n")
 
     def open_url(self, url: str) -> bool:
-        from orbmcp.auth.urlpolicy import open_in_browser
-
-        return open_in_browser(url)
+        return self.console.open_url(url)
 
     def show_url(self, url: str) -> None:
         self._err(f"Open this URL to authorize:\n  {url}\n")
@@ -74,16 +79,12 @@ class TerminalUI:
         # `orbmcp auth NAME --no-browser` reads the pasted redirect URL from a terminal or, for
         # scripted headless setups, from a pipe; a closed or empty stdin means no paste.
         self._err(message + "\n> ")
-        try:
-            line = sys.stdin.readline().strip()
-        except (OSError, ValueError):
-            return None
-        return line or None
+        return self._readline() or None
 
     def progress(
         self, server: str, tool: str, progress: float, total: float | None, message: str | None
     ) -> None:
-        if not sys.stderr.isatty():
+        if not self.console.stderr_isatty:
             return
         # A terminal cannot show more than a few redraws a second anyway; a server sending
         # thousands must not turn stderr into the bottleneck. The last step always shows.

@@ -8,9 +8,26 @@ mode and returns the result's exit status.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from orbmcp.commands.results.base import Result
 from orbmcp.render.json import to_json_text
+
+
+class TextSink(Protocol):
+    def write(self, text: str, /) -> Any: ...
+
+    def flush(self) -> Any: ...
+
+
+class OutputTarget(Protocol):
+    """Where a result is printed and what that terminal is like (a front's ``Console``)."""
+
+    out: TextSink
+    stdout_isatty: bool
+    env: Mapping[str, str]
+    columns: int | None
 
 
 def exit_code_of(result: Result | None) -> int:
@@ -29,16 +46,21 @@ def present(result: Result) -> str:
     return render_plain(result)
 
 
-def render_to_terminal(result: Result | None, *, json_output: bool, no_color: bool) -> int:
+def render_to_terminal(
+    result: Result | None, *, json_output: bool, no_color: bool, console: OutputTarget | None = None
+) -> int:
+    """Print ``result`` on ``console`` (default: this process's stdout): JSON, rich tables on a
+    terminal, plain text otherwise. Returns the result's exit status."""
     if result is None:
         return 0
-    out = sys.stdout
+    out: TextSink = sys.stdout if console is None else console.out
+    tty = out.isatty() if console is None else console.stdout_isatty  # type: ignore[attr-defined]
     if json_output:
-        out.write(to_json_text(result, pretty=out.isatty()) + "\n")
-    elif not no_color and out.isatty():
-        from orbmcp.render.rich_view import render_rich
+        out.write(to_json_text(result, pretty=tty) + "\n")
+    elif not no_color and tty:
+        from orbmcp.render.rich_view import render_rich, terminal_console
 
-        render_rich(result)
+        render_rich(result, None if console is None else terminal_console(console))
     else:
         from orbmcp.render.plain import render_plain
 

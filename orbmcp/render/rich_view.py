@@ -6,6 +6,8 @@ plain text, printed with markup off so server text can never style the terminal.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -14,6 +16,9 @@ from orbmcp.commands.results import Result, ServerAction, StatusReport
 from orbmcp.render.plain import render_plain
 from orbmcp.render.plain.status import warning_summary
 from orbmcp.text import one_line
+
+if TYPE_CHECKING:
+    from orbmcp.render import OutputTarget
 
 STATE_STYLE = {
     "ready": "green",
@@ -26,6 +31,18 @@ STATE_STYLE = {
 
 def _state(state: str) -> str:
     return f"[{STATE_STYLE.get(state, 'white')}]{escape(state)}[/]"
+
+
+def terminal_console(target: OutputTarget) -> Console:
+    """A rich console for another process's terminal (a daemon client's): its stream, its width,
+    its environment (TERM, COLORTERM, NO_COLOR decide the colours as they would there)."""
+    return Console(
+        file=target.out,  # type: ignore[arg-type]
+        force_terminal=target.stdout_isatty,
+        width=target.columns,
+        highlight=False,
+        _environ=dict(target.env),
+    )
 
 
 def render_rich(result: Result, console: Console | None = None) -> None:

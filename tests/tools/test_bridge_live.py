@@ -140,7 +140,7 @@ async def test_progress_notifications_become_updates(live: Live, server: str) ->
 
 
 async def test_repeated_and_backwards_progress_is_dropped(live: Live) -> None:
-    # T-D3: a burst of 1,200 notifications, 200 of them repeated or going backwards.
+    # A burst of 1,200 notifications, 200 of them repeated or going backwards.
     updates: list[float] = []
 
     def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -248,7 +248,7 @@ async def test_server_dying_mid_call_fails_fast_and_deactivates_tools(tmp_path: 
                 await call_tool(sup, "crash", {})
             assert anyio.current_time() - started < 5
             assert info.value.code == "connection" and info.value.server == "d"
-            assert info.value.hint == NOT_RETRIED  # T-C7: never re-sent, outcome unknown
+            assert info.value.hint == NOT_RETRIED  # never re-sent: the outcome is unknown
             # Deactivated by the time the caller sees the error, not at the next reconnect.
             assert not any(t.active for t in manager.tools.for_server("d"))
             assert manager.tools.counts("d")[1] == 0

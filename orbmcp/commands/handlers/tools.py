@@ -13,7 +13,6 @@ import binascii
 import json
 import math
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -83,9 +82,11 @@ def _is_not_found(message: str) -> bool:
 # -- shared helpers ------------------------------------------------------------------------------
 
 
-async def _read_stdin() -> str:
-    # Abandoned on cancel: Ctrl-C while waiting for input must not hang on a blocked read.
-    return await anyio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
+async def _read_stdin(ctx: CommandContext) -> str | None:
+    """Stdin from the front's terminal (a daemon client's, in the daemon); None when there is none."""
+    if ctx.read_stdin is None:
+        return None
+    return await ctx.read_stdin()
 
 
 def _has_capability(sup: Supervisor, kind: str) -> bool:
@@ -285,7 +286,7 @@ async def call(
     ctx.server(server)
     _check_options(timeout, max_output)
     tokens = list(arguments or [])
-    stdin_text = await _read_stdin() if "-" in tokens else None
+    stdin_text = await _read_stdin(ctx) if "-" in tokens else None
     # Syntax first (bad JSON, k without =, unreadable @file): no server needed to reject those.
     parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text)
     media_dir = _prepare_dir(_user_path("--save-images", save_images)) if save_images is not None else None
@@ -430,7 +431,7 @@ async def prompt(
 
     ctx.server(server)
     tokens = list(arguments or [])
-    stdin_text = await _read_stdin() if "-" in tokens else None
+    stdin_text = await _read_stdin(ctx) if "-" in tokens else None
     parse_call_arguments(tokens, None, stdin_text=stdin_text)
     manager = await ctx.manager()
     sup = await manager.ready(server)

@@ -1,0 +1,154 @@
+"""Where a shell command's output goes and its questions are asked: a ``Console``.
+
+One-shot, that is this process's own stdin/stdout/stderr. In the session daemon it is the
+terminal of the client that sent the command: writes become frames to the client, a question
+waits for the client's answer, and the render decisions (a terminal or a pipe, the width,
+``NO_COLOR``, ``TERM``) are the client's. Everything the shell front prints or reads goes through
+one of these, so the daemon prints exactly what a one-shot run prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class TextSink(Protocol):
+    def write(self, text: str, /) -> Any: ...
+
+    def flush(self) -> Any: ...
+
+
+@dataclass
+class Console:
+    out: TextSink
+    err: TextSink
+    stdout_isatty: bool
+    stderr_isatty: bool
+    stdin_isatty: bool
+    env: Mapping[str, str]
+    columns: int | None = None
+    # One line typed by the person (prompts); blocking, called from a worker thread or the
+    # main thread, never on the daemon's event loop. None: no answer (closed stdin).
+    readline: Callable[[], str | None] = field(default=lambda: None)
+    # The whole of stdin, for ``call -``; None when there is none.
+    read_stdin: Callable[[], Awaitable[str | None]] | None = None
+    # Open a URL in the person's browser; False when it could not.
+    open_url: Callable[[str], bool] = field(default=lambda url: False)
+    remote: bool = False  # the daemon's view of a client's terminal
+
+    def write_out(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def write_err(self, text: str) -> None:
+        self.err.write(text)
+        self.err.flush()
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Std:
+    """``sys.stdout``/``sys.stderr`` as they are at each write (tests and redirections swap them)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def _stream(self) -> Any:
+        return getattr(sys, self.name)
+
+    def write(self, text: str, /) -> Any:
+        return self._stream().write(text)
+
+    def flush(self) -> Any:
+        return self._stream().flush()
+
+    def isatty(self) -> bool:
+        return _isatty(self._stream())
+
+
+class LocalConsole(Console):
+    """This process's own terminal (or pipes), looked up at each use."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            out=_Std("stdout"),
+            err=_Std("stderr"),
+            stdout_isatty=False,
+            stderr_isatty=False,
+            stdin_isatty=False,
+            env=os.environ,
+            readline=_local_readline,
+            read_stdin=_local_read_stdin,
+            open_url=_local_open_url,
+        )
+
+    @property
+    def stdout_isatty(self) -> bool:
+        return _isatty(sys.stdout)
+
+    @stdout_isatty.setter
+    def stdout_isatty(self, value: bool) -> None:
+        pass
+
+    @property
+    def stderr_isatty(self) -> bool:
+        return _isatty(sys.stderr)
+
+    @stderr_isatty.setter
+    def stderr_isatty(self, value: bool) -> None:
+        pass
+
+    @property
+    def stdin_isatty(self) -> bool:
+        return _isatty(sys.stdin)
+
+    @stdin_isatty.setter
+    def stdin_isatty(self, value: bool) -> None:
+        pass
+
+
+def _local_readline() -> str | None:
+    """A line from stdin, or None when stdin is closed, at its end, or unreadable."""
+    try:
+        line = sys.stdin.readline()
+    except (OSError, ValueError, AttributeError):
+        return None
+    return line if line else None
+
+
+async def _local_read_stdin() -> str | None:
+    import anyio
+
+    stream = sys.stdin
+    if stream is None:
+        return None
+    # Abandoned on cancel: Ctrl-C while waiting for input must not hang on a blocked read.
+    return await anyio.to_thread.run_sync(stream.read, abandon_on_cancel=True)
+
+
+def _local_open_url(url: str) -> bool:
+    from orbmcp.auth.urlpolicy import open_in_browser
+
+    return open_in_browser(url)
+
+
+def local_console() -> Console:
+    """This process's own terminal (or pipes)."""
+    return LocalConsole()
+
+
+def silence_local_stdout() -> None:
+    """`orbmcp tools | head`: the reader left; further writes must not raise."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
