@@ -4,11 +4,10 @@ in one in-process session, so the module stays fast."""
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -144,10 +143,14 @@ async def test_a_one_shot_command_connects_the_eager_servers_first(session: Sess
 # -- call: options, outputs, stdin ---------------------------------------------------------------
 
 
-async def test_arguments_from_stdin(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "stdin", io.StringIO('{"text": "from stdin"}'))
-    outcome = await handlers.call(session.ctx(), "r", "echo", arguments=["-"])
+async def test_arguments_from_stdin(session: Session) -> None:
+    async def stdin() -> str | None:
+        return '{"text": "from stdin"}'
+
+    outcome = await handlers.call(replace(session.ctx(), read_stdin=stdin), "r", "echo", arguments=["-"])
     assert render_plain(outcome) == "from stdin"
+    with pytest.raises(UsageError, match="there is no stdin"):  # a front without stdin
+        await handlers.call(session.ctx(), "r", "echo", arguments=["-"])
 
 
 async def test_option_errors_before_anything_connects(session: Session, tmp_path: Path) -> None:
