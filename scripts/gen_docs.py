@@ -103,6 +103,21 @@ class JsonDoc:
 
 
 ROW_KEYS = ("name", "lifecycle", "state", "tools", "auth", "source")
+DAEMON_KEYS = (
+    "action",
+    "running",
+    "socket",
+    "pid",
+    "version",
+    "uptimeS",
+    "idleTimeoutS",
+    "scope",
+    "servers",
+    "clientsServed",
+    "activeClients",
+    "refusedClients",
+    "residentMemoryBytes",
+)
 DETAIL_KEYS = (
     "name",
     "state",
@@ -173,6 +188,14 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "completion show": JsonDoc("object", ("shell", "script")),
     "completion install": JsonDoc("object", ("ok", "message", "shell", "path")),
     "shell": JsonDoc("none", (), "interactive; each line takes --json itself"),
+    **{
+        f"daemon {verb}": JsonDoc(
+            "object",
+            DAEMON_KEYS,
+            "running is false (and the daemon keys absent) when none runs; servers are {name, state}",
+        )
+        for verb in ("start", "stop", "restart", "status")
+    },
 }
 
 

@@ -52,6 +52,11 @@ class SessionProvider(Protocol):
         """True when servers stay connected after the command (REPL, daemon, agent host)."""
         ...
 
+    @property
+    def daemon_pid(self) -> int | None:
+        """The pid of the session daemon whose session this is; None elsewhere."""
+        ...
+
 
 def default_interactive(
     json_output: bool,

@@ -32,6 +32,12 @@ GLOBAL_OPTIONS: tuple[Param, ...] = (
         envvar=environment.CONFIG,
     ),
     Param("no_color", "No colours or rich tables (also NO_COLOR).", kind="flag"),
+    Param(
+        "no_daemon",
+        "Run this command one-shot even when a session daemon runs for this scope.",
+        kind="flag",
+        envvar=environment.NO_DAEMON,
+    ),
     Param("json", "JSON output for every command.", kind="flag"),
     Param("help", "Show help and exit (also after any command).", kind="flag", flags=("--help", "-h")),
 )
@@ -234,7 +240,44 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
 )
 
+DAEMON = "orbmcp.daemon.control"
+IDLE = Param(
+    "idle_timeout",
+    "Stop after this long without a client (30m by default; 0: never), e.g. 90s, 30m, 2h.",
+    kind="option",
+    metavar="DURATION",
+)
+COMMANDS += (
+    CommandSpec(
+        ("daemon", "start"),
+        "Start the session daemon of this scope: servers stay connected between commands.",
+        f"{DAEMON}:start",
+        (IDLE, Param("foreground", "Serve in this process instead of in the background.", kind="flag"), JSON),
+        examples=("orbmcp daemon start", "orbmcp daemon start --idle-timeout 2h"),
+    ),
+    CommandSpec(
+        ("daemon", "stop"),
+        "Stop the session daemon of this scope and every server it runs.",
+        f"{DAEMON}:stop",
+        (JSON,),
+    ),
+    CommandSpec(
+        ("daemon", "restart"),
+        "Restart the session daemon (it then uses this shell's environment).",
+        f"{DAEMON}:restart",
+        (IDLE, JSON),
+    ),
+    CommandSpec(
+        ("daemon", "status"),
+        "Is a session daemon running for this scope: pid, uptime, socket, servers, clients, memory.",
+        f"{DAEMON}:status",
+        (JSON,),
+        examples=("orbmcp daemon status --json",),
+    ),
+)
+
 GROUPS: dict[str, str] = {
+    "daemon": "The session daemon: one live session shared by every orbmcp command of this scope.",
     "config": "Inspect and validate configuration.",
     "completion": "Shell completion scripts.",
 }

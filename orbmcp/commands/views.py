@@ -51,7 +51,12 @@ def status_row(
 
 
 def status_report(
-    config: ResolvedConfig, manager: Manager | None, *, stopped_after: bool = False, front: str = "cli"
+    config: ResolvedConfig,
+    manager: Manager | None,
+    *,
+    stopped_after: bool = False,
+    front: str = "cli",
+    daemon_pid: int | None = None,
 ) -> StatusReport:
     rows = tuple(
         status_row(cfg, config, manager.supervisors.get(name) if manager else None, front=front)
@@ -65,7 +70,7 @@ def status_report(
     if not config.settings.extension_enabled:
         notices.append("MCP is turned off (goExtensions.mcp: false)")
     notices.extend(str(w) for w in config.warnings)
-    return StatusReport(rows=rows, notices=tuple(notices), stopped_after=stopped_after)
+    return StatusReport(rows=rows, notices=tuple(notices), stopped_after=stopped_after, daemon_pid=daemon_pid)
 
 
 def _spelled(text: str | None, front: str) -> str | None:

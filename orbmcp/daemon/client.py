@@ -42,7 +42,7 @@ FORWARDED_ENV = (
     "LINES",
     "TTY_COMPATIBLE",
 )
-FORWARDED_PREFIX = "ORBMCP_"
+FORWARDED_PREFIXES = ("ORBMCP_", environment.GLOBAL_DIR)
 CONNECT_TIMEOUT_S = 2.0
 STDIN_LIMIT = 16 * 1024 * 1024
 # -- which lines go to the daemon ------------------------------------------------------------------
@@ -183,7 +183,7 @@ class Conversation:
             "argv": argv,
             "cwd": os.getcwd(),
             "env": {
-                k: v for k, v in self.env.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIX)
+                k: v for k, v in self.env.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIXES)
             },
             "envDigests": env_digests(self.env, [str(n) for n in names or ()], nonce),
             "tty": {

@@ -36,6 +36,12 @@ def run(argv: list[str]) -> int:
         # Fast path: no Typer app to build for the most common scripted probe.
         print(f"orbmcp {__version__}")
         return 0
+    # A session daemon of this scope runs the command in its live session (stdlib-only client).
+    from orbmcp.daemon.client import maybe_forward
+
+    forwarded = maybe_forward(argv)
+    if forwarded is not None:
+        return forwarded
     if argv[:1] == ["complete"]:
         # Fast path: shells run this on every Tab; it needs neither Typer nor the handler machinery.
         from orbmcp.frontends.slash import complete_fast

@@ -37,5 +37,15 @@ async def slash(ctx: CommandContext, line: str) -> Result | None:
 def complete(ctx: CommandContext, line: str) -> Lines:
     """Candidates for the word being typed at the end of ``line``; never connects anything."""
     from orbmcp.commands.complete import complete_line
+    from orbmcp.frontends.sessions import PersistentSessions
 
-    return Lines(tuple(complete_line(line, project=ctx.project, config_file=ctx.config_file)))
+    running: set[str] | None = None
+    tools: dict[str, list[str]] | None = None
+    if isinstance(ctx.sessions, PersistentSessions) and ctx.sessions.started:
+        # A live session (the daemon's) knows what runs and the tools it discovered.
+        names, by_server = ctx.sessions.snapshot()
+        running, tools = names, {k: list(v) for k, v in by_server.items()}
+    candidates = complete_line(
+        line, project=ctx.project, config_file=ctx.config_file, running=running, tool_names=tools
+    )
+    return Lines(tuple(candidates))

@@ -32,6 +32,7 @@ class PersistentSessions:
     """SessionProvider whose Manager lives as long as the ``async with`` block."""
 
     persistent = True
+    daemon_pid: int | None = None  # set by the session daemon that owns this session
 
     def __init__(
         self,

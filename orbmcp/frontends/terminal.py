@@ -115,6 +115,7 @@ class OneShotSessions:
     """A Manager that lives for one shell command; closing stops every server it started."""
 
     persistent = False
+    daemon_pid: int | None = None
 
     def __init__(self) -> None:
         self._manager: Manager | None = None

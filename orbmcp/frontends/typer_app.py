@@ -45,7 +45,8 @@ def _global_param(p: Param) -> inspect.Parameter:
         default: Any = typer.Option(False, *p.option_names, help=p.help, callback=_version, is_eager=True)
         annotation: Any = bool
     elif p.kind == "flag":
-        default, annotation = typer.Option(False, *p.option_names, help=p.help), bool
+        text = p.help + (f" (env {p.envvar})" if p.envvar else "")
+        default, annotation = typer.Option(False, *p.option_names, help=text), bool
     else:
         # The environment variable is read by orbmcp.environment (the one reader), not by Typer.
         text = p.help + (f" (env {p.envvar})" if p.envvar else "")

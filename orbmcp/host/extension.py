@@ -362,6 +362,7 @@ class _HostSessions:
     """The extension's one long-lived Manager, for slash commands."""
 
     persistent = True
+    daemon_pid: int | None = None
 
     def __init__(self, ext: McpExtension) -> None:
         self._ext = ext

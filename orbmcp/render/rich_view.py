@@ -77,3 +77,5 @@ def _status_table(result: StatusReport, console: Console) -> None:
             console.print(f"[yellow]{escape(one_line(r.name))}[/]: {escape(warning_summary(r))}")
     for n in result.notices:
         console.print(f"[yellow]{escape(one_line(n))}[/]")
+    if result.daemon_pid is not None:
+        console.print(f"[dim](daemon: pid {result.daemon_pid})[/]")

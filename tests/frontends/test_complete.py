@@ -83,6 +83,7 @@ def test_shell_lines_complete_commands_options_and_values(config: Path) -> None:
         "--help",
         "--json",
         "--no-color",
+        "--no-daemon",
         "--project",
         "--version",
     ]

@@ -103,6 +103,7 @@ def test_is_error_sets_exit_code_1_and_json_is_the_whole_result() -> None:
 
 class Sessions:
     persistent = True
+    daemon_pid: int | None = None
 
     def __init__(self, manager: Manager | None) -> None:
         self._manager = manager

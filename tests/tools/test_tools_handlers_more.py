@@ -36,6 +36,7 @@ def anyio_backend() -> str:
 class Sessions:
     manager_: Manager
     persistent: bool = True
+    daemon_pid: int | None = None
 
     async def manager(self, ctx: CommandContext) -> Manager:
         return self.manager_

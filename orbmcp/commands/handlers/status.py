@@ -29,7 +29,13 @@ async def status(ctx: CommandContext, server: str | None = None) -> StatusReport
     manager = await ctx.manager()
     if not ctx.persistent:
         await manager.start_eager()
-    return status_report(config, manager, stopped_after=not ctx.persistent, front=ctx.front)
+    return status_report(
+        config,
+        manager,
+        stopped_after=not ctx.persistent,
+        front=ctx.front,
+        daemon_pid=ctx.sessions.daemon_pid if ctx.sessions is not None else None,
+    )
 
 
 async def start(ctx: CommandContext, server: str) -> ServerAction:

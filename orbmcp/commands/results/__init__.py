@@ -28,6 +28,7 @@ from orbmcp.commands.results.config import (
     TrustRevoked,
     ValidationReport,
 )
+from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.commands.results.status import (
     CheckReport,
     ServerAction,
@@ -54,6 +55,7 @@ __all__ = [
     "CompletionInstalled",
     "CompletionScript",
     "ConfigView",
+    "DaemonStatus",
     "JsonText",
     "Lines",
     "LoggedOut",

@@ -57,6 +57,7 @@ class StatusReport(Result):
     rows: tuple[StatusRow, ...]
     notices: tuple[str, ...] = ()  # e.g. "Project config: not loaded (path)"; config warnings
     stopped_after: bool = False  # a one-shot command stopped what it started
+    daemon_pid: int | None = None  # the session daemon that holds these servers
 
     def to_json(self) -> list[dict[str, Any]]:
         return [r.to_json() for r in self.rows]

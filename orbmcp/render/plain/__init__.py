@@ -17,6 +17,7 @@ from orbmcp.commands.results import (
     CommandHelp,
     CompletionScript,
     ConfigView,
+    DaemonStatus,
     JsonText,
     Lines,
     PathsView,
@@ -34,7 +35,7 @@ from orbmcp.commands.results import (
     TrustReview,
     ValidationReport,
 )
-from orbmcp.render.plain import basic, call, config, status, tools
+from orbmcp.render.plain import basic, call, config, daemon, status, tools
 
 R = TypeVar("R", bound=Result)
 
@@ -63,6 +64,7 @@ _register(ConfigView, config.config_view)
 _register(PathsView, config.paths_view)
 _register(ValidationReport, config.validation_report)
 _register(TrustReview, config.trust_review)
+_register(DaemonStatus, daemon.daemon_status)
 # A sentence (Message, untrust, auth, logout, install); Statement is abstract, so no _register.
 render_plain.register(Statement, basic.statement)
 _register(Lines, basic.lines)

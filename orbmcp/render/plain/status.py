@@ -33,7 +33,9 @@ def status_report(result: StatusReport) -> str:
     lines = [f"MCP servers ({len(result.rows)}):" if result.rows else "No MCP servers configured."]
     lines += ["  " + status_line(r) for r in result.rows]
     lines += [one_line(n) for n in result.notices]
-    if result.stopped_after and any(r.state == "ready" for r in result.rows):
+    if result.daemon_pid is not None:
+        lines.append(f"(daemon: pid {result.daemon_pid})")
+    elif result.stopped_after and any(r.state == "ready" for r in result.rows):
         lines.append("(one-shot: servers started for this report were stopped again)")
     return "\n".join(lines)
 

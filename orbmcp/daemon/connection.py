@@ -1,0 +1,258 @@
+"""One client connection to the daemon: the greeting, then one request (a command, status, stop).
+
+A command runs through the same command table, handlers, renderers and error boundary as a one-shot
+run, on the client's terminal (``RemoteConsole``), in the daemon's live session. A ``cancel``
+frame (the client's Ctrl-C) or the client going away cancels that command only.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import ByteStream
+
+from orbmcp import log
+from orbmcp._version import __version__
+from orbmcp.commands.outcome import ExitCode
+from orbmcp.commands.spec import CommandSpec
+from orbmcp.daemon import protocol
+from orbmcp.daemon.client import Line, forwardable
+from orbmcp.daemon.frames import FrameReader, FrameWriter
+from orbmcp.daemon.remote import Answers, RemoteConsole
+from orbmcp.errors import Interrupted, OrbError
+
+if TYPE_CHECKING:
+    from orbmcp.daemon.server import Daemon
+    from orbmcp.daemon.session import DaemonSession
+
+
+class Connection:
+    def __init__(self, daemon: Daemon, stream: ByteStream) -> None:
+        self.daemon = daemon
+        self.reader = FrameReader(stream)
+        self.writer = FrameWriter(stream)
+        self.answers = Answers()
+        self._request: Mapping[str, Any] = {}
+
+    async def serve(self) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.writer.run)
+            try:
+                await self._conversation()
+            except protocol.ProtocolError as exc:
+                log.log_event("daemon.bad_frame", level="warn", reason=str(exc))
+                self.writer.send_nowait({"t": "error", "message": str(exc)})
+            finally:
+                self.answers.abandon()
+                self.writer.close()
+
+    async def _conversation(self) -> None:
+        hello = await self.reader.receive()
+        if hello is None:
+            return
+        if hello.get("t") != "hello":
+            raise protocol.ProtocolError("expected a hello frame first")
+        session = self.daemon.session
+        self.writer.send_nowait(
+            {
+                "t": "hello",
+                "protocol": protocol.PROTOCOL_VERSION,
+                "version": __version__,
+                "pid": os.getpid(),
+                "env": session.referenced_variables() if session is not None else [],
+                "nonce": session.nonce if session is not None else "",
+            }
+        )
+        if hello.get("protocol") != protocol.PROTOCOL_VERSION:
+            return  # the client restarts us or runs one-shot
+        request = await self.reader.receive()
+        if request is None:
+            return
+        kind = request["t"]
+        if kind == "run":
+            await self._run(request)
+        elif kind == "status":
+            self.writer.send_nowait({"t": "status", **self.daemon.status()})
+        elif kind == "stop":
+            self.writer.send_nowait({"t": "stopping", "pid": os.getpid()})
+            self.daemon.request_stop("a client asked")
+        elif kind == "ping":
+            self.writer.send_nowait({"t": "pong"})
+        else:
+            raise protocol.ProtocolError(f"unknown request type {kind!r}")
+
+    # -- a command -------------------------------------------------------------------------------
+
+    async def _run(self, request: dict[str, Any]) -> None:
+        self._request = request
+        prepared = self._prepare(request)
+        if prepared is None:
+            self.writer.send_nowait({"t": "local"})
+            return
+        self.daemon.clients_served += 1
+        code = await self._execute(prepared, request)
+        self.writer.send_nowait({"t": "exit", "code": code})
+
+    def _prepare(self, request: Mapping[str, Any]) -> Prepared | None:
+        """The command of this argv, bound as the Typer front binds it; None: run it one-shot
+        (help, a usage error the Typer front words itself, or another scope)."""
+        from orbmcp.frontends.cli import hoist_global_options
+        from orbmcp.frontends.slash import parse_shell
+
+        argv = request.get("argv")
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            raise protocol.ProtocolError("a run request needs argv, a list of strings")
+        line = Line(argv)
+        if line.help or line.no_daemon:
+            return None
+        hoisted = hoist_global_options(list(argv))
+        words = _command_words(hoisted)
+        global_json = "--json" in hoisted[: len(hoisted) - len(words)]
+        no_color = "--no-color" in hoisted[: len(hoisted) - len(words)]
+        try:
+            inv = parse_shell(words)
+        except OrbError:
+            return None
+        if inv.help or not forwardable(inv.spec.path, inv.spec.connects):
+            return None
+        if self.daemon.scope_of(line, request) != self.daemon.scope:
+            return None
+        env = _strings(request.get("env"))
+        no_color = no_color or bool(env.get("NO_COLOR"))
+        json_output = global_json or bool(inv.kwargs.get("json"))
+        if "json" in inv.kwargs:
+            inv.kwargs["json"] = json_output
+        return Prepared(inv.spec, inv.kwargs, json_output, no_color)
+
+    async def _execute(self, prepared: Prepared, request: Mapping[str, Any]) -> int:
+        from orbmcp.frontends.runner import report_failure
+        from orbmcp.render import render_to_terminal
+
+        session = self.daemon.session
+        assert session is not None
+        json_output, no_color = prepared.json_output, prepared.no_color
+        console = RemoteConsole(
+            self.writer,
+            self.answers,
+            tty=_mapping(request.get("tty")),
+            env=_strings(request.get("env")),
+            columns=request.get("columns") if isinstance(request.get("columns"), int) else None,
+        )
+        cancelled: list[str] = []
+        outcome: list[Any] = []
+        error: list[BaseException] = []
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_client, scope, cancelled)
+                try:
+                    outcome.append(await self._call(session, prepared, console))
+                except Exception as exc:  # raised again outside the task group: no ExceptionGroup
+                    error.append(exc)
+                tg.cancel_scope.cancel()
+        failure: BaseException | None = error[0] if error else None
+        if scope.cancelled_caught or (cancelled and not outcome):
+            why = cancelled[0] if cancelled else "SIGINT"
+            failure = Interrupted(f"interrupted by {why}; the session daemon keeps its servers running")
+        try:
+            if failure is None:
+                return render_to_terminal(
+                    outcome[0], json_output=json_output, no_color=no_color, console=console
+                )
+            return report_failure(failure, console=console, json_output=json_output)
+        except Exception as exc:
+            try:
+                return report_failure(exc, console=console, json_output=json_output)
+            except Exception:
+                return int(ExitCode.INTERNAL)
+
+    async def _call(self, session: DaemonSession, prepared: Prepared, console: RemoteConsole) -> Any:
+        """Bring the session up to date with the config files, then run the handler."""
+        from orbmcp.frontends.runner import call_handler, shell_context
+        from orbmcp.frontends.terminal import TerminalUI
+
+        config = await session.refresh()
+        if config is not None:
+            for warning in config.warnings:
+                console.write_err(f"orbmcp: warning: {warning}\n")
+        for name in session.env_drift(_mapping(self._request.get("envDigests"))):
+            console.write_err(
+                f"orbmcp: warning: ${name} differs from the value the session daemon started with; "
+                "run `orbmcp daemon restart` to use yours\n"
+            )
+        ctx = shell_context(
+            console=console,
+            sessions=session.sessions,
+            project=session.scope.project_dir,
+            config_file=session.scope.config_file,
+            json_output=prepared.json_output,
+            no_color=prepared.no_color,
+        )
+        ctx.set_config(session.config)
+        try:
+            return await call_handler(prepared.spec, ctx, prepared.kwargs)
+        finally:
+            if isinstance(ctx.ui, TerminalUI):
+                ctx.ui.end_progress()
+
+    async def _watch_client(self, scope: anyio.CancelScope, cancelled: list[str]) -> None:
+        """Frames the client sends while its command runs: answers, stdin, a cancel; EOF cancels."""
+        while True:
+            try:
+                message = await self.reader.receive()
+            except protocol.ProtocolError:
+                message = None
+            if message is None:
+                cancelled.append("the client leaving")
+                self.answers.abandon()
+                scope.cancel()
+                return
+            kind = message["t"]
+            if kind in ("answer", "stdin"):
+                self.answers.deliver(message)
+            elif kind == "cancel":
+                sig = message.get("signal")
+                cancelled.append(
+                    sig if isinstance(sig, str) and sig in signal.Signals.__members__ else "SIGINT"
+                )
+                self.answers.abandon()
+                scope.cancel()
+                return
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A command line bound as the Typer front binds it, and its output mode."""
+
+    spec: CommandSpec
+    kwargs: dict[str, Any]
+    json_output: bool
+    no_color: bool
+
+
+def _command_words(hoisted: list[str]) -> list[str]:
+    """The words after the program's own options (which ``hoist_global_options`` put first)."""
+    i = 0
+    while i < len(hoisted):
+        word = hoisted[i]
+        if word in ("--project", "-p", "--config", "-c"):
+            i += 2
+        elif word in ("--no-color", "--json", "--no-daemon") or word.startswith(("--project=", "--config=")):
+            i += 1
+        else:
+            break
+    return hoisted[i:]
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _strings(value: object) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): str(v) for k, v in list(value.items())[:1000] if isinstance(v, str)}

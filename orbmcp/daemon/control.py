@@ -1,0 +1,249 @@
+"""``orbmcp daemon start|stop|restart|status``: start, stop and ask the scope's session daemon.
+
+``start`` spawns ``orbmcp daemon start --foreground`` detached (its own session, no terminal, the
+environment of this command: that is what ``${VAR}`` expands with) and waits until it answers.
+Two starts at once leave one daemon: the daemons race for the scope's lock and the loser exits;
+both starters then find the winner. ``--foreground`` serves in this process (for a service
+manager, or to watch it). Liveness is always asked of the daemon itself (its status answer, its
+pid), never read from the socket file alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.results.daemon import DaemonStatus
+from orbmcp.daemon import protocol
+from orbmcp.daemon.scope import Scope, UnsafeDirectory, current_scope, socket_path, state_path
+from orbmcp.errors import ConfigError, ConnectionFailed, TimeoutFailed, UsageError
+
+START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 30.0
+ALREADY_RUNNING_STATUS = 75  # what a daemon that lost the race for the lock exits with
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+def parse_duration(text: str | None, *, default: float) -> float:
+    """``30m``, ``90s``, ``1h``, ``1.5h``, ``500ms``, ``0`` (never), or a number of seconds."""
+    if text is None:
+        return default
+    match = _DURATION.match(text)
+    if match is None:
+        raise UsageError(
+            f"--idle-timeout: expected a duration like 30m, 90s, 1h or 0 (never), got {text!r}",
+            reason="bad_duration",
+        )
+    return float(match.group(1)) * _UNIT_S[match.group(2)]
+
+
+def _scope(ctx: CommandContext) -> Scope:
+    return current_scope(project=ctx.project, config_file=ctx.config_file)
+
+
+# -- talking to a daemon ---------------------------------------------------------------------------
+
+
+def ask(sock_path: Path, request: dict[str, Any], *, timeout: float = 5.0) -> dict[str, Any] | None:
+    """One request to the daemon at ``sock_path``; its answer, or None when nobody answers."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(sock_path))
+        protocol.send(sock, {"t": "hello", "protocol": protocol.PROTOCOL_VERSION})
+        hello = protocol.receive(sock)
+        if hello is None or hello.get("protocol") != protocol.PROTOCOL_VERSION:
+            return {"t": "hello", **hello} if hello is not None else None
+        protocol.send(sock, request)
+        return protocol.receive(sock)
+    except (OSError, protocol.ProtocolError):
+        return None
+    finally:
+        sock.close()
+
+
+def status_of(sock_path: Path) -> dict[str, Any] | None:
+    answer = ask(sock_path, {"t": "status"})
+    return answer if answer is not None and answer.get("t") == "status" else None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _state_pid(sock_path: Path) -> int | None:
+    import json
+
+    try:
+        data = json.loads(state_path(sock_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    pid = data.get("pid") if isinstance(data, dict) else None
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
+def _wait(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutFailed(
+                f"the session daemon did not {what} within {timeout:g} s", reason="daemon_timeout"
+            )
+        time.sleep(delay)  # polling another process: nothing to wait on but its socket and pid
+        delay = min(delay * 2, 0.1)
+
+
+# -- start -----------------------------------------------------------------------------------------
+
+
+def spawn(scope: Scope, *, idle_timeout_s: float, environ: Mapping[str, str] | None = None) -> DaemonStatus:
+    """Start the scope's daemon detached, or find the one already running."""
+    sock = socket_path(scope)
+    info = status_of(sock)
+    if info is not None:
+        return DaemonStatus("already-running", str(sock), info)
+    env = dict(os.environ if environ is None else environ)
+    argv = [sys.executable, "-m", "orbmcp", "--project", str(scope.project_dir)]
+    if scope.config_file is not None:
+        argv += ["--config", str(scope.config_file)]
+    argv += ["daemon", "start", "--foreground", "--idle-timeout", f"{idle_timeout_s:g}"]
+    errors = sock.with_suffix(".err")
+    try:
+        from orbmcp.daemon.scope import make_private_dir
+
+        make_private_dir(sock.parent)
+    except UnsafeDirectory as exc:
+        raise ConfigError(str(exc), reason="unsafe_runtime_dir") from None
+    with open(errors, "wb") as err_file:
+        os.chmod(errors, 0o600)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err_file,
+            env=env,
+            cwd=os.getcwd(),
+            start_new_session=True,  # no terminal, no signals from this shell's Ctrl-C
+            close_fds=True,
+        )
+
+    found: list[dict[str, Any]] = []
+
+    def answered() -> bool:
+        answer = status_of(sock)
+        if answer is not None:
+            found.append(answer)
+            return True
+        code = proc.poll()
+        if code is not None and code != ALREADY_RUNNING_STATUS:
+            detail = _first_line(errors)
+            raise ConnectionFailed(
+                f"the session daemon exited at start (status {code})" + (f": {detail}" if detail else ""),
+                reason="daemon_start_failed",
+            )
+        return False
+
+    _wait(answered, START_TIMEOUT_S, "answer")
+    with contextlib.suppress(OSError):
+        errors.unlink()
+    return DaemonStatus("started" if proc.poll() is None else "already-running", str(sock), found[-1])
+
+
+def _first_line(path: Path) -> str:
+    from orbmcp.redact import redact
+
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[-4000:]
+    except OSError:
+        return ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return redact(lines[-1])[:300] if lines else ""
+
+
+def start(ctx: CommandContext, idle_timeout: str | None = None, foreground: bool = False) -> DaemonStatus:
+    from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
+
+    timeout = parse_duration(idle_timeout, default=DEFAULT_IDLE_TIMEOUT_S)
+    scope = _scope(ctx)
+    if not foreground:
+        return spawn(scope, idle_timeout_s=timeout)
+    return _foreground(ctx, scope, timeout)
+
+
+def _foreground(ctx: CommandContext, scope: Scope, timeout: float) -> DaemonStatus:
+    from orbmcp.daemon.server import AlreadyRunning, run_foreground
+
+    sock = socket_path(scope)
+    try:
+        reason = run_foreground(
+            scope,
+            environ=os.environ,
+            cwd=Path.cwd(),
+            idle_timeout_s=timeout,
+            notify=lambda: ctx.ui.notify(f"session daemon serving on {sock} (pid {os.getpid()})"),
+        )
+    except AlreadyRunning:
+        raise SystemExit(ALREADY_RUNNING_STATUS) from None
+    except UnsafeDirectory as exc:
+        raise ConfigError(str(exc), reason="unsafe_runtime_dir") from None
+    return DaemonStatus("stopped-foreground", str(sock), None, reason=reason)
+
+
+# -- stop, restart, status -----------------------------------------------------------------------------
+
+
+def stop_scope(scope: Scope) -> DaemonStatus:
+    sock = socket_path(scope)
+    info = status_of(sock)
+    if info is None:
+        pid = _state_pid(sock)
+        if pid is not None and _pid_alive(pid) and sock.exists():
+            # It does not answer (hung, or another protocol version): ask the process itself.
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+            _wait(lambda: not _pid_alive(pid), STOP_TIMEOUT_S, "stop")
+            return DaemonStatus("stopped", str(sock))
+        return DaemonStatus("not-running", str(sock))
+    pid = info.get("pid")
+    ask(sock, {"t": "stop"})
+    _wait(
+        lambda: not sock.exists() and not (isinstance(pid, int) and _pid_alive(pid)), STOP_TIMEOUT_S, "stop"
+    )
+    return DaemonStatus("stopped", str(sock), None)
+
+
+def stop(ctx: CommandContext) -> DaemonStatus:
+    return stop_scope(_scope(ctx))
+
+
+def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatus:
+    from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
+
+    scope = _scope(ctx)
+    timeout = parse_duration(idle_timeout, default=DEFAULT_IDLE_TIMEOUT_S)
+    stop_scope(scope)
+    started = spawn(scope, idle_timeout_s=timeout)
+    return DaemonStatus("restarted", started.socket, started.info)
+
+
+def status(ctx: CommandContext) -> DaemonStatus:
+    sock = socket_path(_scope(ctx))
+    return DaemonStatus("status", str(sock), status_of(sock))

@@ -1,0 +1,73 @@
+"""Frames on an anyio byte stream (the daemon's side of ``protocol``): bounded reads, queued writes.
+
+``FrameReader`` reads whole frames and raises ``protocol.ProtocolError`` on an oversized, truncated
+or malformed one. ``FrameWriter`` queues frames from synchronous code (a renderer writing output,
+a progress bar) and a task sends them in order; closing it flushes what is queued.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import anyio
+from anyio.abc import ByteStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from orbmcp.daemon import protocol
+
+_CLOSED = (anyio.IncompleteRead, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
+
+
+class FrameReader:
+    def __init__(self, stream: ByteStream) -> None:
+        self._buffered = BufferedByteReceiveStream(stream)
+
+    async def receive(self) -> dict[str, Any] | None:
+        """The next frame; None when the peer closed the connection between frames."""
+        try:
+            header = await self._buffered.receive_exactly(protocol.HEADER_SIZE)
+        except (
+            anyio.IncompleteRead,
+            anyio.EndOfStream,
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+        ):
+            return None
+        length = protocol.frame_length(header)
+        try:
+            body = await self._buffered.receive_exactly(length)
+        except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError) as exc:
+            raise protocol.ProtocolError("connection closed mid-frame") from exc
+        return protocol.decode_body(body)
+
+
+class FrameWriter:
+    """Frames in order, from any code on the event loop thread (``send_nowait``) or a task."""
+
+    def __init__(self, stream: ByteStream) -> None:
+        self._stream = stream
+        self._send, self._receive = anyio.create_memory_object_stream[bytes](math.inf)
+        self.broken = False
+
+    def send_nowait(self, message: dict[str, Any]) -> None:
+        if self.broken:
+            return
+        try:
+            self._send.send_nowait(protocol.encode(message))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.broken = True
+
+    async def run(self) -> None:
+        """Send queued frames until ``close``; a client that went away marks the writer broken."""
+        async with self._receive:
+            async for data in self._receive:
+                if self.broken:
+                    continue
+                try:
+                    await self._stream.send(data)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    self.broken = True
+
+    def close(self) -> None:
+        self._send.close()

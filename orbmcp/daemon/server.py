@@ -1,0 +1,243 @@
+"""The session daemon: one live session for one scope, on a private Unix socket.
+
+Lifetime: it holds an exclusive lock on ``<socket>.lock`` while it lives, so two ``daemon start``
+at once leave one daemon. It serves until ``daemon stop``, SIGTERM/SIGINT/SIGHUP or the idle
+timeout (no client for that long); then it stops every server (their process trees included),
+removes its socket and state file, and exits. Its servers' process groups are recorded like any
+session's, so a daemon killed with SIGKILL is cleaned up by the next orbmcp run's reaper.
+
+Security: a Unix socket only, in a directory that is the user's alone (0700, owned, checked); the
+socket itself 0600; every connection's peer uid is checked (SO_PEERCRED) and others are refused;
+frames are bounded, and a bad frame ends that connection only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import struct
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import SocketAttribute, SocketStream
+
+from orbmcp import fs, log
+from orbmcp._version import __version__
+from orbmcp.daemon import protocol
+from orbmcp.daemon.client import Line
+from orbmcp.daemon.scope import Scope, current_scope, make_private_dir, socket_path, state_path
+
+DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
+
+
+class AlreadyRunning(Exception):
+    """Another daemon holds this scope's lock."""
+
+
+def peer_uid(stream: SocketStream) -> int | None:
+    """The uid of the process at the other end of a Unix socket (Linux SO_PEERCRED)."""
+    raw = stream.extra(SocketAttribute.raw_socket, None)  # noqa: S610 - anyio's typed attribute
+    if raw is None or not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = raw.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+class Daemon:
+    def __init__(
+        self,
+        scope: Scope,
+        *,
+        environ: Mapping[str, str],
+        cwd: Path,
+        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
+        socket_file: Path | None = None,
+        allowed_uid: int | None = None,
+    ) -> None:
+        self.scope = scope
+        self.environ = dict(environ)
+        self.cwd = cwd
+        self.idle_timeout_s = idle_timeout_s if idle_timeout_s and idle_timeout_s > 0 else None
+        self.socket_file = socket_file or socket_path(scope, environ)
+        self.allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
+        self.session: Any = None  # DaemonSession, once serving
+        self.started_at = time.time()
+        self.clients_served = 0
+        self.active = 0
+        self.refused = 0
+        self._last_activity = time.monotonic()
+        self._stop = anyio.Event()
+        self._stop_reason = ""
+        self._lock_fd: int | None = None
+
+    # -- lifetime --------------------------------------------------------------------------------
+
+    def acquire(self) -> None:
+        """Take the scope's lock (``AlreadyRunning`` when another daemon has it)."""
+        make_private_dir(self.socket_file.parent)
+        lock = self.socket_file.with_suffix(".lock")
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise AlreadyRunning(str(self.socket_file)) from None
+        self._lock_fd = fd
+
+    def release(self) -> None:
+        for path in (self.socket_file, state_path(self.socket_file)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    async def serve(self, *, on_ready: Any = None) -> str:
+        """Serve until stopped; returns why it stopped. The caller holds the lock (``acquire``)."""
+        from orbmcp.daemon.session import DaemonSession
+
+        self.session = DaemonSession(self.scope, self.environ, self.cwd)
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_file.unlink()  # a stale socket: we hold the lock, so its daemon is gone
+        old_umask = os.umask(0o177)  # the socket is created 0600: no window where others may connect
+        try:
+            listener = await anyio.create_unix_listener(self.socket_file)
+        finally:
+            os.umask(old_umask)
+        async with self.session.sessions, listener, anyio.create_task_group() as tg:
+            self._write_state()
+            log.log_event("daemon.started", pid=os.getpid(), message=str(self.socket_file))
+            if on_ready is not None:
+                on_ready()
+            tg.start_soon(self._accept, listener)
+            tg.start_soon(self._watch_signals)
+            if self.idle_timeout_s is not None:
+                tg.start_soon(self._watch_idle)
+            await self._stop.wait()
+            tg.cancel_scope.cancel()
+        log.log_event("daemon.stopped", pid=os.getpid(), reason=self._stop_reason)
+        return self._stop_reason
+
+    def request_stop(self, reason: str) -> None:
+        if not self._stop.is_set():
+            self._stop_reason = reason
+            self._stop.set()
+
+    async def _accept(self, listener: Any) -> None:
+        async with anyio.create_task_group() as tg:
+            while True:
+                stream = await listener.accept()
+                tg.start_soon(self._handle, stream)
+
+    async def _handle(self, stream: SocketStream) -> None:
+        from orbmcp.daemon.connection import Connection
+
+        async with stream:
+            uid = peer_uid(stream)
+            if uid is not None and uid != self.allowed_uid:
+                self.refused += 1
+                log.log_event("daemon.refused", level="warn", reason=f"peer uid {uid}")
+                with contextlib.suppress(Exception):
+                    await stream.send(protocol.encode({"t": "error", "message": "not your daemon"}))
+                return
+            self.active += 1
+            try:
+                await Connection(self, stream).serve()
+            except Exception as exc:  # one connection's failure never stops the daemon
+                log.log_event("daemon.connection_failed", level="warn", error=exc)
+            finally:
+                self.active -= 1
+                self._last_activity = time.monotonic()
+
+    async def _watch_signals(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+            async for signum in signals:
+                self.request_stop(signal.Signals(signum).name)
+                return
+
+    async def _watch_idle(self) -> None:
+        assert self.idle_timeout_s is not None
+        while True:
+            idle_for = time.monotonic() - self._last_activity
+            if self.active == 0 and idle_for >= self.idle_timeout_s:
+                self.request_stop("idle timeout")
+                return
+            await anyio.sleep(max(self.idle_timeout_s - idle_for, 0.05) if self.active == 0 else 1.0)
+
+    # -- what status shows -------------------------------------------------------------------------
+
+    def _write_state(self) -> None:
+        state = {
+            "pid": os.getpid(),
+            "startedAt": self.started_at,
+            "protocol": protocol.PROTOCOL_VERSION,
+            "version": __version__,
+            "socket": str(self.socket_file),
+            "scope": self.scope.describe(),
+        }
+        fs.atomic_write(state_path(self.socket_file), json.dumps(state).encode("utf-8"), durable=False)
+
+    def status(self) -> dict[str, Any]:
+        servers: list[dict[str, Any]] = []
+        sessions = self.session.sessions if self.session is not None else None
+        manager = getattr(sessions, "_manager", None)
+        config = self.session.config if self.session is not None else None
+        for name in config.servers if config is not None else ():
+            sup = manager.supervisors.get(name) if manager is not None else None
+            servers.append({"name": name, "state": str(sup.state) if sup is not None else "stopped"})
+        return {
+            "pid": os.getpid(),
+            "version": __version__,
+            "uptimeS": round(time.time() - self.started_at, 3),
+            "socket": str(self.socket_file),
+            "idleTimeoutS": self.idle_timeout_s if self.idle_timeout_s is not None else 0,
+            "scope": self.scope.describe(),
+            "servers": servers,
+            "clientsServed": self.clients_served,
+            "activeClients": max(self.active - 1, 0),  # the asker itself does not count
+            "refusedClients": self.refused,
+            "residentMemoryBytes": _rss_bytes(),
+        }
+
+    def scope_of(self, line: Line, request: Mapping[str, Any]) -> Scope:
+        """The scope the client's command line names (its options, environment and cwd)."""
+        cwd = request.get("cwd")
+        env = request.get("env")
+        return current_scope(
+            project=line.project,
+            config_file=line.config,
+            environ={str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},
+            cwd=Path(cwd) if isinstance(cwd, str) else None,
+        )
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def run_foreground(
+    scope: Scope, *, environ: Mapping[str, str], cwd: Path, idle_timeout_s: float | None, notify: Any = None
+) -> str:
+    """Run a daemon in this process until it stops; returns why it stopped."""
+    daemon = Daemon(scope, environ=environ, cwd=cwd, idle_timeout_s=idle_timeout_s)
+    daemon.acquire()
+    try:
+        return anyio.run(lambda: daemon.serve(on_ready=notify))
+    finally:
+        daemon.release()
+
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "AlreadyRunning", "Daemon", "peer_uid", "run_foreground"]

@@ -1,0 +1,115 @@
+"""The daemon's one live session: its configuration (kept fresh) and its servers.
+
+``${VAR}`` references expand with the environment captured when the daemon started. Before each
+command the session checks the content of every file its configuration was read from (and the
+trust store); when one changed it reloads and applies the difference to the running servers:
+changed definitions restart, removed ones stop, new eager ones start, trust changes show or hide
+a project's servers. The warnings of the new configuration reach the client that triggered it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+from orbmcp import log
+from orbmcp.config.loader import load_config
+from orbmcp.config.model import ResolvedConfig
+from orbmcp.config.paths import global_files, project_files, trust_store_path
+from orbmcp.daemon.client import digest
+from orbmcp.daemon.scope import Scope
+from orbmcp.frontends.sessions import PersistentSessions
+
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)")
+MAX_CONFIG_BYTES = 8 * 1024 * 1024
+
+
+class DaemonSession:
+    def __init__(self, scope: Scope, environ: Mapping[str, str], cwd: Path) -> None:
+        self.scope = scope
+        self.environ = dict(environ)
+        self.cwd = cwd
+        self.nonce = secrets.token_hex(16)
+        self.config = self._load()
+        self.fingerprint = self._fingerprint()
+        self.sessions = PersistentSessions(self.config, interactive=False, retries=True)
+        self.sessions.daemon_pid = os.getpid()
+
+    def _load(self) -> ResolvedConfig:
+        return load_config(
+            project=self.scope.project_dir,
+            config_file=self.scope.config_file,
+            global_dir=self.scope.global_dir,
+            environ=self.environ,
+            cwd=self.cwd,
+        )
+
+    def watched_files(self) -> list[Path]:
+        """Every file whose content decides this session's servers."""
+        scope = self.scope
+        if scope.config_file is not None:
+            return [scope.config_file]
+        return [
+            *global_files(scope.global_dir),
+            *project_files(scope.project_dir),
+            trust_store_path(scope.global_dir),
+            *self.config.files,
+        ]
+
+    def _fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for path in sorted(set(self.watched_files())):
+            h.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                with open(path, "rb") as f:
+                    h.update(f.read(MAX_CONFIG_BYTES + 1))
+            except OSError as exc:
+                h.update(f"<{type(exc).__name__}>".encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def referenced_variables(self) -> list[str]:
+        """Names of the environment variables the configuration files reference."""
+        names: set[str] = set()
+        for path in self.watched_files():
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")[:MAX_CONFIG_BYTES]
+            except OSError:
+                continue
+            names.update(_VARIABLE.findall(text))
+        return sorted(names)
+
+    def env_drift(self, client_digests: Mapping[str, object]) -> list[str]:
+        """Variables the config references whose value in the client differs from the daemon's."""
+        drift = []
+        for name in self.referenced_variables():
+            if name not in client_digests:
+                continue
+            mine = self.environ.get(name)
+            theirs = client_digests[name]
+            mine_digest = None if mine is None else digest(self.nonce, mine)
+            if theirs != mine_digest:
+                drift.append(name)
+        return drift
+
+    async def refresh(self) -> ResolvedConfig | None:
+        """Reload and apply when a watched file changed; the new config, or None when unchanged."""
+        fingerprint = self._fingerprint()
+        if fingerprint == self.fingerprint:
+            return None
+        config = self._load()
+        self.config = config
+        self.sessions.config = config
+        self.fingerprint = self._fingerprint()
+        manager = await self.sessions.manager()
+        change = await manager.apply_config(config)
+        log.log_event(
+            "daemon.config_reloaded",
+            count=len(change.added) + len(change.changed) + len(change.removed),
+            reason=",".join(change.changed)[:200],
+        )
+        return config
