@@ -32,7 +32,7 @@ from orbmcp.config.model import (
     TrustState,
 )
 from orbmcp.config.schema import apply_override, is_partial, parse_override, parse_server, servers_block
-from orbmcp.config.settings import apply_settings, parse_settings
+from orbmcp.config.settings import GLOBAL_ONLY, apply_settings, parse_settings
 from orbmcp.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -101,6 +101,16 @@ def load_config(
     settings = Settings()
     for layer in file_layers:
         stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
+        if layer.source == "project":
+            for key in GLOBAL_ONLY & stated.keys():
+                del stated[key]
+                warnings.append(
+                    ConfigWarning(
+                        f'"{key}" is a global setting; a project cannot set it (ignored)',
+                        file=_str(layer.file),
+                        reason="global_only_setting",
+                    )
+                )
         settings = apply_settings(settings, stated)
         warnings.extend(settings_warnings)
     extension = _Layer(

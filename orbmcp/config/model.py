@@ -100,6 +100,7 @@ class Settings:
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
     max_retries: int = DEFAULT_MAX_RETRIES
     extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
+    daemon: str = "off"  # "auto": the first connecting command starts the session daemon
 
 
 @dataclass(frozen=True)

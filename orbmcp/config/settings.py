@@ -33,12 +33,20 @@ def _retries(value: object) -> int | None:
     return number if number is not None and 0 <= number <= MAX_RETRIES_LIMIT else None
 
 
+def _daemon(value: object) -> str | None:
+    return value if value in ("auto", "off") else None
+
+
 # settings key, Settings field, checker (None = invalid), what it must be
 _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
     ("requestTimeoutMs", "request_timeout_ms", _positive, "a positive integer"),
     ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
+    ("daemon", "daemon", _daemon, '"auto" or "off"'),
 )
+# Settings only the user's own files may state: a cloned project must not start processes that
+# outlive the command the user ran.
+GLOBAL_ONLY = frozenset({"daemon"})
 
 
 def parse_settings(
@@ -47,6 +55,9 @@ def parse_settings(
     """Only the keys this file states, as ``Settings`` field names; bad values are ignored with a warning."""
     problems = Problems(None, file)
     stated: dict[str, object] = {}
+    if "daemon" in document and isinstance(document.get("settings"), dict | None):
+        # settings.json (the orb agent's file) states it at the top level.
+        _settings_block(problems, {"daemon": document["daemon"]}, stated)
     _settings_block(problems, document.get("settings"), stated)
     _extensions_block(problems, document.get("goExtensions"), stated)
     return stated, problems.warnings()

@@ -122,14 +122,67 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
         return None
     scope = current_scope(project=line.project, config_file=line.config, environ=env)
     sock_path = socket_path(scope, env)
-    if not sock_path.exists():
-        return None
-    sock = _connect(sock_path)
+    sock = _connect(sock_path) if sock_path.exists() else None
     if sock is None:
-        _forget_stale(sock_path)
+        if sock_path.exists():
+            _forget_stale(sock_path)
+        if not auto_start_enabled(scope):
+            return None
+        sock = _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
+        if sock is None:
+            return None
+    with sock:
+        code = Conversation(sock, scope, env).run(list(argv))
+    if code is not Conversation.RESTART:
+        return code if isinstance(code, int) else None
+    # An older (or newer) daemon speaks another protocol: replace it, then ask the new one.
+    from orbmcp.daemon.control import stop_scope
+
+    stop_scope(scope)
+    sock = _start_and_connect(scope, sock_path, "the running one spoke another protocol version")
+    if sock is None:
         return None
     with sock:
-        return Conversation(sock, scope, env).run(list(argv))
+        code = Conversation(sock, scope, env).run(list(argv))
+    return code if isinstance(code, int) else None
+
+
+def auto_start_enabled(scope: Scope) -> bool:
+    """The global setting ``"daemon": "auto"`` (settings.json top level, or mcp.json ``settings``)."""
+    from orbmcp.config.jsonc import read_jsonc
+    from orbmcp.config.paths import global_files
+
+    value: object = "off"
+    files = [scope.config_file] if scope.config_file is not None else list(global_files(scope.global_dir))
+    for path in files:
+        try:
+            document = read_jsonc(path)
+        except Exception:  # a broken file is the one-shot run's to report
+            document = None
+        if not document:
+            continue
+        settings = document.get("settings")
+        block = settings if isinstance(settings, dict) else {}
+        stated = block.get("daemon", document.get("daemon"))
+        if stated in ("auto", "off"):
+            value = stated
+    return value == "auto"
+
+
+def _start_and_connect(scope: Scope, sock_path: Path, why: str) -> socket.socket | None:
+    from orbmcp.daemon.control import spawn
+    from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
+    from orbmcp.errors import OrbError
+
+    try:
+        spawn(scope, idle_timeout_s=DEFAULT_IDLE_TIMEOUT_S)
+    except OrbError as exc:
+        sys.stderr.write(f"orbmcp: could not start the session daemon ({exc.message}); running one-shot\n")
+        return None
+    sys.stderr.write(
+        f"orbmcp: started the session daemon of this scope ({why}); `orbmcp daemon stop` stops it\n"
+    )
+    return _connect(sock_path)
 
 
 def _connect(path: Path) -> socket.socket | None:
@@ -154,23 +207,24 @@ def _forget_stale(path: Path) -> None:
 
 
 class Conversation:
+    RESTART = "restart"  # run() result: the daemon speaks another protocol version
+
     def __init__(self, sock: socket.socket, scope: Scope, env: Mapping[str, str]) -> None:
         self.sock = sock
         self.scope = scope
         self.env = env
         self.cancelled = False
 
-    def run(self, argv: list[str]) -> int | None:
-        protocol.send(self.sock, {"t": "hello", "protocol": protocol.PROTOCOL_VERSION})
-        hello = protocol.receive(self.sock)
+    def run(self, argv: list[str]) -> int | str | None:
+        try:
+            protocol.send(self.sock, {"t": "hello", "protocol": protocol.PROTOCOL_VERSION})
+            hello = protocol.receive(self.sock)
+        except (OSError, protocol.ProtocolError):
+            return None
         if hello is None or hello.get("t") != "hello":
             return None
         if hello.get("protocol") != protocol.PROTOCOL_VERSION:
-            sys.stderr.write(
-                "orbmcp: the session daemon speaks another protocol version (an upgrade?); "
-                "restart it with `orbmcp daemon restart`; running one-shot\n"
-            )
-            return None
+            return self.RESTART
         protocol.send(self.sock, self._request(argv, hello))
         with _cancel_on_interrupt(self):
             return self._play()
