@@ -117,6 +117,14 @@ async def _ready_servers(
     manager = await ctx.manager()
     if not ctx.persistent:
         await manager.start_eager()
+    else:
+        # A session that just started (a daemon, a REPL) is still on its servers' first attempt:
+        # a listing waits for those (each bounded by its timeoutMs), not for later retries.
+        first = [manager.get(c.name) for c in enabled]
+        async with anyio.create_task_group() as tg:
+            for sup in first:
+                if sup.state == State.STARTING and sup.snap.retries == 0:
+                    tg.start_soon(sup.wait_settled)
     ready: list[Supervisor] = []
     failed: list[Supervisor] = []
     notices: list[str] = []

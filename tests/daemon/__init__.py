@@ -1,0 +1,155 @@
+"""Helpers for the session daemon tests: a scope of its own per test, the CLI as real processes.
+
+The daemon and its clients are real processes talking over the real Unix socket: that is the
+point of these tests. Every daemon a test starts is stopped at teardown (and killed, by the pid
+in its state file, if it does not stop).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orbmcp.daemon.scope import current_scope, socket_path, state_path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@dataclass
+class Scoped:
+    """One scope (global dir + project dir) with its config file, and the CLI run inside it."""
+
+    home: Path
+    project: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def config(self) -> Path:
+        return self.home / "mcp.json"
+
+    def write(self, servers: Mapping[str, Any], **top: Any) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.config.write_text(json.dumps({"mcpServers": dict(servers), **top}), encoding="utf-8")
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ORBMCP_")}
+        env.update({"ORB_AGENT_DIR": str(self.home), "PYTHONPATH": str(ROOT), **self.extra_env, **extra})
+        env.pop("NO_COLOR", None)
+        return env
+
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "orbmcp", *args]
+
+    def run(self, *args: str, stdin: str | None = None, timeout: float = CLI_TIMEOUT_S, **env: str) -> Run:
+        proc = subprocess.run(
+            self.argv(*args),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env(**env),
+            cwd=self.project,
+            timeout=timeout,
+            check=False,
+        )
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+
+    def popen(self, *args: str, **env: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self.argv(*args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env(**env),
+            cwd=self.project,
+        )
+
+    @property
+    def socket(self) -> Path:
+        scope = current_scope(environ={"ORB_AGENT_DIR": str(self.home)}, cwd=self.project)
+        return socket_path(scope)
+
+    def daemon_pid(self) -> int | None:
+        try:
+            data = json.loads(state_path(self.socket).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        pid = data.get("pid")
+        return pid if isinstance(pid, int) else None
+
+    def start(self, *extra: str) -> Any:
+        started = self.run("daemon", "start", "--json", *extra)
+        assert started.code == 0, started.err
+        return started.json()
+
+    def stop(self) -> None:
+        pid = self.daemon_pid()
+        self.run("daemon", "stop", timeout=60)
+        if pid is not None and alive(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (our own child, not yet waited for) is dead for these tests.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(predicate: Any, timeout: float = 30.0, what: str = "condition") -> None:
+    """Poll a condition of another process (its pid, a file it writes); fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    """Messages a ``raw.py --record`` server received."""
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def methods(path: Path) -> list[str]:
+    return [str(m.get("method")) for m in records(path) if "method" in m]
+
+
+@contextlib.contextmanager
+def daemon(scoped: Scoped, *extra: str) -> Iterator[Any]:
+    info = scoped.start(*extra)
+    try:
+        yield info
+    finally:
+        scoped.stop()

@@ -1,0 +1,275 @@
+"""The session daemon end to end: real daemons, real clients, real servers, over the real socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.core.live import raw_entry
+from tests.daemon import Scoped, alive, daemon, methods, records, wait_for
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
+
+
+@pytest.fixture
+def scoped(tmp_path: Path) -> Scoped:
+    project = tmp_path / "project"
+    project.mkdir()
+    return Scoped(home=tmp_path / "agent", project=project)
+
+
+def test_start_status_stop(scoped: Scoped, tmp_path: Path) -> None:
+    scoped.write({"r": raw_entry("--record", str(tmp_path / "r.jsonl"))})
+    assert scoped.run("daemon", "status").code == 1  # not running: scripts can ask
+    info = scoped.start("--idle-timeout", "0")
+    assert info["action"] == "started" and info["running"] and info["idleTimeoutS"] == 0
+    pid = info["pid"]
+    assert alive(pid) and scoped.socket.exists()
+    assert oct(scoped.socket.stat().st_mode & 0o777) == "0o600"
+    assert oct(scoped.socket.parent.stat().st_mode & 0o777) == "0o700"
+    again = scoped.start()
+    assert again["action"] == "already-running" and again["pid"] == pid
+
+    status = scoped.run("daemon", "status", "--json")
+    assert status.code == 0
+    body = status.json()
+    assert body["pid"] == pid and body["servers"] == [{"name": "r", "state": body["servers"][0]["state"]}]
+    assert body["residentMemoryBytes"] > 0 and body["scope"]["projectDir"] == str(scoped.project)
+    text = scoped.run("daemon", "status").out
+    assert f"pid {pid}" in text and "idle timeout: never" in text
+
+    stopped = scoped.run("daemon", "stop", "--json")
+    assert stopped.code == 0 and stopped.json()["action"] == "stopped"
+    wait_for(lambda: not alive(pid), what="the daemon to exit")
+    assert not scoped.socket.exists()
+    assert scoped.run("daemon", "stop", "--json").json()["action"] == "not-running"
+
+
+def test_a_server_started_in_one_process_serves_calls_from_others(scoped: Scoped, tmp_path: Path) -> None:
+    rec = tmp_path / "r.jsonl"
+    scoped.write({"r": raw_entry("--record", str(rec), lifecycle="lazy")})
+    with daemon(scoped) as info:
+        started = scoped.run("start", "r")
+        assert started.code == 0 and "State:  ready" in started.out
+        assert "one-shot" not in started.out  # it stays connected
+        for n in range(3):
+            call = scoped.run("call", "r", "echo", f"text=hi{n}")
+            assert (call.code, call.out) == (0, f"hi{n}\n")
+        assert methods(rec).count("initialize") == 1  # one server process served every call
+        status = scoped.run("status")
+        assert f"(daemon: pid {info['pid']})" in status.out and "ready" in status.out
+        assert "one-shot" not in status.out
+
+
+def test_a_stop_sticks_across_invocations(scoped: Scoped, tmp_path: Path) -> None:
+    rec = tmp_path / "r.jsonl"
+    scoped.write({"r": raw_entry("--record", str(rec))})
+    with daemon(scoped):
+        assert scoped.run("call", "r", "echo", "text=a").code == 0
+        assert scoped.run("stop", "r").code == 0
+        refused = scoped.run("call", "r", "echo", "text=b")
+        assert refused.code == 4 and "stopped in this session" in refused.err
+        assert "orbmcp start r" in refused.err
+        assert " stopped " in scoped.run("status").out
+        assert scoped.run("start", "r").code == 0
+        assert scoped.run("call", "r", "echo", "text=c").out == "c\n"
+        assert methods(rec).count("initialize") == 2  # stopped once, started once
+
+
+def test_twenty_concurrent_clients_on_two_servers(scoped: Scoped, tmp_path: Path) -> None:
+    recs = {name: tmp_path / f"{name}.jsonl" for name in ("a", "b")}
+    scoped.write({name: raw_entry("--record", str(rec)) for name, rec in recs.items()})
+    with daemon(scoped):
+
+        def one(n: int) -> tuple[int, str, str]:
+            server = "ab"[n % 2]
+            run = scoped.run("call", server, "echo", f"text={server}{n}")
+            return run.code, run.out, run.err
+
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            results = list(pool.map(one, range(20)))
+        assert [(code, out) for code, out, _ in results] == [(0, f"{'ab'[n % 2]}{n}\n") for n in range(20)]
+        for rec in recs.values():  # one process per server, whatever the number of clients
+            assert methods(rec).count("initialize") == 1
+            assert methods(rec).count("tools/call") == 10
+
+
+def test_a_hung_server_does_not_hold_up_another(scoped: Scoped, tmp_path: Path) -> None:
+    hung_rec = tmp_path / "h.jsonl"
+    scoped.write(
+        {
+            "h": raw_entry("--record", str(hung_rec), lifecycle="lazy", timeoutMs=60000),
+            "a": raw_entry(),
+        }
+    )
+    with daemon(scoped):
+        scoped.run("start", "a")
+        slow = scoped.popen("call", "h", "never")  # connects h, then waits on a call that never ends
+        try:
+            wait_for(lambda: "tools/call" in methods(hung_rec), what="h to receive its call")
+            fast = scoped.run("call", "a", "echo", "text=free")
+            assert (fast.code, fast.out) == (0, "free\n")
+            assert slow.poll() is None  # still waiting on h
+        finally:
+            slow.send_signal(signal.SIGINT)
+            slow.communicate(timeout=30)
+
+
+def test_ctrl_c_cancels_that_client_only(scoped: Scoped, tmp_path: Path) -> None:
+    rec = tmp_path / "r.jsonl"
+    scoped.write({"r": raw_entry("--record", str(rec))})
+    with daemon(scoped):
+        assert scoped.run("call", "r", "echo", "text=warm").code == 0
+        waiting = scoped.popen("call", "r", "never")
+        wait_for(
+            lambda: "tools/call" in methods(rec)[methods(rec).index("tools/call") + 1 :], what="the 2nd call"
+        )
+        waiting.send_signal(signal.SIGINT)
+        out, err = waiting.communicate(timeout=30)
+        assert waiting.returncode == 130 and out == ""
+        assert "interrupted by SIGINT" in err
+        # The server saw the cancellation of that request, and keeps serving everyone else.
+        wait_for(lambda: "notifications/cancelled" in methods(rec), what="the cancellation")
+        never_id = [m["id"] for m in records(rec) if m.get("method") == "tools/call"][-1]
+        cancelled = [m for m in records(rec) if m.get("method") == "notifications/cancelled"]
+        assert cancelled[-1]["params"]["requestId"] == never_id
+        after = scoped.run("call", "r", "echo", "text=still")
+        assert (after.code, after.out) == (0, "still\n")
+        assert methods(rec).count("initialize") == 1
+
+
+def test_config_edits_reach_the_running_session(scoped: Scoped, tmp_path: Path) -> None:
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    scoped.write({"r": raw_entry("--record", str(first))})
+    with daemon(scoped):
+        assert scoped.run("call", "r", "echo", "text=1").code == 0
+        # A new server, and a changed definition: the next command sees both.
+        scoped.write({"r": raw_entry("--record", str(second)), "n": raw_entry()})
+        assert scoped.run("call", "n", "echo", "text=new").out == "new\n"
+        assert scoped.run("call", "r", "echo", "text=2").out == "2\n"
+        assert "initialize" in methods(second)  # the changed r is a new process
+        assert "tools/call" not in methods(first)[methods(first).index("tools/call") + 1 :]
+        # Removed: gone from the session.
+        scoped.write({"n": raw_entry()})
+        gone = scoped.run("call", "r", "echo", "text=3")
+        assert gone.code == 2 and "unknown server 'r'" in gone.err
+        # A config error in an entry is shown to the client that made the session reload.
+        scoped.write({"n": raw_entry(), "bad": {"command": 5}})
+        warned = scoped.run("status")
+        assert "bad" in warned.err or "bad" in warned.out
+
+
+def test_a_changed_variable_is_named_with_the_fix(scoped: Scoped) -> None:
+    scoped.write({"r": {**raw_entry(), "env": {"TOKEN": "${DEMO_TOKEN}"}}})
+    scoped.extra_env["DEMO_TOKEN"] = "one"
+    with daemon(scoped):
+        same = scoped.run("call", "r", "echo", "text=x")
+        assert same.code == 0 and "DEMO_TOKEN" not in same.err
+        drift = scoped.run("call", "r", "echo", "text=y", DEMO_TOKEN="two")
+        assert drift.code == 0 and drift.out == "y\n"
+        assert "$DEMO_TOKEN differs" in drift.err and "orbmcp daemon restart" in drift.err
+        assert "two" not in drift.err and "one" not in drift.err
+
+
+def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry(), "off": {**raw_entry(), "enabled": False}})
+    lines = [
+        ("tools",),
+        ("tools", "r", "--json"),
+        ("call", "r", "echo", "text=same"),
+        ("--json", "call", "r", "echo", "text=same"),
+        ("call", "r", "nope"),
+        ("--json", "call", "r", "nope"),
+        ("call", "ghost", "echo"),
+        ("status", "--json"),
+        ("slash", "/mcp --json"),
+        ("slash", "/mcp:frob"),
+        ("complete", "/mcp:st"),
+        ("call", "r", "echo", "--args", "{not json"),
+    ]
+    one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
+    with daemon(scoped):
+        for line in lines:
+            warm = scoped.run(*line)
+            cold = one_shot[line]
+            assert (warm.code, warm.out, warm.err) == (cold.code, cold.out, cold.err), line
+
+
+def test_slash_and_complete_see_the_live_session(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry(lifecycle="lazy"), "s": raw_entry(lifecycle="lazy")})
+    with daemon(scoped):
+        assert scoped.run("slash", "/mcp:start r").code == 0
+        assert scoped.run("complete", "/mcp:stop ").out.split() == ["r"]  # only what runs
+        assert scoped.run("complete", "orbmcp call r e").out.split() == ["echo"]
+        assert scoped.run("slash", "/mcp:stop r").code == 0
+        assert json.loads(scoped.run("slash", "/mcp --json").out)[0]["state"] == "stopped"
+
+
+def test_the_idle_timeout_stops_the_daemon_and_its_servers(scoped: Scoped, tmp_path: Path) -> None:
+    rec = tmp_path / "r.jsonl"
+    scoped.write({"r": raw_entry("--record", str(rec))})
+    info = scoped.start("--idle-timeout", "1s")
+    try:
+        assert scoped.run("call", "r", "echo", "text=x").code == 0
+        wait_for(lambda: not alive(info["pid"]), timeout=60, what="the idle daemon to exit")
+        assert not scoped.socket.exists()
+    finally:
+        scoped.stop()
+
+
+def test_a_stale_socket_is_removed_and_the_command_runs_one_shot(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry()})
+    info = scoped.start()
+    os.kill(info["pid"], signal.SIGKILL)
+    wait_for(lambda: not alive(info["pid"]), what="the killed daemon")
+    assert scoped.socket.exists()
+    run = scoped.run("call", "r", "echo", "text=cold")
+    assert (run.code, run.out) == (0, "cold\n")
+    assert "session daemon of this scope is gone" in run.err
+    assert not scoped.socket.exists()
+    again = scoped.run("call", "r", "echo", "text=quiet")
+    assert again.err == ""  # said once
+
+
+def test_auto_starts_the_daemon_on_the_first_connecting_command(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry()}, settings={"daemon": "auto"})
+    try:
+        assert scoped.run("config", "show").code == 0 and scoped.daemon_pid() is None  # does not connect
+        first = scoped.run("call", "r", "echo", "text=auto")
+        assert (first.code, first.out) == (0, "auto\n")
+        assert "started the session daemon" in first.err
+        pid = scoped.daemon_pid()
+        assert pid is not None and alive(pid)
+        second = scoped.run("call", "r", "echo", "text=warm")
+        assert (second.out, second.err) == ("warm\n", "")
+    finally:
+        scoped.stop()
+
+
+def test_a_project_cannot_turn_the_daemon_on(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry()})
+    (scoped.project / ".orb").mkdir()
+    (scoped.project / ".orb" / "mcp.json").write_text(json.dumps({"settings": {"daemon": "auto"}}))
+    assert scoped.run("trust", "--yes").code == 0
+    run = scoped.run("call", "r", "echo", "text=x")
+    assert run.code == 0 and scoped.daemon_pid() is None
+    assert "global setting" in scoped.run("config", "validate").out + scoped.run("config", "show").out
+
+
+def test_two_starts_at_once_leave_one_daemon(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry()})
+    try:
+        procs = [scoped.popen("daemon", "start", "--json") for _ in range(3)]
+        answers = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            answers.append(json.loads(out))
+        assert len({a["pid"] for a in answers}) == 1
+    finally:
+        scoped.stop()
