@@ -137,8 +137,13 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
         return code if isinstance(code, int) else None
     # An older (or newer) daemon speaks another protocol: replace it, then ask the new one.
     from orbmcp.daemon.control import stop_scope
+    from orbmcp.errors import OrbError
 
-    stop_scope(scope)
+    try:
+        stop_scope(scope)
+    except OrbError as exc:
+        sys.stderr.write(f"orbmcp: could not replace the session daemon ({exc.message}); running one-shot\n")
+        return None
     sock = _start_and_connect(scope, sock_path, "the running one spoke another protocol version")
     if sock is None:
         return None

@@ -79,13 +79,18 @@ def status_of(sock_path: Path) -> dict[str, Any] | None:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Running (a zombie, exited but not yet reaped by its parent, counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:
+        return True  # no /proc (not Linux): kill(0) is all we know
 
 
 def _state_pid(sock_path: Path) -> int | None:

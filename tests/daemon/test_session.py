@@ -273,3 +273,80 @@ def test_two_starts_at_once_leave_one_daemon(scoped: Scoped) -> None:
         assert len({a["pid"] for a in answers}) == 1
     finally:
         scoped.stop()
+
+
+async def test_a_killed_daemon_leaves_no_orphans_after_the_next_command(scoped: Scoped) -> None:
+    import anyio
+
+    from tests.servers.launch import LivenessServer
+
+    async with LivenessServer() as live:
+        scoped.write({"r": raw_entry("--liveness", live.address, "--spawn-child")})
+        info = await anyio.to_thread.run_sync(scoped.start)
+        try:
+            call = await anyio.to_thread.run_sync(lambda: scoped.run("call", "r", "echo", "text=x"))
+            assert call.code == 0
+            await live.wait_registered(2, timeout=30)  # the server and its child
+            os.kill(info["pid"], signal.SIGKILL)
+            # The next command finds the socket dead, runs one-shot, and its session reaps the
+            # process groups the killed daemon recorded.
+            after = await anyio.to_thread.run_sync(lambda: scoped.run("call", "r", "echo", "text=y"))
+            assert after.code == 0 and after.out == "y\n"
+            await live.wait_all_dead(timeout=60)
+        finally:
+            await anyio.to_thread.run_sync(scoped.stop)
+
+
+def test_a_terminal_gets_the_same_rich_output_as_one_shot(scoped: Scoped) -> None:
+    from tests.frontends import Pty
+
+    scoped.write({"r": raw_entry()})
+
+    def screen(*args: str) -> bytes:
+        term = Pty(scoped.argv(*args), scoped.env(TERM="xterm-256color"), cols=100)
+        try:
+            out = term.read_until(b"source", timeout=60)  # the table's last column heading
+            out += term.read_until(b"global", timeout=60)
+            assert term.wait(timeout=60) == 0
+            return out
+        finally:
+            term.close()
+
+    with daemon(scoped):
+        warm = screen("status")
+    assert b"\x1b[" in warm  # colour: the daemon rendered for the client's terminal
+    assert b"server" in warm and b"lifecycle" in warm
+
+
+def test_a_daemon_of_another_protocol_version_is_replaced(scoped: Scoped) -> None:
+    import subprocess
+    import sys
+
+    scoped.write({"r": raw_entry()})
+    old = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("old_daemon.py")), str(scoped.socket)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert old.stdout is not None and old.stdout.readline() == "ready\n"
+        run = scoped.run("call", "r", "echo", "text=new")
+        assert (run.code, run.out) == (0, "new\n"), run.err
+        assert "spoke another protocol version" in run.err
+        assert old.wait(timeout=30) == 0  # asked to stop, not killed
+        pid = scoped.daemon_pid()
+        assert pid is not None and pid != old.pid and alive(pid)
+    finally:
+        old.kill()
+        old.wait()
+        scoped.stop()
+
+
+def test_stdin_goes_from_the_client_to_the_command(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry()})
+    with daemon(scoped):
+        run = scoped.run("call", "r", "echo", "-", stdin='{"text": "piped"}')
+        assert (run.code, run.out) == (0, "piped\n")
+        bad = scoped.run("call", "r", "echo", "-", stdin="{not json")
+        cold = scoped.run("call", "r", "echo", "-", "--no-daemon", stdin="{not json")
+        assert (bad.code, bad.err) == (cold.code, cold.err) and bad.code == 2
