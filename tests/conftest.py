@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from orbmcp import log
+
 
 @pytest.fixture(autouse=True)
 def _isolated_agent_dir(
@@ -17,6 +19,9 @@ def _isolated_agent_dir(
     monkeypatch.delenv("ORBMCP_CONFIG", raising=False)
     monkeypatch.delenv("ORBMCP_DEBUG", raising=False)
     monkeypatch.delenv("ORBMCP_PROJECT", raising=False)
+    # The debug log is configured once per process; each test starts unconfigured, as a new
+    # process does, so one test's log directory or ORBMCP_DEBUG never carries over to the next.
+    monkeypatch.setattr(log, "_state", log._State())
     yield agent
 
 

@@ -1,4 +1,7 @@
-"""Shared helpers for the front-end tests: run orbmcp as a real process, with or without a pty."""
+"""Shared helpers for the front-end tests: configs, environments, and orbmcp on a pseudo-terminal.
+
+Command lines whose process is not the point run in-process through ``tests.cli.run_cli``.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ WAITING_SYSCALLS = {"7", "23", "270", "271"}  # x86-64 poll, select, pselect6, p
 
 
 def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
-    """The test's environment (its isolated ORB_AGENT_DIR included) for a child orbmcp."""
+    """The test's environment (its isolated ORB_AGENT_DIR included) for an orbmcp run."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORBMCP_")}
     env["PYTHONPATH"] = str(ROOT)
     env.pop("NO_COLOR", None)
@@ -29,25 +32,6 @@ def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
         env["ORBMCP_CONFIG"] = str(config)
     env.update(extra)
     return env
-
-
-def run_orbmcp(
-    *args: str,
-    config: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    stdin: str | None = None,
-    timeout: float = 60,
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PY, "-m", "orbmcp", *args],
-        cwd=ROOT,
-        env=dict(env) if env is not None else env_for(config),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def write_config(directory: Path, servers: Mapping[str, Any], name: str = "mcp.json") -> Path:
