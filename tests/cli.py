@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from orbmcp import log as orb_log
 from orbmcp.frontends import cli
@@ -52,16 +52,19 @@ def run_cli(
     *args: str,
     env: Mapping[str, str] | None = None,
     cwd: Path | str | None = None,
-    stdin: str = "",
+    stdin: str | TextIO = "",
 ) -> CliResult:
     """Run ``orbmcp ARGS`` in this process and return its status and output.
 
     ``env`` is the command's whole environment (as for a subprocess); by default the test's own
-    (with its isolated ``ORB_AGENT_DIR``). ``cwd`` defaults to the current directory.
+    (with its isolated ``ORB_AGENT_DIR``). ``cwd`` defaults to the current directory. ``stdin`` is
+    what the command reads, or a stream that answers its prompts (it may look at what the command
+    wrote so far: ``sys.stderr.buffer.getvalue()`` during the run).
     """
     out, err = _pipe(b""), _pipe(b"")
+    given = _pipe(stdin.encode()) if isinstance(stdin, str) else stdin
     with _command_environment(env), _working_directory(cwd), _process_state_restored():
-        with _standard_streams(_pipe(stdin.encode()), out, err):
+        with _standard_streams(given, out, err):
             code = cli.run(list(args))
     return CliResult(code, _text(out), _text(err))
 
@@ -107,9 +110,7 @@ def _working_directory(cwd: Path | str | None) -> Iterator[None]:
 
 
 @contextmanager
-def _standard_streams(
-    stdin: io.TextIOWrapper, stdout: io.TextIOWrapper, stderr: io.TextIOWrapper
-) -> Iterator[None]:
+def _standard_streams(stdin: TextIO, stdout: TextIO, stderr: TextIO) -> Iterator[None]:
     saved = sys.stdin, sys.stdout, sys.stderr
     sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
     try:
