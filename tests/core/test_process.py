@@ -178,9 +178,11 @@ async def read_line(stream: BufferedByteReceiveStream, timeout: float = 10) -> b
         return await stream.receive_until(b"\n", 1 << 20)
 
 
-# Long enough that a grace period running out could never pass for a prompt stop: a stop that
-# returns inside STOP_BOUND_S did not sit one out.
-LONG_GRACE = 3600.0
+# A grace period that running out could never pass for a prompt stop: a stop that returns inside
+# STOP_BOUND_S did not sit one out. (stop() is shielded, so a wrong path fails the bound only once
+# the grace is over: 30 s, not an hour.) It is also the room a process that exits on stdin EOF gets
+# on a loaded machine before a SIGTERM would change the outcome a test checks.
+LONG_GRACE = 30.0
 STOP_BOUND_S = 10.0
 
 
@@ -385,7 +387,7 @@ async def test_server_blocked_writing_stdout_still_sees_stdin_eof() -> None:
     # exits 0) because stop() discards stdout while it waits.
     code = "import sys; sys.stdout.write('x' * 2_000_000); sys.stdout.flush(); sys.stdin.read()"
     spec = SpawnSpec("wedged", sys.executable, ["-c", code], {}, None)
-    async with open_process(spec, stdin_grace=5.0, term_grace=GRACE) as proc:
+    async with open_process(spec, stdin_grace=LONG_GRACE, term_grace=GRACE) as proc:
         pass
     assert proc.returncode == 0  # its own exit, not the SIGTERM after the stdin grace
 
@@ -444,7 +446,7 @@ async def _cycle(index: int, kill_after: list[int]) -> None:
         spec = SpawnSpec("holder", "sh", ["-c", "sleep 1000 & echo $!; read line; exit 0"], {}, None)
     else:
         spec = SpawnSpec("cat", "sh", ["-c", "echo $$; exec cat"], {}, None)
-    async with open_process(spec, stdin_grace=2.0, term_grace=GRACE) as proc:
+    async with open_process(spec, stdin_grace=LONG_GRACE, term_grace=GRACE) as proc:
         kill_after.append(proc.pgid)
         last_member = int(await read_line(BufferedByteReceiveStream(proc.stdout)))
     assert proc.returncode == 0
@@ -475,7 +477,7 @@ async def test_child_inherits_the_environment_with_overrides_applied(
         env={"ORBMCP_T_OVERRIDDEN": "from-config", "ORBMCP_T_ADDED": "added"},
         cwd=str(tmp_path),
     )
-    async with open_process(spec, stdin_grace=2.0, term_grace=GRACE) as proc:
+    async with open_process(spec, stdin_grace=LONG_GRACE, term_grace=GRACE) as proc:
         cwd, env = json.loads(await read_line(BufferedByteReceiveStream(proc.stdout)))
     assert cwd == str(tmp_path)
     assert env == {
@@ -554,7 +556,7 @@ async def test_stderr_flood_neither_deadlocks_nor_grows_memory(tmp_path: Path) -
     tracemalloc.start()
     try:
         async with open_process(
-            spec, redact=lambda s: s.replace("hunter2", "[REDACTED]"), stdin_grace=2.0, term_grace=GRACE
+            spec, redact=lambda s: s.replace("hunter2", "[REDACTED]"), stdin_grace=LONG_GRACE, term_grace=GRACE
         ) as proc:
             # The child writes ~53 MB to stderr before its stdout line: without a drain it blocks.
             assert await read_line(BufferedByteReceiveStream(proc.stdout), timeout=60) == b"done"
