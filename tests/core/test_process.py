@@ -556,7 +556,10 @@ async def test_stderr_flood_neither_deadlocks_nor_grows_memory(tmp_path: Path) -
     tracemalloc.start()
     try:
         async with open_process(
-            spec, redact=lambda s: s.replace("hunter2", "[REDACTED]"), stdin_grace=LONG_GRACE, term_grace=GRACE
+            spec,
+            redact=lambda s: s.replace("hunter2", "[REDACTED]"),
+            stdin_grace=LONG_GRACE,
+            term_grace=GRACE,
         ) as proc:
             # The child writes ~53 MB to stderr before its stdout line: without a drain it blocks.
             assert await read_line(BufferedByteReceiveStream(proc.stdout), timeout=60) == b"done"
