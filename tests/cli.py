@@ -1,12 +1,12 @@
 """The CLI run in-process, for tests: ``run_cli("status", "--json")`` -> ``CliResult``.
 
 ``orbmcp.frontends.cli.run`` never exits the process, so a test can run a whole command line in
-its own interpreter: no interpreter start, no second SDK import. For the length of the run the
+the test's interpreter: no interpreter start, no second SDK import. For the length of the run the
 helper swaps in the command's environment, working directory and standard streams (stdin a pipe
 that is at EOF after ``stdin``; stdout and stderr pipes that are not terminals), and afterwards
 restores them and the process-wide state a run leaves behind: the debug-log configuration and its
-handlers, the signal handlers, the garbage collector, the switch interval and the warning filters.
-(The SDK's loggers stay quietened, as they would for the rest of a real process.)
+handlers, the signal handlers, the garbage collector's settings, the switch interval and the
+warning filters. (The SDK's loggers stay quietened, as they would for the rest of a real process.)
 
 Call it from a synchronous test: connecting commands run their own event loop (``anyio.run``) and
 listen for signals, which only the main thread can do. Tests where the process itself is the point
@@ -34,6 +34,14 @@ from orbmcp import log as orb_log
 from orbmcp.frontends import cli
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# A command line that never returns fails its test after this long (longer than any timeout a
+# test config sets, 60 s) instead of hanging the whole run.
+RUN_BOUND_S = 120.0
+
+
+class CliTimedOut(BaseException):
+    """Raised into a run that outlived its bound. A BaseException, so that the CLI's own error
+    boundary, which turns every Exception into exit status 70, lets it through."""
 
 
 @dataclass(frozen=True)
@@ -53,20 +61,38 @@ def run_cli(
     env: Mapping[str, str] | None = None,
     cwd: Path | str | None = None,
     stdin: str | TextIO = "",
+    timeout: float = RUN_BOUND_S,
 ) -> CliResult:
     """Run ``orbmcp ARGS`` in this process and return its status and output.
 
     ``env`` is the command's whole environment (as for a subprocess); by default the test's own
     (with its isolated ``ORB_AGENT_DIR``). ``cwd`` defaults to the current directory. ``stdin`` is
     what the command reads, or a stream that answers its prompts (it may look at what the command
-    wrote so far: ``sys.stderr.buffer.getvalue()`` during the run).
+    wrote so far: ``sys.stderr.buffer.getvalue()`` during the run). A run that takes longer than
+    ``timeout`` seconds raises ``CliTimedOut``.
     """
     out, err = _pipe(b""), _pipe(b"")
     given = _pipe(stdin.encode()) if isinstance(stdin, str) else stdin
     with _command_environment(env), _working_directory(cwd), _process_state_restored():
-        with _standard_streams(given, out, err):
+        with _standard_streams(given, out, err), _bounded(timeout, args):
             code = cli.run(list(args))
     return CliResult(code, _text(out), _text(err))
+
+
+@contextmanager
+def _bounded(seconds: float, args: tuple[str, ...]) -> Iterator[None]:
+    """SIGALRM after ``seconds`` raises ``CliTimedOut`` in the run (the main thread)."""
+
+    def expired(signum: int, frame: object) -> None:
+        raise CliTimedOut(f"orbmcp {' '.join(args)} did not return within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _pipe(data: bytes) -> io.TextIOWrapper:
@@ -123,7 +149,7 @@ def _standard_streams(stdin: TextIO, stdout: TextIO, stderr: TextIO) -> Iterator
 def _process_state_restored() -> Iterator[None]:
     """Whatever one run changes process-wide is put back, so runs cannot leak into each other."""
     handlers = {sig: signal.getsignal(sig) for sig in _SIGNALS}
-    gc_enabled, switch_interval = gc.isenabled(), sys.getswitchinterval()
+    gc_enabled, gc_thresholds, switch_interval = gc.isenabled(), gc.get_threshold(), sys.getswitchinterval()
     orbmcp_logger = logging.getLogger(orb_log.ROOT_LOGGER)
     orbmcp_handlers, orbmcp_level = list(orbmcp_logger.handlers), orbmcp_logger.level
     log_state = orb_log._state
@@ -141,5 +167,6 @@ def _process_state_restored() -> Iterator[None]:
                 signal.signal(sig, handler)
         sys.setswitchinterval(switch_interval)
         # The SDK import freezes what it built (gc.freeze); that is harmless to keep.
+        gc.set_threshold(*gc_thresholds)
         if gc_enabled:
             gc.enable()

@@ -1,4 +1,5 @@
-"""Shared helpers for the end-to-end core tests: configs of real servers, in-process sessions, and\nthe CLI as a process for the tests of what it imports."""
+"""Shared helpers for the end-to-end core tests: configs of real servers, in-process sessions, and
+the CLI as a process for the tests of what it imports."""
 
 from __future__ import annotations
 
