@@ -1,11 +1,65 @@
-"""Test isolation: every test gets its own global dir; nothing touches the real ~/.orb."""
+"""Test isolation: every test gets its own global dir; nothing touches the real ~/.orb.
+
+Also: the session starts ruff and mypy in the background (``tests/quality.py``) when the quality
+tests are part of the run, and Hypothesis judges examples by what they do, never by how long they
+took (its per-example deadline and slow-data health check are wall-clock judgements).
+"""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+from orbmcp import log
+from tests import quality
+
+settings.register_profile("orbmcp", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("orbmcp")
+
+_QUALITY_TESTS = Path(__file__).resolve().parent / "test_quality.py"
+_quality_procs: list[subprocess.Popen[bytes]] = []
+_quality_dir: Path | None = None
+
+
+def _runs_quality_tests(config: pytest.Config) -> bool:
+    """Whether this session's selection can include tests/test_quality.py (its tests carry no
+    marker and no keyword filter is set); if in doubt, yes."""
+    if config.option.keyword:
+        return False
+    markexpr = config.option.markexpr
+    if markexpr:
+        try:
+            from _pytest.mark.expression import Expression
+
+            if not Expression.compile(markexpr).evaluate(lambda name, **kwargs: False):
+                return False
+        except Exception:
+            pass
+    base = config.invocation_params.dir
+    paths = [(base / arg.split("::", 1)[0]).resolve() for arg in config.args] or [_QUALITY_TESTS.parent]
+    return any(path == _QUALITY_TESTS or path in _QUALITY_TESTS.parents for path in paths)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _quality_dir
+    config = session.config
+    # Only the process that runs the session starts them: not each pytest-xdist worker.
+    if hasattr(config, "workerinput") or not _runs_quality_tests(config):
+        return
+    _quality_dir = Path(tempfile.mkdtemp(prefix="orbmcp-quality-"))
+    _quality_procs.extend(quality.start(_quality_dir))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    quality.stop(_quality_procs)
+    if _quality_dir is not None:
+        shutil.rmtree(_quality_dir, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -17,6 +71,9 @@ def _isolated_agent_dir(
     monkeypatch.delenv("ORBMCP_CONFIG", raising=False)
     monkeypatch.delenv("ORBMCP_DEBUG", raising=False)
     monkeypatch.delenv("ORBMCP_PROJECT", raising=False)
+    # The debug log is configured once per process; each test starts unconfigured, as a new
+    # process does, so one test's log directory or ORBMCP_DEBUG never carries over to the next.
+    monkeypatch.setattr(log, "_state", log._State())
     yield agent
 
 

@@ -4,7 +4,6 @@ trust binds to definitions, a bug is one line + exit 70 + a crash log."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys
@@ -16,23 +15,9 @@ import pytest
 from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.frontends.runner import run_in_shell
+from tests.cli import run_cli
 
 HEAVY = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
-
-
-def _run(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "orbmcp", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        input=stdin,
-        check=False,
-    )
 
 
 def _imported(*args: str, cwd: Path | None = None) -> set[str]:
@@ -87,18 +72,18 @@ def test_fast_commands_never_import_the_sdk(args: list[str], tmp_path: Path) -> 
 
 
 def test_version_and_help() -> None:
-    r = _run("--version")
-    assert r.returncode == 0 and r.stdout.strip() == f"orbmcp {__version__}"
-    r = _run("--help")
-    assert r.returncode == 0
+    r = run_cli("--version")
+    assert r.code == 0 and r.stdout.strip() == f"orbmcp {__version__}"
+    r = run_cli("--help")
+    assert r.code == 0
     for word in ("status", "start", "stop", "call", "config", "trust", "Exit codes"):
         assert word in r.stdout
     assert "conformance-client" not in r.stdout  # hidden
 
 
 def test_config_show_masks_secrets_and_reports_provenance(cfg: Path) -> None:
-    r = _run("--config", str(cfg), "config", "show", "--json")
-    assert r.returncode == 0, r.stderr
+    r = run_cli("--config", str(cfg), "config", "show", "--json")
+    assert r.code == 0, r.stderr
     body = json.loads(r.stdout)
     assert set(body) >= {"servers", "warnings", "project"}
     local, remote = body["servers"]
@@ -124,11 +109,11 @@ def test_validate_exits_3_on_an_invalid_entry_and_still_loads_the_rest(tmp_path:
             }
         )
     )
-    r = _run("--config", str(path), "config", "validate")
-    assert r.returncode == 3
+    r = run_cli("--config", str(path), "config", "validate")
+    assert r.code == 3
     assert "bad" in r.stdout and str(path) in r.stdout and "auth.provider" in r.stdout
-    r = _run("--config", str(path), "config", "show", "--json")
-    assert r.returncode == 0
+    r = run_cli("--config", str(path), "config", "show", "--json")
+    assert r.code == 0
     assert [s["name"] for s in json.loads(r.stdout)["servers"]] == ["ok"]
     warning = json.loads(r.stdout)["warnings"][0]
     assert warning["server"] == "bad" and warning["file"] == str(path)
@@ -137,24 +122,24 @@ def test_validate_exits_3_on_an_invalid_entry_and_still_loads_the_rest(tmp_path:
 def test_malformed_file_is_exit_3_naming_file_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text('{\n  "mcpServers": {\n    "a": {"command": "x",,}\n  }\n}\n')
-    r = _run("--config", str(path), "config", "show")
-    assert r.returncode == 3
+    r = run_cli("--config", str(path), "config", "show")
+    assert r.code == 3
     assert r.stderr.count("\n") <= 2 and f"{path}:3:" in r.stderr
-    r = _run("--config", str(path), "status", "--json")
-    assert r.returncode == 3 and r.stdout == ""
+    r = run_cli("--config", str(path), "status", "--json")
+    assert r.code == 3 and r.stdout == ""
     assert json.loads(r.stderr)["error"]["code"] == "config"
 
 
 def test_malformed_mcpservers_value_fails_the_file(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text('{"mcpServers": ["not", "an", "object"]}')
-    r = _run("--config", str(path), "config", "validate")
-    assert r.returncode == 3 and "mcpServers" in r.stderr
+    r = run_cli("--config", str(path), "config", "validate")
+    assert r.code == 3 and "mcpServers" in r.stderr
 
 
 def test_status_with_no_enabled_server_prints_empty_array(tmp_path: Path) -> None:
-    r = _run("status", "--json", cwd=tmp_path)
-    assert r.returncode == 0 and json.loads(r.stdout) == []
+    r = run_cli("status", "--json", cwd=tmp_path)
+    assert r.code == 0 and json.loads(r.stdout) == []
 
 
 def test_trust_untrust_and_changed_definitions(tmp_path: Path, _isolated_agent_dir: Path) -> None:
@@ -176,37 +161,37 @@ def test_trust_untrust_and_changed_definitions(tmp_path: Path, _isolated_agent_d
         )
     )
 
-    r = _run("status", "--project", str(project))
-    assert r.returncode == 0 and f"Project config: not loaded ({project / '.orb'})" in r.stdout
+    r = run_cli("status", "--project", str(project))
+    assert r.code == 0 and f"Project config: not loaded ({project / '.orb'})" in r.stdout
     assert "p " not in r.stdout.split("not loaded")[0]
 
     # Non-interactive without --yes: refuses, never auto-approves.
-    r = _run("trust", "--project", str(project))
-    assert r.returncode == 2
+    r = run_cli("trust", "--project", str(project))
+    assert r.code == 2
 
-    r = _run("trust", "--project", str(project), "--yes")
-    assert r.returncode == 0, r.stderr
+    r = run_cli("trust", "--project", str(project), "--yes")
+    assert r.code == 0, r.stderr
     assert "srv '--a b' c" in r.stdout and "env names: KEY" in r.stdout
     assert "secret-value-1" not in r.stdout
     store = _isolated_agent_dir / "trusted-projects.json"
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
 
-    rows = json.loads(_run("status", "--json", "--project", str(project)).stdout)
+    rows = json.loads(run_cli("status", "--json", "--project", str(project)).stdout)
     assert [(r["name"], r["source"]) for r in rows] == [("p", "project")]
 
     # A changed definition is invisible again until approved again.
     mcp_json.write_text(
         json.dumps({"mcpServers": {"p": {"command": "srv", "args": ["--other"], "lifecycle": "lazy"}}})
     )
-    assert json.loads(_run("status", "--json", "--project", str(project)).stdout) == []
+    assert json.loads(run_cli("status", "--json", "--project", str(project)).stdout) == []
 
-    r = _run("trust", "--project", str(project), "--yes")
-    assert r.returncode == 0 and "(new or changed)" in r.stdout
-    assert len(json.loads(_run("status", "--json", "--project", str(project)).stdout)) == 1
+    r = run_cli("trust", "--project", str(project), "--yes")
+    assert r.code == 0 and "(new or changed)" in r.stdout
+    assert len(json.loads(run_cli("status", "--json", "--project", str(project)).stdout)) == 1
 
-    r = _run("untrust", "--project", str(project), "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)["revoked"] is True
-    assert json.loads(_run("status", "--json", "--project", str(project)).stdout) == []
+    r = run_cli("untrust", "--project", str(project), "--json")
+    assert r.code == 0 and json.loads(r.stdout)["revoked"] is True
+    assert json.loads(run_cli("status", "--json", "--project", str(project)).stdout) == []
 
 
 def test_a_bug_is_one_line_exit_70_and_a_private_crash_log(

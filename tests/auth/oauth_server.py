@@ -1,6 +1,8 @@
 """A real loopback authorization server + protected MCP resource for the OAuth tests.
 
-One Starlette app served by uvicorn on 127.0.0.1:0 in the test's event loop:
+One Starlette app served by uvicorn on 127.0.0.1:0 in the test's event loop (``running_server``), or
+on an event loop of its own in a thread (``server_thread``, for synchronous tests that run the CLI
+in-process):
 
 - ``/mcp`` is a real MCP server (the SDK's ``MCPServer``, stateless, JSON responses) behind a
   bearer check that answers 401 (``resource_metadata``, optional ``scope``) or 403
@@ -22,9 +24,10 @@ import base64
 import hashlib
 import json
 import secrets
+import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlencode
@@ -514,6 +517,28 @@ async def running_server(options: ASOptions | None = None) -> AsyncIterator[OAut
             yield srv
         finally:
             server.should_exit = True
+
+
+@contextmanager
+def server_thread(options: ASOptions | None = None, *, timeout: float = 10) -> Iterator[OAuthTestServer]:
+    """``running_server`` for a synchronous test: uvicorn runs its own event loop in a thread."""
+    srv = OAuthTestServer(options)
+    config = uvicorn.Config(srv.app, host="127.0.0.1", port=0, log_level="error", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="oauth test server", daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the OAuth test server did not start")
+            time.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        srv.base = f"http://127.0.0.1:{port}"
+        yield srv
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
 
 
 # -- helpers shared by the auth tests ------------------------------------------------------------

@@ -67,6 +67,7 @@ def _install_or_skip() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.conformance
 def test_every_client_scenario_passes_except_the_suites_own_bugs(tmp_path: Path) -> None:
     _install_or_skip()
     listed = _script("--list", timeout=60).stdout.split()
@@ -92,6 +93,7 @@ def test_every_client_scenario_passes_except_the_suites_own_bugs(tmp_path: Path)
     assert proc.returncode == 0
 
 
+@pytest.mark.conformance
 def test_a_client_that_does_nothing_does_not_pass(tmp_path: Path) -> None:
     # The suite itself counts `initialize` as passed for such a client; the script must not.
     _install_or_skip()

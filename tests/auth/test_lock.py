@@ -84,9 +84,9 @@ async def test_contention_times_out_naming_lock_and_holder_then_kill_frees_it(tm
         proc.kill()
         with anyio.fail_after(5):
             await proc.wait()
-        start = time.monotonic()
-        await lock.acquire(wait_s=5)  # the kernel released the dead holder's lock
-        assert time.monotonic() - start < 1.0
+        # The kernel released the dead holder's lock: acquired although the holder's heartbeat
+        # is fresh, which rules out the stale-holder reclaim (that needs a heartbeat 90 s old).
+        await lock.acquire(wait_s=5)
         holder_now = lock.holder()
         assert holder_now is not None and holder_now.pid == os.getpid()
         assert holder_now.create_time == process_create_time(os.getpid())

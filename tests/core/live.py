@@ -1,4 +1,5 @@
-"""Shared helpers for the end-to-end core tests: configs of real servers, the CLI as a subprocess."""
+"""Shared helpers for the end-to-end core tests: configs of real servers, in-process sessions, and
+the CLI as a process for the tests of what it imports."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import anyio
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
 from orbmcp.core.manager import Manager
+from tests.cli import CliResult
 from tests.servers.launch import server_cmd
 
 # Short stop graces for in-process managers: the SDK's 2 s + 2 s would dominate every test.
@@ -63,6 +64,23 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what:
         await anyio.sleep(0.02)
 
 
+def enable_debug_log(directory: Path) -> Path:
+    """Turn the debug log on for this test (the autouse fixture resets it), writing under
+    ``directory``; returns the log file, where the supervisors record what they did."""
+    from orbmcp import log
+
+    log.configure(directory, enabled=True)
+    return directory / log.LOG_DIR_NAME / log.LOG_FILE_NAME
+
+
+def logged(log_file: Path, event: str, server: str | None = None) -> list[dict[str, Any]]:
+    """The debug-log records of ``event`` (for ``server``), oldest first."""
+    if not log_file.exists():
+        return []
+    records = [json.loads(line) for line in log_file.read_text(encoding="utf-8").splitlines()]
+    return [r for r in records if r.get("event") == event and (server is None or r.get("server") == server)]
+
+
 def recorded_methods(path: Path) -> list[str]:
     """Methods of the messages raw.py ``--record`` saw, in order."""
     if not path.exists():
@@ -73,17 +91,6 @@ def recorded_methods(path: Path) -> list[str]:
         if isinstance(method, str):
             out.append(method)
     return out
-
-
-@dataclass
-class CliResult:
-    code: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
 
 
 def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -123,22 +130,18 @@ def cli_argv(config: Path | None, *args: str, probe_modules: bool = False) -> li
     return [*argv, *args]
 
 
-async def run_cli(
-    config: Path | None,
-    *args: str,
-    cwd: Path,
-    env: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
-    probe_modules: bool = False,
-) -> CliResult:
-    """``python -m orbmcp [--config F] ARGS`` in ``cwd``; stdin closed, output captured."""
-    start = time.monotonic()
-    with anyio.fail_after(timeout):
-        proc = await anyio.run_process(
-            cli_argv(config, *args, probe_modules=probe_modules),
-            cwd=cwd,
-            env=cli_env(env),
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    return CliResult(proc.returncode, proc.stdout.decode(), proc.stderr.decode(), time.monotonic() - start)
+def run_probed(config: Path | None, *args: str, cwd: Path) -> CliResult:
+    """``python -m orbmcp [--config F] ARGS`` as a real process that names the heavy modules it
+    loaded (``heavy_modules(result.stderr)``): which modules a run imports is a process's business.
+    Every other CLI test runs the command in-process (``tests.cli.run_cli``)."""
+    proc = subprocess.run(
+        cli_argv(config, *args, probe_modules=True),
+        cwd=cwd,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from orbmcp.commands.spelling import spell_for
 from orbmcp.config.model import ServerConfig
 from orbmcp.core.calls import call_tool, get_prompt, list_prompts, list_resources, read_resource, request
 from orbmcp.core.hints import hint_for
@@ -94,7 +95,7 @@ async def test_requests_on_a_server_that_needs_auth_point_at_orbmcp_auth(tmp_pat
                 await call_tool(sup, "whoami", None)
             assert caught.value.server == "srv"
             assert caught.value.hint == "orbmcp auth srv"
-            assert hint_for(sup, front="slash") == "/mcp:auth srv"
+            assert spell_for(hint_for(sup) or "", "slash") == "/mcp:auth srv"
             with anyio.fail_after(15), pytest.raises(AuthError):
                 await manager.ready("srv")
         # Silent connects never register a client or open anything.

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.cli import run_cli
 from tests.servers.launch import server_cmd
 
 
@@ -18,19 +17,14 @@ def _config(tmp_path: Path, servers: dict[str, Any]) -> Path:
 
 
 def _raw(*flags: str) -> dict[str, Any]:
-    argv = server_cmd("raw", *flags)
+    # Answering the era probe at once spares each run the first-contact wait of a silent server.
+    argv = server_cmd("raw", "--answer-discover-error", "-32601", *flags)
     return {"command": argv[0], "args": argv[1:], "timeoutMs": 8000}
 
 
 def _check(cfg: Path, *args: str) -> tuple[int, Any, str]:
-    r = subprocess.run(
-        [sys.executable, "-m", "orbmcp", "--config", str(cfg), "check", *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    return r.returncode, json.loads(r.stdout) if r.stdout.strip() else None, r.stderr
+    r = run_cli("--config", str(cfg), "check", *args, "--json")
+    return r.code, json.loads(r.stdout) if r.stdout.strip() else None, r.stderr
 
 
 def test_all_ready_and_required_tools_present_exits_0(tmp_path: Path) -> None:

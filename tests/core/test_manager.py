@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,6 +33,8 @@ from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import BridgedTool
 from orbmcp.errors import ConnectionFailed, cmd
 from tests.core.live import (
+    enable_debug_log,
+    logged,
     managed,
     raw_entry,
     recorded_methods,
@@ -74,46 +75,44 @@ class Events:
 
 
 async def test_eager_servers_connect_concurrently(tmp_path: Path) -> None:
-    # Each server sleeps 0.5 s before every answer (initialize, tools/list): 1 s alone, 10 s in a row.
+    # Each server answers initialize only once all ten have received theirs: a start-up that
+    # connected them one at a time would leave the first one waiting, and fail the bound below.
     names = [f"s{i}" for i in range(10)]
-    config = write_config(tmp_path / "mcp.json", {n: raw_entry("--delay-answer", "0.5") for n in names})
+    barrier = f"{tmp_path / 'barrier'}:{len(names)}"
+    config = write_config(
+        tmp_path / "mcp.json", {n: raw_entry("--barrier", barrier, timeoutMs=60000) for n in names}
+    )
     async with managed(config) as manager:
         for name in names:
             seed_era(manager, name, LEGACY_VERSION)
-        start = time.monotonic()
-        with anyio.fail_after(15):
+        with anyio.fail_after(30):
             await manager.start_eager()
-        elapsed = time.monotonic() - start
         assert {manager.supervisors[n].state for n in names} == {State.READY}
         assert manager.tools.counts("s9") == (2, 2)
-    assert elapsed >= 1.0
-    assert elapsed < 3.0, f"10 servers took {elapsed:.2f} s; one takes 1 s"
+    assert len(list((tmp_path / "barrier").iterdir())) == len(names)
 
 
 async def test_hung_server_is_bounded_by_its_own_timeout_and_delays_no_one(tmp_path: Path) -> None:
     config = write_config(
         tmp_path / "mcp.json",
         {
-            "hung": raw_entry("--hang", "--record", str(tmp_path / "hung.jsonl"), timeoutMs=1000),
+            "hung": raw_entry("--hang", "--record", str(tmp_path / "hung.jsonl"), timeoutMs=3000),
             "fast": raw_entry(),
         },
     )
-    async with managed(config) as manager:
-        start = time.monotonic()
-        with anyio.fail_after(10):
-            await manager.start_eager()
-        elapsed = time.monotonic() - start
+    async with managed(config) as manager, anyio.create_task_group() as tg:
         hung, fast = manager.supervisors["hung"], manager.supervisors["fast"]
-        assert hung.state == State.FAILED
+        tg.start_soon(manager.start_eager)
+        # fast is ready while hung still waits for its initialize answer: nobody waits for hung.
+        await wait_until(lambda: fast.state == State.READY, 10, "the fast server")
+        assert hung.state == State.STARTING
+        await wait_until(lambda: hung.state == State.FAILED, 10, "the hung server's own timeout")
         assert hung.snap.last_error_code == "timeout"
         assert hung.snap.last_error == (
-            "server 'hung' did not become ready within 1000 ms (connect + initialize + discovery)"
+            "server 'hung' did not become ready within 3000 ms (connect + initialize + discovery)"
         )
-        assert hung.process is None  # its process tree was stopped at the deadline
+        await wait_until(lambda: hung.process is None, 10, "the hung server's stop")
         assert fast.state == State.READY
-        assert fast.snap.ready_at is not None and hung.snap.started_at is not None
-        assert fast.snap.ready_at - hung.snap.started_at < 0.9  # fast was not held up by hung
-    assert 1.0 <= elapsed < 2.0, elapsed
     # The unanswered initialize is not cancelled: the connection is just closed.
     assert recorded_methods(tmp_path / "hung.jsonl") == ["server/discover", "initialize"]
 
@@ -124,19 +123,17 @@ async def test_a_server_that_ignores_discover_costs_the_short_probe_once(
     monkeypatch.setattr(era, "DISCOVER_PROBE_TIMEOUT_S", 0.6)
     record = tmp_path / "raw.jsonl"
     config = write_config(tmp_path / "mcp.json", {"quiet": stdio_entry("raw", "--record", str(record))})
-    durations = []
-    for _ in range(2):
+    for run in range(2):
         async with managed(config) as manager:
+            # Well inside the 30 s connect timeout: the short probe gave up on server/discover.
             with anyio.fail_after(10):
                 sup = await manager.ready("quiet")
             assert sup.snap.protocol_version == LEGACY_VERSION
-            assert sup.snap.ready_at is not None and sup.snap.started_at is not None
-            durations.append(sup.snap.ready_at - sup.snap.started_at)
+        if run == 0:
+            assert recorded_methods(record)[:2] == ["server/discover", "initialize"]
     methods = recorded_methods(record)
     assert methods.count("server/discover") == 1  # the second run knew the era: no probe
     assert methods.count("initialize") == 2
-    assert durations[0] >= 0.6
-    assert durations[1] < durations[0] - 0.4, durations
 
 
 async def test_any_error_to_the_discover_probe_falls_back_to_initialize(tmp_path: Path) -> None:
@@ -266,14 +263,15 @@ async def test_the_schedule_is_followed_and_starts_afresh_after_a_success(
             "crashy": raw_entry("--crash-on-call", maxRetries=1),
         },
     )
+    log_file = enable_debug_log(tmp_path / "debug")
     async with managed(config, retries=True) as manager:
         loop, crashy = manager.supervisors["loop"], manager.supervisors["crashy"]
-        began = time.monotonic()
         with anyio.fail_after(10):
             await manager.start_eager()
             await wait_until(lambda: loop.state == State.FAILED, 10, "the crash loop to end")
-        # Never faster than the schedule: 0.2 s, then 0.4 s.
-        assert time.monotonic() - began >= 0.6
+        # The waits of the schedule, in order: 0.2 s, then 0.4 s.
+        retries = [(r["attempt"], r["delay_ms"]) for r in logged(log_file, "server.retry", "loop")]
+        assert retries == [(1, 200), (2, 400)]
         assert loop.snap.retries == 2
         assert recorded_methods(record).count("initialize") == 3
         # maxRetries 1, yet every crash after a successful reconnect is retried again.
@@ -306,11 +304,10 @@ async def test_stop_during_a_retry_wait_really_stops(tmp_path: Path, monkeypatch
                 lambda: sup.snap.retries == 1 and sup.process is None, what="the first retry wait"
             )
             assert sup.state == State.STARTING
-            began = time.monotonic()
-            with anyio.fail_after(3):
+            # Well inside the 30 s retry wait: the stop cut it short.
+            with anyio.fail_after(10):
                 await manager.stop("flaky")
                 await starter_done.wait()  # whoever waited for the outcome is released too
-            assert time.monotonic() - began < 1.0
         assert sup.state == State.STOPPED
         assert not sup.running
     assert recorded_methods(record).count("initialize") == 1
@@ -329,10 +326,9 @@ async def test_call_on_a_dead_server_deactivates_its_tools_at_once_then_it_recon
         events = Events()
         manager.tools.add_listener(events)
         events.registered.clear()
-        began = time.monotonic()
         with anyio.fail_after(10), pytest.raises(ConnectionFailed) as caught:
             await call_tool(sup, "crash", {})
-        assert time.monotonic() - began < 3.0  # at the crash, not at the 30 s request timeout
+        # The crash ended the call (not the 30 s request timeout, which the bound above excludes).
         assert "closed the connection during tools/call crash" in caught.value.message
         # Deactivated before the error reached the caller; the other server is untouched.
         assert manager.tools.counts("e") == (len(before), 0)

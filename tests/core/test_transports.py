@@ -9,7 +9,6 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -186,13 +185,12 @@ async def test_garbage_lines_are_skipped_and_reported(scripts: dict[str, Path]) 
     async with spawned(scripts["raw"], "--garbage") as proc:
         transport = stdio_pipe_transport(proc.stdin, proc.stdout, server="t", on_garbage=garbage.append)
         with anyio.fail_after(10):
-            async with Client(transport, mode="legacy", read_timeout_seconds=10) as client:
+            async with Client(transport, mode="legacy", read_timeout_seconds=3600) as client:
                 assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
-                # A malformed answer fails its own request at once, not after the read timeout...
-                started = time.monotonic()
+                # A malformed answer fails its own request at once (inside the bound above), not
+                # after the hour-long read timeout...
                 with pytest.raises(MCPError) as caught:
                     await client.call_tool("malformed", {})
-                assert time.monotonic() - started < 2
                 assert "malformed" in caught.value.message
                 # ...and the session goes on.
                 result = await client.call_tool("echo", {"text": "still here"})
@@ -247,7 +245,6 @@ async def test_silent_server_first_contact_is_bounded_then_cached(
     cache = EraCache(tmp_path / "state" / "era.json")
     cfg = ServerConfig(name="quiet", transport="stdio", command=sys.executable, args=(str(scripts["raw"]),))
     key = cfg.definition_hash()
-    elapsed: list[float] = []
     for attempt in range(2):
         log = tmp_path / f"received-{attempt}.log"
         cached = cache.get(key)
@@ -255,21 +252,19 @@ async def test_silent_server_first_contact_is_bounded_then_cached(
             transport = stdio_pipe_transport(
                 proc.stdin, proc.stdout, server="quiet", discover_timeout_s=discover_timeout_for(cached)
             )
-            started = time.monotonic()
+            # Bounded: the silent server costs the short probe, not the connect timeout.
             with anyio.fail_after(8):
                 async with Client(transport, mode=client_mode_for(cached)) as client:
-                    elapsed.append(time.monotonic() - started)
                     cache.record(key, client.protocol_version)
                     await client.list_tools()
         methods = received(log)
         if attempt == 0:
             assert cached is None
-            assert methods[:2] == ["server/discover", "initialize"]
+            assert methods[:2] == ["server/discover", "initialize"]  # the probe gave up, then fell back
         else:
             assert cached == "legacy"
+            # Cached: no probe at all, so no probe wait.
             assert "server/discover" not in methods and methods[0] == "initialize"
-    assert elapsed[0] < 4.0, elapsed
-    assert elapsed[1] < 1.5, elapsed
     assert stat.S_IMODE(cache.path.stat().st_mode) == 0o600
 
 
@@ -510,13 +505,11 @@ async def test_sse_failed_post_fails_only_that_request() -> None:
     async with outbox, inbox, serving(raw_sse_app(outbox, inbox)) as port:
         transport = sse_transport(f"http://127.0.0.1:{port}/sse", timeout_s=3.0, request_timeout_s=10.0)
         with anyio.fail_after(10):
-            async with Client(transport, mode="legacy", read_timeout_seconds=8) as client:
+            async with Client(transport, mode="legacy", read_timeout_seconds=3600) as client:
                 assert client.protocol_version == "2024-11-05"
-                started = time.monotonic()
                 with pytest.raises(MCPError) as caught:
                     await client.call_tool("anything", {})
-                assert time.monotonic() - started < 2  # not the read timeout
-                assert "HTTP 500" in caught.value.message
+                assert "HTTP 500" in caught.value.message  # the failed POST, not the read timeout
                 assert (await client.list_tools()).tools == []
 
 

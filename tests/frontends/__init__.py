@@ -1,9 +1,13 @@
-"""Shared helpers for the front-end tests: run orbmcp as a real process, with or without a pty."""
+"""Shared helpers for the front-end tests: configs, environments, and orbmcp on a pseudo-terminal.
+
+Command lines whose process is not the point run in-process through ``tests.cli.run_cli``.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import pty
 import select
 import subprocess
@@ -16,11 +20,29 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 PY = sys.executable
-WAITING_SYSCALLS = {"7", "23", "270", "271"}  # x86-64 poll, select, pselect6, ppoll; 202 is futex
+# The syscalls that tell what a child's main thread waits for (``/proc/PID/syscall``), per
+# architecture: numbers differ between them. Terminal input: poll/select and their p-variants
+# (aarch64 and riscv64 only have the p-variants); a command to finish: futex (a lock wait).
+SYSCALLS: dict[str, dict[str, frozenset[str]]] = {
+    "x86_64": {"input": frozenset({"7", "23", "270", "271"}), "futex": frozenset({"202"})},
+    "aarch64": {"input": frozenset({"72", "73"}), "futex": frozenset({"98"})},
+    "riscv64": {"input": frozenset({"72", "73"}), "futex": frozenset({"98"})},
+}
+
+
+def waiting_syscalls(kind: str) -> frozenset[str]:
+    """The syscall numbers of ``kind`` ("input" or "futex") on this machine; skips the test where
+    they are not known."""
+    import pytest
+
+    table = SYSCALLS.get(platform.machine())
+    if table is None:
+        pytest.skip(f"no syscall numbers for {platform.machine()!r} in tests/frontends/__init__.py")
+    return table[kind]
 
 
 def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
-    """The test's environment (its isolated ORB_AGENT_DIR included) for a child orbmcp."""
+    """The test's environment (its isolated ORB_AGENT_DIR included) for an orbmcp run."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORBMCP_")}
     env["PYTHONPATH"] = str(ROOT)
     env.pop("NO_COLOR", None)
@@ -29,25 +51,6 @@ def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
         env["ORBMCP_CONFIG"] = str(config)
     env.update(extra)
     return env
-
-
-def run_orbmcp(
-    *args: str,
-    config: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    stdin: str | None = None,
-    timeout: float = 60,
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PY, "-m", "orbmcp", *args],
-        cwd=ROOT,
-        env=dict(env) if env is not None else env_for(config),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def write_config(directory: Path, servers: Mapping[str, Any], name: str = "mcp.json") -> Path:
@@ -126,13 +129,13 @@ class Pty:
     def wait_idle(self, timeout: float = 10) -> None:
         """Until the child waits for terminal input (poll/select). A Ctrl-C that arrives while
         readline is busy is only seen at the next key (a CPython readline limitation)."""
-        self._wait_main_thread_in(WAITING_SYSCALLS, timeout)
+        self._wait_main_thread_in(waiting_syscalls("input"), timeout)
 
     def wait_busy(self, timeout: float = 10) -> None:
         """Until the child's main thread waits for a command to finish (a futex wait)."""
-        self._wait_main_thread_in({"202"}, timeout)
+        self._wait_main_thread_in(waiting_syscalls("futex"), timeout)
 
-    def _wait_main_thread_in(self, syscalls: set[str], timeout: float) -> None:
+    def _wait_main_thread_in(self, syscalls: frozenset[str], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         path = f"/proc/{self.proc.pid}/syscall"
         while time.monotonic() < deadline:

@@ -13,7 +13,8 @@ from orbmcp.commands.complete import complete_line, slash_spellings, split_parti
 from orbmcp.commands.table import COMMANDS
 from orbmcp.config.loader import load_config
 from orbmcp.core import toolcache
-from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, run_orbmcp, write_config
+from tests.cli import run_cli
+from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, write_config
 
 SERVERS = {
     **OFFLINE_SERVERS,
@@ -200,19 +201,19 @@ def test_complete_process_imports_nothing_heavy(args: list[str], config: Path) -
 
 
 def test_orbmcp_complete_prints_one_candidate_per_line(config: Path) -> None:
-    r = run_orbmcp("complete", "/mcp:st", config=config)
-    assert (r.returncode, r.stdout) == (0, "/mcp:start\n/mcp:stop\n")
-    r = run_orbmcp("complete", "/mcp:auth ", "--json", config=config)
-    assert (r.returncode, json.loads(r.stdout)) == (0, ["web"])
+    r = run_cli("complete", "/mcp:st", env=env_for(config))
+    assert (r.code, r.stdout) == (0, "/mcp:start\n/mcp:stop\n")
+    r = run_cli("complete", "/mcp:auth ", "--json", env=env_for(config))
+    assert (r.code, json.loads(r.stdout)) == (0, ["web"])
     # through Typer (a global option first) the answer is the same
-    r = run_orbmcp(
+    r = run_cli(
         "--config",
         str(config),
         "complete",
         "orbmcp st",
         env={**env_for(), "ORB_AGENT_DIR": os.environ["ORB_AGENT_DIR"]},
     )
-    assert (r.returncode, r.stdout.split()) == (0, ["start", "status", "stop"])
+    assert (r.code, r.stdout.split()) == (0, ["start", "status", "stop"])
 
 
 def test_the_fast_path_prints_what_typer_would(

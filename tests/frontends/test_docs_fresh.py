@@ -18,7 +18,8 @@ from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS
 from orbmcp.core import toolcache
 from orbmcp.frontends.cli import build_app
-from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, run_orbmcp, write_config
+from tests.cli import run_cli
+from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, write_config
 
 GEN = ROOT / "scripts" / "gen_docs.py"
 
@@ -128,8 +129,8 @@ def test_global_options_in_the_table_are_the_typer_root_options() -> None:
 def test_completion_show_prints_the_shipped_script(shell: str, file: str, tmp_path: Path) -> None:
     shipped = (ROOT / "completions" / file).read_text()
     assert script(shell) == shipped
-    r = run_orbmcp("completion", "show", shell, env=env_for())
-    assert r.returncode == 0 and r.stdout == shipped
+    r = run_cli("completion", "show", shell, env=env_for())
+    assert r.code == 0 and r.stdout == shipped
     if shutil.which(shell):
         check = subprocess.run(
             [shell, "-n", str(ROOT / "completions" / file)],
@@ -152,15 +153,15 @@ def test_completion_install_writes_where_each_shell_looks(tmp_path: Path) -> Non
         env = env_for(HOME=str(home))
         for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME"):
             env.pop(var, None)
-        r = run_orbmcp("completion", "install", shell, "--json", env=env)
-        assert r.returncode == 0, r.stderr
+        r = run_cli("completion", "install", shell, "--json", env=env)
+        assert r.code == 0, r.stderr
         data = json.loads(r.stdout)
         assert data["path"] == str(path) and data["ok"] is True and data["shell"] == shell
         assert path.read_text() == script(shell)
-        r = run_orbmcp("completion", "install", shell, env=env)
+        r = run_cli("completion", "install", shell, env=env)
         assert str(path) in r.stdout  # says where
-    r = run_orbmcp("completion", "install", "tcsh", env=env_for(HOME=str(home)))
-    assert r.returncode == 2 and "bash, zsh, fish" in r.stderr
+    r = run_cli("completion", "install", "tcsh", env=env_for(HOME=str(home)))
+    assert r.code == 2 and "bash, zsh, fish" in r.stderr
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")

@@ -21,6 +21,7 @@ from orbmcp.frontends.shell import run_shell
 from orbmcp.frontends.slash import render
 from orbmcp.frontends.terminal import TerminalUI
 from orbmcp.render.rich_view import render_rich
+from tests.cli import run_cli
 from tests.frontends import (
     OFFLINE_SERVERS,
     PY,
@@ -28,7 +29,6 @@ from tests.frontends import (
     Pty,
     env_for,
     everything_entry,
-    run_orbmcp,
     write_config,
 )
 
@@ -67,8 +67,8 @@ def _status_on_a_terminal(config: Path, *args: str, **env: str) -> bytes:
 def test_rich_colour_only_on_a_terminal(offline: Path) -> None:
     on_tty = _status_on_a_terminal(offline)
     assert b"\x1b[" in on_tty and b"alpha" in on_tty
-    piped = run_orbmcp("status", config=offline)
-    assert piped.returncode == 0 and "\x1b" not in piped.stdout
+    piped = run_cli("status", env=env_for(offline))
+    assert piped.code == 0 and "\x1b" not in piped.stdout
     assert piped.stdout.startswith("MCP servers (3):")
 
 
@@ -199,8 +199,8 @@ OFFLINE_JSON = [
 
 @pytest.mark.parametrize(("doc", "args"), OFFLINE_JSON)
 def test_documented_json_keys_offline(offline: Path, tmp_path: Path, doc: str, args: list[str]) -> None:
-    r = run_orbmcp(*args, "--json", env=env_for(offline, HOME=str(tmp_path)))
-    assert r.returncode in (0, 1), r.stderr
+    r = run_cli(*args, "--json", env=env_for(offline, HOME=str(tmp_path)))
+    assert r.code in (0, 1), r.stderr
     data = json.loads(r.stdout)
     _keys(DOCS["status"] if doc == "slash" else DOCS[doc], data)
 
@@ -225,8 +225,8 @@ def test_documented_json_keys_of_connecting_commands(tmp_path: Path) -> None:
 
 
 def test_errors_are_one_json_line_on_stderr(offline: Path) -> None:
-    r = run_orbmcp("status", "nope", "--json", config=offline)
-    assert r.returncode == 2 and r.stdout == ""
+    r = run_cli("status", "nope", "--json", env=env_for(offline))
+    assert r.code == 2 and r.stdout == ""
     lines = r.stderr.splitlines()
     assert len(lines) == 1
     error = json.loads(lines[0])["error"]

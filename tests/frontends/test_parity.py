@@ -15,7 +15,8 @@ from orbmcp.frontends.cli import build_app
 from orbmcp.frontends.runner import call_handler
 from orbmcp.frontends.slash import dispatch, parse_slash
 from orbmcp.frontends.terminal import OneShotSessions, TerminalUI
-from tests.frontends import OFFLINE_SERVERS, everything_entry, run_orbmcp, write_config
+from tests.cli import run_cli
+from tests.frontends import OFFLINE_SERVERS, everything_entry, write_config
 
 OFFLINE = [
     ("status", "/mcp"),
@@ -51,10 +52,10 @@ def live(tmp_path: Path) -> Path:
 
 
 def _both(config: Path, shell: str, slash: str) -> tuple[Any, Any]:
-    a = run_orbmcp("--config", str(config), *shlex.split(shell), "--json")
-    b = run_orbmcp("--config", str(config), "slash", slash, "--json")
-    assert a.returncode == b.returncode, (a.stderr, b.stderr)
-    if a.returncode not in (0, 1):
+    a = run_cli("--config", str(config), *shlex.split(shell), "--json")
+    b = run_cli("--config", str(config), "slash", slash, "--json")
+    assert a.code == b.code, (a.stderr, b.stderr)
+    if a.code not in (0, 1):
         assert a.stdout == b.stdout == ""
         return json.loads(a.stderr), json.loads(b.stderr)
     return json.loads(a.stdout), json.loads(b.stdout)

@@ -13,7 +13,8 @@ from orbmcp.commands.table import COMMANDS, find
 from orbmcp.errors import UsageError
 from orbmcp.frontends.slash import bind, dispatch, parse_shell, parse_slash, render, run_slash
 from orbmcp.frontends.terminal import TerminalUI
-from tests.frontends import OFFLINE_SERVERS, run_orbmcp, write_config
+from tests.cli import run_cli
+from tests.frontends import OFFLINE_SERVERS, env_for, write_config
 
 SERVERS = ["alpha", "beta", "web"]
 
@@ -169,18 +170,18 @@ async def test_run_slash_never_raises_and_renders_errors(ctx: CommandContext) ->
 
 
 def test_orbmcp_slash_process(config: Path) -> None:
-    r = run_orbmcp("slash", "/mcp", config=config)
-    assert r.returncode == 0 and r.stdout.startswith("MCP servers (3):"), r.stderr
-    r = run_orbmcp("slash", "/mcp bogus", config=config)
-    assert r.returncode == 2 and r.stdout == ""
+    r = run_cli("slash", "/mcp", env=env_for(config))
+    assert r.code == 0 and r.stdout.startswith("MCP servers (3):"), r.stderr
+    r = run_cli("slash", "/mcp bogus", env=env_for(config))
+    assert r.code == 2 and r.stdout == ""
     assert "servers: alpha, beta, web" in r.stderr
-    r = run_orbmcp("slash", "/mcp:start nope", "--json", config=config)
-    assert r.returncode == 2 and r.stdout == ""
+    r = run_cli("slash", "/mcp:start nope", "--json", env=env_for(config))
+    assert r.code == 2 and r.stdout == ""
     err = json.loads(r.stderr)["error"]
     assert err["code"] == "usage" and "nope" in err["message"]
     # --json inside the line gives JSON even without the outer flag
-    r = run_orbmcp("slash", "/mcp alpha --json", config=config)
-    assert r.returncode == 0 and json.loads(r.stdout)["name"] == "alpha"
+    r = run_cli("slash", "/mcp alpha --json", env=env_for(config))
+    assert r.code == 0 and json.loads(r.stdout)["name"] == "alpha"
 
 
 async def test_an_agent_host_keeps_servers_between_slash_lines(tmp_path: Path) -> None:

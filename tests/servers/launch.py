@@ -1,7 +1,8 @@
 """Helpers that run the servers of this folder as real processes (usable without pytest).
 
 - ``server_cmd("raw", "--hang")`` gives the argv of a stdio server.
-- ``run_http_server([...])`` / ``http_server([...])`` run ``everything.py`` on a free loopback port.
+- ``run_http_server([...])`` / ``http_server([...])`` run ``everything.py`` on a free loopback port;
+  ``http_server_process([...])`` is the same for synchronous tests (e.g. around an in-process CLI run).
 - ``LivenessServer`` collects ``"<pid> <role>"`` lines from ``raw.py --liveness`` process trees and
   tells a test when every one of those processes has died (EOF on its connection).
 """
@@ -9,11 +10,13 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -101,6 +104,54 @@ async def http_server(
         yield HttpServer(url=f"http://127.0.0.1:{port}{path}", port=port, process=proc)
     finally:
         await stop_process(proc)
+
+
+@dataclass
+class HttpServerProcess:
+    url: str
+    port: int
+    process: subprocess.Popen[bytes]
+
+
+@contextmanager
+def http_server_process(
+    script_args: Sequence[str] = (), *, timeout: float = 20, env: Mapping[str, str] | None = None
+) -> Iterator[HttpServerProcess]:
+    """``http_server`` without an event loop, for synchronous tests. Killed on exit."""
+    args = list(script_args)
+    sse = "--sse" in args
+    if not sse and "--http" not in args:
+        args = ["--http", "0", *args]
+    proc = subprocess.Popen(
+        server_cmd("everything", *args),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        env={**os.environ, **env} if env is not None else None,
+    )
+    try:
+        assert proc.stdout is not None
+        line = b""
+        deadline = time.monotonic() + timeout
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or len(line) > MAX_LINE:
+                raise RuntimeError(f"everything.py did not announce its port: {line!r}")
+            if select.select([proc.stdout], [], [], left)[0]:
+                byte = os.read(proc.stdout.fileno(), 1)
+                if not byte:
+                    raise RuntimeError(f"everything.py exited with code {proc.wait()} before its port")
+                line += byte
+        if not line.startswith(LISTENING):
+            raise RuntimeError(f"everything.py printed {line!r} instead of 'LISTENING <port>'")
+        port = int(line[len(LISTENING) :])
+        path = "/sse" if sse else "/mcp"
+        yield HttpServerProcess(url=f"http://127.0.0.1:{port}{path}", port=port, process=proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=KILL_WAIT)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 @asynccontextmanager

@@ -30,6 +30,9 @@ NEXT_ROLE = {"server": "child", "child": "grandchild"}
 # Leaked descendants of a failed test must not live on in CI forever.
 DESCENDANT_MAX_LIFETIME = 300.0
 READY_TIMEOUT = 10.0
+# A barrier that never fills (the client connected its servers one at a time) must not hold a
+# server forever: past this the server answers anyway and the test's own bound has failed it.
+BARRIER_TIMEOUT = 60.0
 
 _keep_alive: list[object] = []
 
@@ -42,6 +45,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--delay-start", type=float, default=0.0, metavar="SECONDS")
     p.add_argument("--delay-answer", type=float, default=0.0, metavar="SECONDS")
     p.add_argument("--hang", action="store_true", help="never answer initialize")
+    p.add_argument(
+        "--barrier",
+        metavar="DIR:N",
+        help="answer initialize only once N servers sharing DIR have received theirs",
+    )
     p.add_argument("--crash-on-call", action="store_true", help="os._exit(1) when tools/call arrives")
     p.add_argument("--exit-after-init", action="store_true")
     p.add_argument("--linger", action="store_true", help="keep running after stdin EOF")
@@ -208,6 +216,8 @@ class RawServer:
     def initialize(self, req_id: Any, params: dict[str, Any]) -> None:
         if self.args.hang:
             return
+        if self.args.barrier:
+            wait_at_barrier(self.args.barrier)
         version = self.args.protocol_version
         if version is None:
             asked = params.get("protocolVersion")
@@ -265,6 +275,18 @@ class RawServer:
             self.error(req_id, -32602, f"Unknown tool: {name}")
             return
         self.result(req_id, {"content": [{"type": "text", "text": text}], "isError": False})
+
+
+def wait_at_barrier(spec: str) -> None:
+    """Register this server's initialize in DIR, then wait until N servers have registered theirs:
+    every one of them gets past only if the client had all N initializes in flight at once."""
+    directory, _, count = spec.rpartition(":")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, str(os.getpid())), "w"):
+        pass
+    deadline = time.monotonic() + BARRIER_TIMEOUT
+    while len(os.listdir(directory)) < int(count) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def record(path: str | None, msg: Any) -> None:

@@ -1,8 +1,9 @@
 """``orbmcp tools / call / resources / read / prompts / prompt``.
 
 Three layers: the result models on their own; the handlers in-process against one long-lived
-session (fast, so most output rules are checked here); and the real ``python -m orbmcp`` for what
-only a process shows (exit codes, the JSON error envelope, stdin, SIGINT, a progress bar on a TTY).
+session (fast, so most output rules are checked here); whole command lines in-process for exit codes,
+the JSON error envelope and stdin; and the real ``python -m orbmcp`` for what only a process shows
+(SIGINT, a progress bar on a TTY).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from orbmcp.core.results import ImageBlock, TextBlock, ToolResult
 from orbmcp.errors import TimeoutFailed, UsageError
 from orbmcp.render.plain import render_plain
 from orbmcp.render.plain.call import truncate_bytes
+from tests.cli import CliResult, run_cli
 from tests.servers.everything import MARKER_ENV, tiny_png, tiny_wav
-from tests.servers.launch import http_server, server_cmd
+from tests.servers.launch import http_server_process, server_cmd
 from tests.ui import RecordingUI
 
 REPO = Path(__file__).resolve().parents[2]
@@ -340,35 +342,10 @@ async def test_nothing_enabled_lists_nothing_and_connects_nothing(tmp_path: Path
 # -- the real command ----------------------------------------------------------------------------
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-async def orbmcp(
-    args: Sequence[str], config: Path, *, stdin: bytes | None = None, timeout: float = 30
-) -> Run:
+def orbmcp(args: Sequence[str], config: Path, *, stdin: str = "") -> CliResult:
+    """One command line, in-process, as a user with this config runs it."""
     env = {**os.environ, "ORBMCP_CONFIG": str(config), "NO_COLOR": "1"}
-    with anyio.fail_after(timeout):
-        proc = await anyio.run_process(
-            [sys.executable, "-m", "orbmcp", *args], input=stdin, check=False, cwd=REPO, env=env
-        )
-    return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
-
-
-async def orbmcp_many(config: Path, *commands: Sequence[str]) -> list[Run]:
-    """Independent commands run side by side: the suite's wall time, not its CPU, is the budget."""
-    runs: dict[int, Run] = {}
-
-    async def one(i: int, args: Sequence[str]) -> None:
-        runs[i] = await orbmcp(args, config)
-
-    async with anyio.create_task_group() as tg:
-        for i, args in enumerate(commands):
-            tg.start_soon(one, i, args)
-    return [runs[i] for i in range(len(commands))]
+    return run_cli(*args, env=env, cwd=REPO, stdin=stdin)
 
 
 def raw(*flags: str) -> dict[str, Any]:
@@ -386,42 +363,41 @@ def cli_config(tmp_path: Path) -> Path:
     )
 
 
-async def test_cli_exit_codes_outputs_and_json_envelope(cli_config: Path) -> None:
-    progress, failed, unknown_tool, unknown_server, piped_args = await orbmcp_many(
-        cli_config,
-        ["call", "e", "slow", "steps=2", "delay=0.01"],
-        ["call", "e", "fail", "message=boom", "--json"],
-        ["call", "r", "ech", "text=x", "--json"],
-        ["call", "nope", "echo", "--json"],
-        ["call", "r", "echo", "--args", '{"text": "from --args"}'],
+def test_cli_exit_codes_outputs_and_json_envelope(cli_config: Path) -> None:
+    progress, failed, unknown_tool, unknown_server, piped_args = (
+        orbmcp(args, cli_config)
+        for args in (
+            ["call", "e", "slow", "steps=2", "delay=0.01"],
+            ["call", "e", "fail", "message=boom", "--json"],
+            ["call", "r", "ech", "text=x", "--json"],
+            ["call", "nope", "echo", "--json"],
+            ["call", "r", "echo", "--args", '{"text": "from --args"}'],
+        )
     )
     # Progress arrived, but stderr is not a terminal: no bar, no escape codes.
-    assert (progress.code, progress.out, progress.err) == (0, "done 2 steps\n", "")
-    body = json.loads(failed.out)
+    assert (progress.code, progress.stdout, progress.stderr) == (0, "done 2 steps\n", "")
+    body = json.loads(failed.stdout)
     assert failed.code == 1 and body["isError"] is True and "boom" in body["content"][0]["text"]
-    assert failed.err == ""  # an isError result is a result, not an error envelope
-    assert unknown_tool.code == 2 and unknown_tool.out == ""
-    [line] = unknown_tool.err.splitlines()
+    assert failed.stderr == ""  # an isError result is a result, not an error envelope
+    assert unknown_tool.code == 2 and unknown_tool.stdout == ""
+    [line] = unknown_tool.stderr.splitlines()
     error = json.loads(line)["error"]
     assert (error["code"], error["server"]) == ("usage", "r") and "'ech'" in error["message"]
     assert "did you mean 'echo'" in error["hint"]
-    assert unknown_server.code == 2 and unknown_server.out == ""
-    assert json.loads(unknown_server.err)["error"]["message"] == "unknown server 'nope'"
-    assert (piped_args.code, piped_args.out) == (0, "from --args\n")
+    assert unknown_server.code == 2 and unknown_server.stdout == ""
+    assert json.loads(unknown_server.stderr)["error"]["message"] == "unknown server 'nope'"
+    assert (piped_args.code, piped_args.stdout) == (0, "from --args\n")
 
 
-async def test_cli_timeout_crash_and_stdin(cli_config: Path) -> None:
-    timeout, crash = await orbmcp_many(
-        cli_config,
-        ["call", "r", "never", "--timeout", "0.5", "--json"],
-        ["call", "dies", "echo", "text=x"],
-    )
-    assert timeout.code == 6 and timeout.out == ""
-    error = json.loads(timeout.err)["error"]
+def test_cli_timeout_crash_and_stdin(cli_config: Path) -> None:
+    timeout = orbmcp(["call", "r", "never", "--timeout", "0.5", "--json"], cli_config)
+    crash = orbmcp(["call", "dies", "echo", "text=x"], cli_config)
+    assert timeout.code == 6 and timeout.stdout == ""
+    error = json.loads(timeout.stderr)["error"]
     assert error["code"] == "timeout" and "0.5 s" in error["message"]
-    assert crash.code == 4 and "server 'dies'" in crash.err and crash.out == ""
-    added = await orbmcp(["call", "r", "echo", "-"], cli_config, stdin=b'{"text": "from stdin"}')
-    assert (added.code, added.out) == (0, "from stdin\n")
+    assert crash.code == 4 and "server 'dies'" in crash.stderr and crash.stdout == ""
+    added = orbmcp(["call", "r", "echo", "-"], cli_config, stdin='{"text": "from stdin"}')
+    assert (added.code, added.stdout) == (0, "from stdin\n")
 
 
 async def test_cli_ctrl_c_cancels_on_the_server_and_exits_130(cli_config: Path, tmp_path: Path) -> None:
@@ -482,8 +458,8 @@ async def test_cli_progress_bar_only_on_a_terminal(cli_config: Path) -> None:
     assert b"step 1" in seen and b"100.0%" in seen and b"[########################]" in seen
 
 
-async def test_cli_over_http(tmp_path: Path) -> None:
-    async with http_server() as http:
+def test_cli_over_http(tmp_path: Path) -> None:
+    with http_server_process() as http:
         config = write_config(tmp_path / "h.json", {"h": {"url": http.url}})
-        called = await orbmcp(["call", "h", "echo", "text=over http"], config)
-    assert (called.code, called.out) == (0, "over http\n")
+        called = orbmcp(["call", "h", "echo", "text=over http"], config)
+    assert (called.code, called.stdout) == (0, "over http\n")
