@@ -15,7 +15,6 @@ opening a URL), and turns Ctrl-C into a ``cancel`` for its own command only.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import signal
 import socket
@@ -26,7 +25,9 @@ from types import FrameType
 from typing import Any
 
 from orbmcp import environment
+from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
+from orbmcp.daemon.policy import env_digests, forwardable
 from orbmcp.daemon.scope import Scope, current_scope, socket_path, state_path
 
 # What the daemon needs of this environment to render as this terminal would, and the settings
@@ -48,66 +49,15 @@ STDIN_LIMIT = 16 * 1024 * 1024
 # -- which lines go to the daemon ------------------------------------------------------------------
 
 
-class Line:
-    """A command line split into the program's own options and the command words."""
+def forwarded_command(line: ProgramLine) -> tuple[str, ...] | None:
+    """The command path of ``line`` when it is one the daemon runs, else None."""
+    from orbmcp.commands.table import find
 
-    def __init__(self, argv: Sequence[str]) -> None:
-        self.project: Path | None = None
-        self.config: Path | None = None
-        self.no_daemon = False
-        self.help = False
-        self.words: list[str] = []
-        self._parse(list(argv))
-
-    def _parse(self, args: list[str]) -> None:
-        i = 0
-        rest: list[str] = []
-        while i < len(args):
-            arg = args[i]
-            if arg == "--":
-                rest.extend(args[i:])
-                break
-            if arg in ("--project", "-p", "--config", "-c") and i + 1 < len(args):
-                self._set(arg, args[i + 1])
-                i += 2
-                continue
-            name, eq, value = arg.partition("=")
-            if eq and name in ("--project", "--config"):
-                self._set(name, value)
-            elif arg == "--no-daemon":
-                self.no_daemon = True
-            elif arg in ("--help", "-h"):
-                self.help = True
-            else:
-                rest.append(arg)
-            i += 1
-        self.words = rest
-
-    def _set(self, flag: str, value: str) -> None:
-        if flag in ("--project", "-p"):
-            self.project = Path(value)
-        else:
-            self.config = Path(value)
-
-    def command(self) -> tuple[str, ...] | None:
-        """The command path these words name, when it is one the daemon runs."""
-        from orbmcp.commands.table import COMMANDS
-
-        words = [w for w in self.words if w not in ("--no-color", "--json")]
-        best: tuple[str, ...] | None = None
-        for spec in COMMANDS:
-            n = len(spec.path)
-            if tuple(words[:n]) == spec.path and (best is None or n > len(best)):
-                best = spec.path if forwardable(spec.path, spec.connects) else None
-        return best
-
-
-def forwardable(path: tuple[str, ...], connects: bool) -> bool:
-    """Commands that connect run in the daemon, and so do ``slash`` and ``complete`` (the live
-    session's servers and tool names). ``daemon ...`` and the REPL always run here."""
-    if path[:1] in (("daemon",), ("shell",)):
-        return False
-    return connects or path in (("slash",), ("complete",))
+    path = line.command()
+    spec = find(path) if path is not None else None
+    if spec is None or not forwardable(spec.path, spec.connects):
+        return None
+    return spec.path
 
 
 # -- the conversation ------------------------------------------------------------------------------
@@ -117,8 +67,8 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     env = os.environ if environ is None else environ
     if environment.no_daemon(env):
         return None
-    line = Line(argv)
-    if line.no_daemon or line.help or line.command() is None:
+    line = ProgramLine(argv)
+    if line.no_daemon or line.help or forwarded_command(line) is None:
         return None
     scope = current_scope(project=line.project, config_file=line.config, environ=env)
     sock_path = socket_path(scope, env)
@@ -288,19 +238,6 @@ class Conversation:
             elif kind == "error":
                 sys.stderr.write(f"orbmcp: session daemon: {message.get('message', 'protocol error')}\n")
                 return 70
-
-
-def env_digests(env: Mapping[str, str], names: Sequence[str], nonce: str) -> dict[str, str | None]:
-    """Salted digests of the variables the daemon's config references (None: unset here)."""
-    out: dict[str, str | None] = {}
-    for name in names[:1000]:
-        value = env.get(name)
-        out[name] = None if value is None else digest(nonce, value)
-    return out
-
-
-def digest(nonce: str, value: str) -> str:
-    return hashlib.sha256(f"{nonce}\0{value}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @contextlib.contextmanager

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import ByteStream
 
-from orbmcp import log
+from orbmcp import environment, log
 from orbmcp._version import __version__
+from orbmcp.commands.argv import ProgramLine
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.daemon import protocol
-from orbmcp.daemon.client import Line, forwardable
 from orbmcp.daemon.frames import FrameReader, FrameWriter
+from orbmcp.daemon.policy import forwardable
 from orbmcp.daemon.remote import Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
 
@@ -101,30 +102,24 @@ class Connection:
     def _prepare(self, request: Mapping[str, Any]) -> Prepared | None:
         """The command of this argv, bound as the Typer front binds it; None: run it one-shot
         (help, a usage error the Typer front words itself, or another scope)."""
-        from orbmcp.frontends.cli import hoist_global_options
         from orbmcp.frontends.slash import parse_shell
 
         argv = request.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
             raise protocol.ProtocolError("a run request needs argv, a list of strings")
-        line = Line(argv)
+        line = ProgramLine(argv)
         if line.help or line.no_daemon:
             return None
-        hoisted = hoist_global_options(list(argv))
-        words = _command_words(hoisted)
-        global_json = "--json" in hoisted[: len(hoisted) - len(words)]
-        no_color = "--no-color" in hoisted[: len(hoisted) - len(words)]
         try:
-            inv = parse_shell(words)
+            inv = parse_shell(line.words)
         except OrbError:
             return None
         if inv.help or not forwardable(inv.spec.path, inv.spec.connects):
             return None
         if self.daemon.scope_of(line, request) != self.daemon.scope:
             return None
-        env = _strings(request.get("env"))
-        no_color = no_color or bool(env.get("NO_COLOR"))
-        json_output = global_json or bool(inv.kwargs.get("json"))
+        no_color = line.no_color or environment.no_color(_strings(request.get("env")))
+        json_output = line.json or bool(inv.kwargs.get("json"))
         if "json" in inv.kwargs:
             inv.kwargs["json"] = json_output
         return Prepared(inv.spec, inv.kwargs, json_output, no_color)
@@ -232,20 +227,6 @@ class Prepared:
     kwargs: dict[str, Any]
     json_output: bool
     no_color: bool
-
-
-def _command_words(hoisted: list[str]) -> list[str]:
-    """The words after the program's own options (which ``hoist_global_options`` put first)."""
-    i = 0
-    while i < len(hoisted):
-        word = hoisted[i]
-        if word in ("--project", "-p", "--config", "-c"):
-            i += 2
-        elif word in ("--no-color", "--json", "--no-daemon") or word.startswith(("--project=", "--config=")):
-            i += 1
-        else:
-            break
-    return hoisted[i:]
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

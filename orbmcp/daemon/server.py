@@ -30,8 +30,8 @@ from anyio.abc import SocketAttribute, SocketStream
 
 from orbmcp import fs, log
 from orbmcp._version import __version__
+from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
-from orbmcp.daemon.client import Line
 from orbmcp.daemon.scope import Scope, current_scope, make_private_dir, socket_path, state_path
 
 DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
@@ -207,7 +207,7 @@ class Daemon:
             "residentMemoryBytes": _rss_bytes(),
         }
 
-    def scope_of(self, line: Line, request: Mapping[str, Any]) -> Scope:
+    def scope_of(self, line: ProgramLine, request: Mapping[str, Any]) -> Scope:
         """The scope the client's command line names (its options, environment and cwd)."""
         cwd = request.get("cwd")
         env = request.get("env")

@@ -20,7 +20,7 @@ from orbmcp import log
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
 from orbmcp.config.paths import global_files, project_files, trust_store_path
-from orbmcp.daemon.client import digest
+from orbmcp.daemon.policy import digest
 from orbmcp.daemon.scope import Scope
 from orbmcp.frontends.sessions import PersistentSessions
 

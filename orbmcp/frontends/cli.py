@@ -53,6 +53,8 @@ def run(argv: list[str]) -> int:
 
     app = build_app()
     try:
+        from orbmcp.commands.argv import hoist_global_options
+
         app(args=hoist_global_options(argv), prog_name="orbmcp", standalone_mode=True)
     except SystemExit as exc:
         return _status(exc.code)
@@ -70,42 +72,6 @@ def main(argv: list[str] | None = None) -> None:
 
 def _status(code: object) -> int:
     return code if isinstance(code, int) else (0 if code is None else 1)
-
-
-def _global_option_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(options that take a value, flags) among the program's own options, from the table."""
-    from orbmcp.commands.table import GLOBAL_OPTIONS
-
-    valued = tuple(f for p in GLOBAL_OPTIONS if p.kind == "option" for f in p.option_names)
-    skip = ("version", "help", "json")  # eager, or also a per-command option
-    flags = tuple(
-        f for p in GLOBAL_OPTIONS if p.kind == "flag" and p.name not in skip for f in p.option_names
-    )
-    return valued, flags
-
-
-def hoist_global_options(args: list[str]) -> list[str]:
-    """Let global options stand anywhere (`orbmcp status --project DIR`): Typer wants them
-    before the command, people put them after. Nothing after `--` moves."""
-    valued, flags = _global_option_words()
-    front: list[str] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            rest.extend(args[i:])
-            break
-        if arg in valued and i + 1 < len(args):
-            front += [arg, args[i + 1]]
-            i += 2
-            continue
-        if arg in flags or any(arg.startswith(f"{o}=") for o in valued if o.startswith("--")):
-            front.append(arg)
-        else:
-            rest.append(arg)
-        i += 1
-    return front + rest
 
 
 def _exit(status: int) -> None:

@@ -16,9 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
-from orbmcp.daemon.client import Line, digest, env_digests, forwardable, maybe_forward
+from orbmcp.daemon.client import forwarded_command, maybe_forward
 from orbmcp.daemon.control import ask, parse_duration
+from orbmcp.daemon.policy import digest, env_digests, forwardable
 from orbmcp.daemon.scope import (
     MAX_SOCKET_PATH,
     UnsafeDirectory,
@@ -156,14 +158,24 @@ def test_socket_paths_stay_under_the_os_limit(tmp_path: Path) -> None:
 
 
 def test_which_lines_go_to_the_daemon() -> None:
-    assert Line(["call", "s", "t"]).command() == ("call",)
-    assert Line(["--project", "p", "status"]).command() == ("status",)
-    assert Line(["slash", "/mcp"]).command() == ("slash",)
-    assert Line(["complete", "x"]).command() == ("complete",)
-    assert Line(["config", "show"]).command() is None  # never connects
-    assert Line(["daemon", "status"]).command() is None
-    assert Line(["shell"]).command() is None
-    assert Line(["call", "--help"]).help and Line(["--no-daemon", "status"]).no_daemon
+    def forwarded(*argv: str) -> tuple[str, ...] | None:
+        return forwarded_command(ProgramLine(argv))
+
+    assert forwarded("call", "s", "t") == ("call",)
+    assert forwarded("status", "--project", "p") == ("status",)
+    assert forwarded("slash", "/mcp") == ("slash",)
+    assert forwarded("complete", "x") == ("complete",)
+    assert forwarded("config", "show") is None  # never connects
+    assert forwarded("daemon", "status") is None
+    assert forwarded("shell") is None
+    line = ProgramLine(["--json", "call", "s", "--no-color", "t", "--", "--help"])
+    assert (line.json, line.no_color, line.help, line.words) == (
+        True,
+        True,
+        False,
+        ["call", "s", "t", "--", "--help"],
+    )
+    assert ProgramLine(["call", "--help"]).help and ProgramLine(["status", "--no-daemon"]).no_daemon
     assert not forwardable(("daemon", "start"), True)
     assert maybe_forward(["status"], {"ORBMCP_NO_DAEMON": "1"}) is None
 

@@ -16,6 +16,7 @@ import pytest
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import tools as handlers
+from orbmcp.commands.results import ToolListing
 from orbmcp.core.manager import Manager
 from orbmcp.core.results import ImageBlock, ToolResult
 from orbmcp.core.state import State
@@ -109,15 +110,22 @@ async def test_a_failed_server_is_a_warning_beside_a_ready_one(session: Session)
     assert resources.to_json() == [] and "r: offers no resources" in render_plain(resources)
 
 
-async def test_still_connecting_is_a_notice(session: Session) -> None:
+async def test_a_fresh_sessions_listing_waits_for_first_attempts(session: Session) -> None:
     manager = session.manager
+    listings: list[ToolListing] = []
+
+    async def list_tools() -> None:
+        listings.append(await handlers.tools(session.ctx()))
+
     async with anyio.create_task_group() as tg:
         tg.start_soon(manager.start, "hang")
         await wait_until(lambda: manager.get("hang").state == State.STARTING, what="hang connecting")
-        listing = await handlers.tools(session.ctx())
-        assert "hang: still connecting" in listing.notices
+        tg.start_soon(list_tools)
+        await anyio.wait_all_tasks_blocked()
+        assert listings == []  # waiting for hang's first attempt to settle
         await manager.stop("hang")
     assert manager.get("hang").state == State.STOPPED
+    assert any(n.startswith("hang:") and "not connected" in n for n in listings[0].notices)
 
 
 async def test_when_nothing_listed_could_connect_the_failure_is_the_error(session: Session) -> None:

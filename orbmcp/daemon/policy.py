@@ -1,0 +1,28 @@
+"""What the daemon's client and the daemon agree on without talking: which commands the daemon
+runs, and how a variable's value is compared without crossing the socket. Standard library only."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+
+def forwardable(path: tuple[str, ...], connects: bool) -> bool:
+    """Commands that connect run in the daemon, and so do ``slash`` and ``complete`` (the live
+    session's servers and tool names). ``daemon ...`` and the REPL always run here."""
+    if path[:1] in (("daemon",), ("shell",)):
+        return False
+    return connects or path in (("slash",), ("complete",))
+
+
+def env_digests(env: Mapping[str, str], names: Sequence[str], nonce: str) -> dict[str, str | None]:
+    """Salted digests of the variables the daemon's config references (None: unset here)."""
+    out: dict[str, str | None] = {}
+    for name in names[:1000]:
+        value = env.get(name)
+        out[name] = None if value is None else digest(nonce, value)
+    return out
+
+
+def digest(nonce: str, value: str) -> str:
+    return hashlib.sha256(f"{nonce}\0{value}".encode("utf-8", "surrogatepass")).hexdigest()
