@@ -184,25 +184,84 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(("untrust",), "Revoke a project's approval.", f"{H}.config:untrust", (JSON,)),
     CommandSpec(
         ("check",),
-        "Smoke-test servers for CI: connect, discover, optionally require tools; exit 1 on failure.",
-        f"{H}.status:check",
+        "Smoke-test servers for CI: every configured entry must connect (invalid, skipped and "
+        "untrusted ones fail; disabled ones are skipped), required tools must exist, smoke calls "
+        "must answer as expected. Exit 0 ok, 1 failed, 3 invalid config.",
+        f"{H}.check:check",
         (
             Param(
                 "servers",
-                "Servers to check (default: every enabled server).",
+                "Servers to check (default: every configured entry; a named disabled one is checked).",
                 multiple=True,
                 completer="servers",
             ),
             Param(
                 "require_tool",
-                "Fail unless this tool exists (server/tool or tool).",
+                "Fail unless this tool exists (server/tool, or a tool of any checked server).",
                 kind="option",
                 multiple=True,
                 flags=("--require-tool",),
+                metavar="SERVER/TOOL",
+            ),
+            Param(
+                "call",
+                "Call a tool: 'SERVER/TOOL k=v ...', optionally with --expect TEXT or "
+                "--expect-json PATH=VALUE inside the quotes; repeatable.",
+                kind="option",
+                multiple=True,
+                metavar="'SERVER/TOOL K=V...'",
+            ),
+            Param(
+                "expect",
+                "With one --call: its text output must contain TEXT.",
+                kind="option",
+                multiple=True,
+                metavar="TEXT",
+            ),
+            Param(
+                "expect_json",
+                "With one --call: the result's JSON at PATH (content[0].text, "
+                "structuredContent.x) must equal VALUE.",
+                kind="option",
+                multiple=True,
+                metavar="PATH=VALUE",
+            ),
+            Param(
+                "wait",
+                "Retry servers that are not ready for up to this long (30s, 2m), for CI services "
+                "that boot slowly.",
+                kind="option",
+                metavar="DURATION",
+            ),
+            Param(
+                "timeout",
+                "Bound each connection attempt and each call to this long (10s, 1m).",
+                kind="option",
+                metavar="DURATION",
+            ),
+            Param(
+                "junit",
+                "Also write a JUnit XML report to this file (for CI test reporters).",
+                kind="option",
+                type="path",
+                metavar="FILE",
+            ),
+            Param(
+                "format",
+                "text (default), github (annotations; a step summary when GITHUB_STEP_SUMMARY is "
+                "set) or json.",
+                kind="option",
+                metavar="FORMAT",
             ),
             JSON,
         ),
         connects=True,
+        examples=(
+            "orbmcp check",
+            "orbmcp check everything --require-tool everything/echo",
+            "orbmcp check --call 'everything/get-sum a=2 b=3' --expect 'is 5'",
+            "orbmcp check --wait 30s --timeout 20s --junit orbmcp-junit.xml --format github",
+        ),
     ),
     CommandSpec(
         ("slash",),

@@ -20,6 +20,7 @@ from orbmcp.commands.results.base import (
     Statement,
 )
 from orbmcp.commands.results.call import CallOutcome
+from orbmcp.commands.results.check import CheckedServer, CheckReport, RequiredTool, SmokeCall
 from orbmcp.commands.results.completion import CompletionInstalled, CompletionScript
 from orbmcp.commands.results.config import (
     ConfigView,
@@ -30,7 +31,8 @@ from orbmcp.commands.results.config import (
 )
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.commands.results.status import (
-    CheckReport,
+    Launch,
+    RetryWait,
     ServerAction,
     ServerDetail,
     StatusReport,
@@ -51,12 +53,14 @@ __all__ = [
     "Authorized",
     "CallOutcome",
     "CheckReport",
+    "CheckedServer",
     "CommandHelp",
     "CompletionInstalled",
     "CompletionScript",
     "ConfigView",
     "DaemonStatus",
     "JsonText",
+    "Launch",
     "Lines",
     "LoggedOut",
     "Message",
@@ -64,12 +68,15 @@ __all__ = [
     "PathsView",
     "PromptListing",
     "PromptMessages",
+    "RequiredTool",
     "ResourceContents",
     "ResourceListing",
     "Result",
+    "RetryWait",
     "ServerAction",
     "ServerDetail",
     "ShellExit",
+    "SmokeCall",
     "Statement",
     "StatusReport",
     "StatusRow",
