@@ -124,10 +124,20 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param("save_images", "Save images and audio into this directory.", kind="option", type="path"),
             Param("max_output", "Truncate text output beyond this many bytes.", kind="option", type="int"),
             Param("output", "Write the full text output to this file.", kind="option", type="path"),
+            Param(
+                "no_check",
+                "Send the arguments as given: no check of names, types or required ones against the "
+                "tool's schema.",
+                kind="flag",
+            ),
             JSON,
         ),
         connects=True,
-        examples=('orbmcp call everything echo text="hello"', "echo '{\"a\": 1}' | orbmcp call srv add -"),
+        examples=(
+            "orbmcp call everything echo message=hello",
+            "orbmcp call everything get-sum a=2 b=3",
+            "echo '{\"message\": \"hi\"}' | orbmcp call everything echo -",
+        ),
     ),
     CommandSpec(
         ("resources",),

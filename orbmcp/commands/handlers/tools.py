@@ -288,6 +288,7 @@ async def call(
     save_images: Path | None = None,
     max_output: int | None = None,
     output: Path | None = None,
+    no_check: bool = False,
 ) -> CallOutcome:
     from orbmcp.core.calls import call_tool
 
@@ -305,7 +306,9 @@ async def call(
     manager = await ctx.manager()
     sup = await manager.ready(server)
     bridged = find_tool(manager, server, tool)
-    values = parse_call_arguments(tokens, bridged.input_schema, args_json=args, stdin_text=stdin_text)
+    values = parse_call_arguments(
+        tokens, bridged.input_schema, args_json=args, stdin_text=stdin_text, strict=not no_check
+    )
 
     def on_progress(value: float, total: float | None, message: str | None) -> None:
         ctx.ui.progress(server, bridged.name, value, total, message)
