@@ -102,14 +102,20 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("tools",),
-        "List tools with readable signatures.",
+        "List tools with readable signatures, or show one tool: every parameter and how to call it.",
         f"{H}.tools:tools",
         (
             Param("server", "Only this server.", completer="servers"),
+            Param(
+                "tool",
+                "Show this tool of the server: its parameters (type, default, choices) and task support.",
+                completer="tools",
+            ),
             Param("schema", "Show each tool's input schema.", kind="flag"),
             JSON,
         ),
         connects=True,
+        examples=("orbmcp tools everything", "orbmcp tools everything get-sum"),
     ),
     CommandSpec(
         ("call",),
@@ -136,7 +142,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         examples=(
             "orbmcp call everything echo message=hello",
             "orbmcp call everything get-sum a=2 b=3",
-            "echo '{\"message\": \"hi\"}' | orbmcp call everything echo -",
+            'echo \'{"message": "hi"}\' | orbmcp call everything echo -',
         ),
     ),
     CommandSpec(

@@ -72,6 +72,7 @@ class Supervisor:
         self._retry_wait: anyio.CancelScope | None = None
         self.http = HttpResponses()  # what the current connection attempt's responses said
         self.exit = ProcessExit()  # how the current attempt's stdio server ended by itself
+        self._stderr_mark = 0  # the stderr tail's ``committed`` when the current attempt began
         self._auth_challenge: str | None = None
         self._lost_reason = "connection_closed"
 
@@ -95,6 +96,10 @@ class Supervisor:
 
     def stderr_tail(self) -> list[str]:
         return self.stderr.lines() if self.stderr is not None else []
+
+    def attempt_stderr(self) -> list[str]:
+        """What the current (or last) connection attempt's process wrote to stderr."""
+        return self.stderr.lines_since(self._stderr_mark) if self.stderr is not None else []
 
     # -- control (any task) ----------------------------------------------------------------------
 
@@ -248,6 +253,7 @@ class Supervisor:
         self._lost_reason = "connection_closed"
         self.http.reset()
         self.exit.reset()
+        self._stderr_mark = self.stderr.committed if self.stderr is not None else 0
         self._auth_challenge = None
         self.snap.started_at = time.time()
         self._set_state(State.STARTING)
@@ -385,7 +391,7 @@ class Supervisor:
         code = await proc.wait()
         with anyio.move_on_after(STDERR_WAIT_S):
             await proc.stderr_closed()
-        self.connection_lost(exit_text(self.name, code, self.stderr_tail()), reason="server_exited")
+        self.connection_lost(exit_text(self.name, code, self.attempt_stderr()), reason="server_exited")
 
     async def _health_checks(self, client: Any) -> None:
         interval = (self.cfg.health_check_interval_ms or 0) / 1000
@@ -419,7 +425,7 @@ class Supervisor:
             # The server died on its own: its exit code and last words say why, "closed" does not.
             from orbmcp.core.exits import exit_text
 
-            text = exit_text(self.name, self.exit.code, self.stderr_tail(), during="while connecting")
+            text = exit_text(self.name, self.exit.code, self.attempt_stderr(), during="while connecting")
             return ConnectionFailed(
                 self.runtime.redact(text), server=self.name, hint=error.hint_template, reason="server_exited"
             )

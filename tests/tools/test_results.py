@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import base64
 
 import mcp_types
@@ -100,7 +102,7 @@ def test_structured_content_that_is_not_an_object_is_kept() -> None:
 
 def test_text_joins_text_and_summarises_the_rest() -> None:
     lines = from_sdk(every_kind()).text().split("\n")
-    assert lines == [
+    assert lines[:6] == [
         "hello",
         "[image image/png, 1.2 KB]",
         "[audio audio/wav, 64 B]",
@@ -108,6 +110,26 @@ def test_text_joins_text_and_summarises_the_rest() -> None:
         "[resource file:///doc.pdf application/pdf, 2.9 KB]",
         "[resource link: https://example.test/r/1]",
     ]
+    # Structured content renders as it does for `orbmcp call`: as JSON after the blocks.
+    assert json.loads("\n".join(lines[6:])) == {"count": 3, "items": ["a", "b"]}
+
+
+def test_structured_content_said_by_a_text_block_is_not_repeated() -> None:
+    sdk = mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text="3")], structured_content={"result": 3}
+    )
+    assert from_sdk(sdk).text() == "3"
+
+
+def test_every_field_of_a_block_is_kept_for_json() -> None:
+    block = mcp_types.TextContent(
+        type="text",
+        text="hi",
+        annotations=mcp_types.Annotations(audience=["user"], priority=0.5),
+        _meta={"x": 1},
+    )
+    wire = from_sdk(mcp_types.CallToolResult(content=[block])).to_json()["content"]
+    assert wire == [{"type": "text", "text": "hi", "annotations": {"audience": ["user"], "priority": 0.5}, "_meta": {"x": 1}}]
 
 
 def test_empty_result_has_empty_text() -> None:

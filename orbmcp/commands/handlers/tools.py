@@ -27,6 +27,7 @@ from orbmcp.commands.results.tools import (
     PromptMessages,
     ResourceContents,
     ResourceListing,
+    ToolDetail,
     ToolEntry,
     ToolListing,
     prompt_arguments,
@@ -180,12 +181,32 @@ def _entry(tool: BridgedTool) -> ToolEntry:
     )
 
 
-async def tools(ctx: CommandContext, server: str | None = None, schema: bool = False) -> ToolListing:
+async def tools(
+    ctx: CommandContext, server: str | None = None, tool: str | None = None, schema: bool = False
+) -> ToolListing | ToolDetail:
+    if server is not None and tool is not None:
+        return await _one_tool(ctx, server, tool)
     sups, notices = await _ready_servers(ctx, server, "tools")
     entries: list[ToolEntry] = []
     for sup in sups:
         entries += [_entry(t) for t in sup.runtime.tools.for_server(sup.name)]
     return ToolListing(tuple(entries), tuple(s.name for s in sups), schema=schema, notices=tuple(notices))
+
+
+async def _one_tool(ctx: CommandContext, server: str, name: str) -> ToolDetail:
+    from orbmcp.commands.signature import parameter_rows
+
+    ctx.server(server)
+    manager = await ctx.manager()
+    await manager.ready(server)
+    tool = find_tool(manager, server, name)
+    return ToolDetail(
+        entry=_entry(tool),
+        title=tool.title,
+        parameters=parameter_rows(tool.input_schema),
+        task_support=tool.task_support,
+        output_schema=tool.output_schema,
+    )
 
 
 # -- call ----------------------------------------------------------------------------------------

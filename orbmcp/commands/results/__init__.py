@@ -40,10 +40,12 @@ from orbmcp.commands.results.status import (
     ToolCounts,
 )
 from orbmcp.commands.results.tools import (
+    ParameterInfo,
     PromptListing,
     PromptMessages,
     ResourceContents,
     ResourceListing,
+    ToolDetail,
     ToolEntry,
     ToolListing,
 )
@@ -65,6 +67,7 @@ __all__ = [
     "LoggedOut",
     "Message",
     "ParamHelp",
+    "ParameterInfo",
     "PathsView",
     "PromptListing",
     "PromptMessages",
@@ -81,6 +84,7 @@ __all__ = [
     "StatusReport",
     "StatusRow",
     "ToolCounts",
+    "ToolDetail",
     "ToolEntry",
     "ToolListing",
     "TrustReview",

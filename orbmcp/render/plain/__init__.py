@@ -31,6 +31,7 @@ from orbmcp.commands.results import (
     ShellExit,
     Statement,
     StatusReport,
+    ToolDetail,
     ToolListing,
     TrustReview,
     ValidationReport,
@@ -55,6 +56,7 @@ _register(ServerDetail, status.server_detail)
 _register(ServerAction, status.server_action)
 _register(CheckReport, status.check_report)
 _register(ToolListing, tools.tool_listing)
+_register(ToolDetail, tools.tool_detail)
 _register(ResourceListing, tools.resource_listing)
 _register(ResourceContents, tools.resource_contents)
 _register(PromptListing, tools.prompt_listing)
