@@ -200,9 +200,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(("untrust",), "Revoke a project's approval.", f"{H}.config:untrust", (JSON,)),
     CommandSpec(
         ("check",),
-        "Smoke-test servers for CI: every configured entry must connect (invalid, skipped and "
-        "untrusted ones fail; disabled ones are skipped), required tools must exist, smoke calls "
-        "must answer as expected. Exit 0 ok, 1 failed, 3 invalid config.",
+        "Smoke-test servers for CI: exit 1 unless every configured server is ready and every check passes."
+        "\n\nEvery entry a config file names counts: invalid, skipped (a ${VAR} is unset) and untrusted "
+        "entries fail (exit 3 when one is invalid); disabled ones are reported as skipped. Required tools "
+        "must exist and smoke calls must answer as expected. Reports: a summary, --json, --junit FILE, "
+        "--format github.",
         f"{H}.check:check",
         (
             Param(

@@ -151,7 +151,8 @@ def server_detail(
     retry = retry_wait(sup)
     hint = _spelled(hint_for(sup), front) if sup is not None else None
     if hint is None and not cfg.enabled:
-        hint = _spelled(f'disabled ("enabled": false); `{cmd("start", cfg.name)}` connects it anyway', front)
+        # No command named: the same words fit every front (start connects it anyway).
+        hint = 'disabled in its entry ("enabled": false); starting it connects it anyway'
     return ServerDetail(
         name=cfg.name,
         state="retrying" if retry is not None else (str(sup.state) if sup is not None else "stopped"),

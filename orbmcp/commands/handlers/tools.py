@@ -104,8 +104,9 @@ async def _ready_servers(
     """The connected servers a listing covers, plus notices about the ones it leaves out.
 
     One server: connect it (lazy ones too) or raise why not. Every server: a one-shot command
-    connects the eager ones; a persistent session lists what is connected. Failures are warnings
-    unless nothing could be listed at all.
+    connects the eager ones; a persistent session lists what is connected. With several servers a
+    failure is a warning, even when it leaves nothing to list (the only eager server broke, the
+    rest are lazy): the listing still says what the others are.
     """
     config = ctx.config()
     if server is not None:
@@ -140,7 +141,8 @@ async def _ready_servers(
         else:
             connect = spell_for(cmd(verb, cfg.name), ctx.front)
             notices.append(f"{cfg.name}: {cfg.lifecycle}, not connected (`{connect}` connects it)")
-    if failed and not ready:
+    if failed and len(enabled) == 1:
+        # The only server there is: its failure is the answer, with its exit status.
         from orbmcp.core.hints import failure_error
 
         raise failure_error(failed[0])

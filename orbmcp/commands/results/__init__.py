@@ -11,6 +11,7 @@ from __future__ import annotations
 from orbmcp.commands.results.auth import Authorized, AuthStatus, LoggedOut
 from orbmcp.commands.results.base import (
     CommandHelp,
+    CommandIndex,
     JsonText,
     Lines,
     Message,
@@ -57,6 +58,7 @@ __all__ = [
     "CheckReport",
     "CheckedServer",
     "CommandHelp",
+    "CommandIndex",
     "CompletionInstalled",
     "CompletionScript",
     "ConfigView",

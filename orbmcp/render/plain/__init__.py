@@ -15,6 +15,7 @@ from orbmcp.commands.results import (
     CallOutcome,
     CheckReport,
     CommandHelp,
+    CommandIndex,
     CompletionScript,
     ConfigView,
     DaemonStatus,
@@ -71,6 +72,7 @@ _register(DaemonStatus, daemon.daemon_status)
 render_plain.register(Statement, basic.statement)
 _register(Lines, basic.lines)
 _register(CommandHelp, basic.command_help)
+_register(CommandIndex, basic.command_index)
 _register(CompletionScript, basic.completion_script)
 _register(ShellExit, basic.shell_exit)
 _register(JsonText, basic.json_text)
