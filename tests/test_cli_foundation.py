@@ -164,7 +164,7 @@ def test_trust_untrust_and_changed_definitions(tmp_path: Path, _isolated_agent_d
     r = run_cli("status", "--project", str(project))
     assert r.code == 0 and f"Project config: not loaded ({project / '.orb'})" in r.stdout
     # Listed as untrusted, never as ready or stopped.
-    assert ["p", "untrusted"] == r.stdout.split("not loaded")[0].splitlines()[2].split()[:2]
+    assert r.stdout.split("not loaded")[0].splitlines()[2].split()[:2] == ["p", "untrusted"]
 
     # Non-interactive without --yes: refuses, never auto-approves, and names a review that works.
     r = run_cli("trust", "--project", str(project))
@@ -174,7 +174,9 @@ def test_trust_untrust_and_changed_definitions(tmp_path: Path, _isolated_agent_d
     body = review.json()
     assert body["trusted"] is False and body["review"]["servers"][0]["argv"] == ["srv", "--a b", "c"]
     assert body["review"]["servers"][0]["envNames"] == ["KEY"] and "secret-value-1" not in review.stdout
-    assert json.loads(run_cli("status", "--json", "--project", str(project)).stdout)[0]["state"] == "untrusted"
+    assert (
+        json.loads(run_cli("status", "--json", "--project", str(project)).stdout)[0]["state"] == "untrusted"
+    )
 
     r = run_cli("trust", "--project", str(project), "--yes")
     assert r.code == 0, r.stderr

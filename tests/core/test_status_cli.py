@@ -103,7 +103,9 @@ def test_status_reports_every_server_and_returns_when_the_hung_one_times_out(
     assert any(line.split()[:3] == ["later", "stopped", "lazy"] for line in lines)
     # Piped, the table is still aligned: every row's state starts in the header's column.
     column = lines[1].index("state")
-    assert all(line[column - 2 : column] == "  " and line[column] != " " for line in lines[2:7] if line[2] != " ")
+    assert all(
+        line[column - 2 : column] == "  " and line[column] != " " for line in lines[2:7] if line[2] != " "
+    )
     assert f"      last error: server 'broken': command not found: {MISSING_COMMAND}" in lines
     # The hung server cost its own timeoutMs, not the 30 s default.
     assert any(

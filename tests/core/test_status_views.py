@@ -182,7 +182,11 @@ def test_views_name_an_untrusted_project_and_a_disabled_extension(
     assert project_notice(config) == str(project / ".orb")
     report = status_report(config, None)
     # The invalid entry and the untrusted project's server are rows that say what they are.
-    assert [(r.name, r.state) for r in report.rows] == [("web", "stopped"), ("bad", "invalid"), ("p", "untrusted")]
+    assert [(r.name, r.state) for r in report.rows] == [
+        ("web", "stopped"),
+        ("bad", "invalid"),
+        ("p", "untrusted"),
+    ]
     assert report.rows[1].error == '"command" must be a string, not a number'
     assert report.rows[2].hint == "review and approve the project's servers: `orbmcp trust`"
     assert report.rows[0].auth == auth_line(config.servers["web"], config) == "authorization may be required"

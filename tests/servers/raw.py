@@ -152,7 +152,11 @@ def run_descendant(args: argparse.Namespace) -> int:
 OPEN_TOOL = {
     "name": "open",
     "description": "Takes any argument",
-    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": True},
+    "inputSchema": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "additionalProperties": True,
+    },
 }
 RICH_TOOL = {
     "name": "configure",

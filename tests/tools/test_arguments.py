@@ -238,7 +238,9 @@ def test_unknown_argument_suggests_close_names() -> None:
 
 
 @pytest.mark.parametrize("schema_extra", [{}, {"additionalProperties": False}])
-def test_an_unlisted_argument_is_refused_unless_the_schema_allows_more(schema_extra: dict[str, object]) -> None:
+def test_an_unlisted_argument_is_refused_unless_the_schema_allows_more(
+    schema_extra: dict[str, object],
+) -> None:
     schema = {"type": "object", "properties": {"message": {"type": "string"}}, **schema_extra}
     with pytest.raises(UsageError, match=r"^unknown argument 'mesage' — did you mean 'message'\?$"):
         parse("message=hi", "mesage=x", schema=schema)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 import base64
+import json
 
 import mcp_types
 import pytest
@@ -129,7 +128,14 @@ def test_every_field_of_a_block_is_kept_for_json() -> None:
         _meta={"x": 1},
     )
     wire = from_sdk(mcp_types.CallToolResult(content=[block])).to_json()["content"]
-    assert wire == [{"type": "text", "text": "hi", "annotations": {"audience": ["user"], "priority": 0.5}, "_meta": {"x": 1}}]
+    assert wire == [
+        {
+            "type": "text",
+            "text": "hi",
+            "annotations": {"audience": ["user"], "priority": 0.5},
+            "_meta": {"x": 1},
+        }
+    ]
 
 
 def test_empty_result_has_empty_text() -> None:
