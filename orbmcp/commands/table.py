@@ -54,7 +54,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
         slash=("/mcp",),
         connects=True,
-        examples=("orbmcp status", "orbmcp status github --json"),
+        examples=("orbmcp status", "orbmcp status everything --json"),
     ),
     CommandSpec(
         ("start",),
@@ -283,10 +283,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("slash",),
-        'Run one slash command line, e.g. orbmcp slash "/mcp:start github".',
+        'Run one slash command line, for example orbmcp slash "/mcp:start everything".',
         "orbmcp.frontends.handlers:slash",
         (Param("line", "The slash command line.", required=True), JSON),
         connects=True,
+        examples=('orbmcp slash "/mcp:start everything"', 'orbmcp slash "/mcp help"'),
     ),
     CommandSpec(
         ("complete",),

@@ -139,7 +139,8 @@ def build_app() -> typer.Typer:
     app.callback()(_root_callback())
     groups: dict[str, typer.Typer] = {}
     for spec in COMMANDS:
-        epilog = "\n\n".join(["Examples:", *spec.examples]) if spec.examples else None
+        # "\b": Click keeps the lines as they are; a rewrapped example could not be copied.
+        epilog = "\b\nExamples:\n" + "\n".join(f"  {e}" for e in spec.examples) if spec.examples else None
         if len(spec.path) == 1:
             target = app
         else:
