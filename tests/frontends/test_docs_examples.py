@@ -75,7 +75,9 @@ def help_examples() -> list[Example]:
         shown = run_cli(*spec.path, "--help")
         assert shown.code == 0, shown.stderr
         epilog = shown.stdout.split("Examples:", 1)[1]
-        lines = [line.strip() for line in epilog.splitlines() if line.strip().startswith(("orbmcp ", "echo "))]
+        lines = [
+            line.strip() for line in epilog.splitlines() if line.strip().startswith(("orbmcp ", "echo "))
+        ]
         assert lines, f"orbmcp {spec.name} --help shows no example"
         found += [Example(f"orbmcp {spec.name} --help", line) for line in lines]
     return found
@@ -132,8 +134,12 @@ def test_every_documented_example_runs(tmp_path: Path, everything: dict[str, obj
         for example in examples:
             argv, stdin = example.argv_and_stdin()
             result = run_cli(*argv, env=env, cwd=tmp_path, stdin=stdin)
-            assert result.code == 0, f"{example.source}: `{example.line}` exited {result.code}:\n{result.stderr}"
-            assert "error" not in result.stderr.lower(), f"{example.source}: `{example.line}`: {result.stderr}"
+            assert result.code == 0, (
+                f"{example.source}: `{example.line}` exited {result.code}:\n{result.stderr}"
+            )
+            assert "error" not in result.stderr.lower(), (
+                f"{example.source}: `{example.line}`: {result.stderr}"
+            )
             ran.append(example.line)
     finally:
         run_cli("daemon", "stop", env=env, cwd=tmp_path)

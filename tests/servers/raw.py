@@ -77,6 +77,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--open-tool", action="store_true", help="a tool 'open' whose schema allows any key")
     p.add_argument("--rich-tool", action="store_true", help="a tool 'configure' with every schema detail")
     p.add_argument("--annotated", action="store_true", help="echo's content carries annotations and _meta")
+    p.add_argument(
+        "--fail-first",
+        metavar="N:PATH",
+        help="the first N starts (counted as lines of PATH) die at start like --die-at start",
+    )
     # internal: descendant mode
     p.add_argument("--liveness-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--role", default="server", help=argparse.SUPPRESS)
@@ -327,6 +332,16 @@ class RawServer:
         self.result(req_id, {"content": [block], "isError": False})
 
 
+def count_start(spec: str) -> bool:
+    """Record this start in PATH; True while it is one of the first N (it must fail)."""
+    count, _, path = spec.partition(":")
+    with open(path, "a+", encoding="utf-8") as f:
+        f.write("start\n")
+        f.seek(0)
+        starts = len(f.read().splitlines())
+    return starts <= int(count)
+
+
 def die(args: argparse.Namespace) -> None:
     sys.stderr.write(args.fatal + "\n")
     sys.stderr.flush()
@@ -382,7 +397,7 @@ def main(argv: list[str]) -> int:
         for _ in range(args.stderr_flood // len(line)):
             sys.stderr.buffer.write(line)
     sys.stderr.flush()
-    if args.die_at == "start":
+    if args.die_at == "start" or (args.fail_first and count_start(args.fail_first)):
         die(args)
     if args.liveness:
         connect_liveness(args.liveness, "server")
