@@ -2,8 +2,8 @@
 
 ``from_sdk`` converts an ``mcp_types.CallToolResult`` (imported lazily: it costs start-up time);
 each block keeps its wire form (``wire``), so ``ToolResult.to_json`` gives back every field the
-server sent (annotations, ``_meta``) for ``--json``; ``ToolResult.text`` is the plain-text view
-for terminals and agents, structured content included where no text block says the same.
+server sent (annotations, ``_meta``) for ``--json``; ``ToolResult.text`` is the plain-text view of
+the content blocks for agents (structured content goes beside it, as details).
 """
 
 from __future__ import annotations
@@ -87,14 +87,10 @@ class ToolResult:
         return body
 
     def text(self) -> str:
-        """Text and embedded text resources verbatim; one summary line per binary or linked block;
-        then the structured content as JSON, unless a text block already says the same."""
-        parts = [block_text(block) for block in self.content]
-        if self.structured is not None and not structured_is_redundant(self):
-            import json
-
-            parts.append(json.dumps(self.structured, indent=2, ensure_ascii=False, default=str))
-        return "\n".join(parts)
+        """Text and embedded text resources verbatim; one summary line per binary or linked block.
+        Structured content is not in it: an agent host passes it as details; the transcript of
+        ``orbmcp call`` (``commands/results/call.py``) is where people see it."""
+        return "\n".join(block_text(block) for block in self.content)
 
     @staticmethod
     def decoded_size(block: Block) -> int:

@@ -224,3 +224,13 @@ async def test_a_server_waiting_to_retry_says_so(tmp_path: Path, monkeypatch: py
         assert 590 <= row.retry.in_seconds <= 600
         assert row.to_json()["retry"]["attempt"] == 1
         assert row.error is not None and "exited with code 3" in row.error
+
+
+async def test_an_agent_connecting_a_name_that_did_not_load_is_told_why(config: Path) -> None:
+    from orbmcp.host.agent_tools import connect_server
+
+    async with managed(config) as manager:
+        result = await connect_server(manager, load_config(config_file=config), "gh", lambda tool: True)
+        unknown = await connect_server(manager, load_config(config_file=config), "ghost", lambda tool: True)
+    assert result.is_error and result.text().startswith("server 'gh' was skipped")
+    assert unknown.is_error and "unknown server 'ghost'" in unknown.text()

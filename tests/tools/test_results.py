@@ -8,6 +8,7 @@ import json
 import mcp_types
 import pytest
 
+from orbmcp.commands.results.call import transcript_text
 from orbmcp.core.results import (
     AudioBlock,
     ImageBlock,
@@ -101,7 +102,7 @@ def test_structured_content_that_is_not_an_object_is_kept() -> None:
 
 def test_text_joins_text_and_summarises_the_rest() -> None:
     lines = from_sdk(every_kind()).text().split("\n")
-    assert lines[:6] == [
+    assert lines == [
         "hello",
         "[image image/png, 1.2 KB]",
         "[audio audio/wav, 64 B]",
@@ -109,15 +110,20 @@ def test_text_joins_text_and_summarises_the_rest() -> None:
         "[resource file:///doc.pdf application/pdf, 2.9 KB]",
         "[resource link: https://example.test/r/1]",
     ]
-    # Structured content renders as it does for `orbmcp call`: as JSON after the blocks.
-    assert json.loads("\n".join(lines[6:])) == {"count": 3, "items": ["a", "b"]}
 
 
-def test_structured_content_said_by_a_text_block_is_not_repeated() -> None:
-    sdk = mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(type="text", text="3")], structured_content={"result": 3}
+def test_structured_content_renders_once_in_the_call_transcript() -> None:
+    # Every text front (plain, rich, slash, shell, --output, check --call) shows a call through
+    # this one transcript: structured content after the blocks, unless a text block says it.
+    result = from_sdk(every_kind())
+    text = transcript_text(result, {})
+    assert text.startswith("hello\n") and text.endswith(json.dumps(result.structured, indent=2))
+    said = from_sdk(
+        mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text="3")], structured_content={"result": 3}
+        )
     )
-    assert from_sdk(sdk).text() == "3"
+    assert transcript_text(said, {}) == "3"
 
 
 def test_every_field_of_a_block_is_kept_for_json() -> None:
