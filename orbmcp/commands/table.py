@@ -270,6 +270,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "set) or json.",
                 kind="option",
                 metavar="FORMAT",
+                completer="check-formats",
             ),
             JSON,
         ),

@@ -208,3 +208,13 @@ def test_pip_install_ships_the_man_page(tmp_path: Path) -> None:
         pages = [n for n in archive.namelist() if n.endswith("/data/share/man/man1/orbmcp.1")]
         assert len(pages) == 1
         assert archive.read(pages[0]) == (ROOT / "man" / "orbmcp.1").read_bytes()
+
+
+def test_check_formats_complete(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {}}))
+    assert run_cli("--config", str(path), "complete", "orbmcp check --format ").stdout.split() == [
+        "github",
+        "json",
+        "text",
+    ]

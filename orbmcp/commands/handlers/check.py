@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from orbmcp import environment
+from orbmcp.commands.complete import CHECK_FORMATS
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.durations import parse_duration
 from orbmcp.commands.handlers.smoke import SmokeSpec, parse_smoke_calls, run_smoke_call
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
     from orbmcp.core.manager import Manager
 
-FORMATS = ("text", "github", "json")
+FORMATS = CHECK_FORMATS
 # Between two attempts while --wait lasts: short at first, a CI service usually needs seconds.
 WAIT_SCHEDULE_S = (0.5, 1.0, 2.0, 3.0, 5.0)
 
