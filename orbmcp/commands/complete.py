@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 PROGRAM = "orbmcp"
 SLASH_ROOT = "/mcp"
 SHELLS = ("bash", "zsh", "fish")
-CHECK_FORMATS = ("text", "github", "json")
+CHECK_FORMATS = ("text", "github")
 # Commands that only make sense in a terminal of their own (and trust, which must stay a deliberate
 # act of the person at the terminal, never a line an agent forwards) are not slash commands.
 NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(

@@ -266,8 +266,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
             ),
             Param(
                 "format",
-                "text (default), github (annotations; a step summary when GITHUB_STEP_SUMMARY is "
-                "set) or json.",
+                "text (default) or github (annotations, and a step summary when GITHUB_STEP_SUMMARY "
+                "is set); JSON is --json.",
                 kind="option",
                 metavar="FORMAT",
                 completer="check-formats",

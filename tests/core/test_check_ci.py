@@ -241,7 +241,8 @@ def test_smoke_calls_and_their_expectations(tmp_path: Path) -> None:
         (("--call", "raw/echo", "--expect-json", "nothing"), "expected PATH=VALUE"),
         (("--wait", "soon"), "--wait: expected a positive duration"),
         (("--timeout", "0"), "--timeout: expected a positive duration"),
-        (("--format", "xml"), "--format: expected one of text, github, json"),
+        (("--format", "xml"), "--format: expected one of text, github, got 'xml'"),
+        (("--format", "json"), "hint: JSON is --json"),
         (("--call", "nope/echo"), "unknown server 'nope'"),
     ],
 )
@@ -280,3 +281,45 @@ def test_timeout_bounds_each_connection_attempt_and_each_call(tmp_path: Path) ->
 def test_no_server_at_all_fails(tmp_path: Path) -> None:
     result = check(write_config(tmp_path / "ci.json", {}), "--json")
     assert result.code == 1 and result.json()["problems"] == ["no server to check"]
+
+
+def test_reports_of_calls_and_notes_with_hostile_text() -> None:
+    from orbmcp.commands.handlers.smoke import lookup
+    from orbmcp.commands.results import CheckReport, RequiredTool, SmokeCall
+    from orbmcp.commands.results.check_formats import github_annotations, junit_xml, step_summary
+
+    calls = (
+        SmokeCall("s/t a=1", "s", "t", True, None, "out\x1b[31m"),
+        SmokeCall("s/t b=2", "s", "t", False, "the output does not contain 'x|y'\ninjected", "o"),
+    )
+    report = CheckReport((), (RequiredTool("s/t", True),), calls, notes=("no server to check",))
+    xml = junit_xml(report, timestamp="2026-01-02T03:04:05")
+    SCHEMA.validate(xml)
+    root = ET.fromstring(xml)
+    assert (root.get("tests"), root.get("failures")) == ("4", "2")
+    outs = [c.findtext("system-out") for c in root.iter("testcase") if c.get("classname") == "orbmcp.calls"]
+    assert outs == ["out\ufffd[31m", "o"]  # a control character XML cannot carry is replaced
+    annotations = github_annotations(report)
+    assert annotations == [
+        "::error title=orbmcp check::call s/t b=2: the output does not contain 'x|y'%0Ainjected",
+        "::error title=orbmcp check::no server to check",
+    ]
+    summary = step_summary(report)
+    assert "| call `s/t b=2` | ❌ | the output does not contain 'x\\|y' injected |" in summary
+    assert "| tool `s/t` | ✅ |  |" in summary and "| no server to check | ❌ | |" in summary
+
+    document = {"content": [{"text": "a"}], "structuredContent": {"n": 1}}
+    assert lookup(document, "$.content[0].text") == "a"
+    assert lookup(document, "structuredContent.n") == 1
+    missing = lookup(document, "content[3].text")
+    assert missing is lookup(document, "content..text") is lookup(document, "nope")
+
+
+def test_a_junit_file_that_cannot_be_written_is_a_usage_error(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "ci.json", {})
+    result = check(config, "--junit", str(tmp_path / "missing-dir" / "j.xml"))
+    assert (
+        result.code == 2
+        and "--junit" in result.stderr
+        and "not a file in an existing directory" in result.stderr
+    )

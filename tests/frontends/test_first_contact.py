@@ -215,6 +215,5 @@ def test_check_formats_complete(tmp_path: Path) -> None:
     path.write_text(json.dumps({"mcpServers": {}}))
     assert run_cli("--config", str(path), "complete", "orbmcp check --format ").stdout.split() == [
         "github",
-        "json",
         "text",
     ]

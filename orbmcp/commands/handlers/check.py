@@ -35,15 +35,16 @@ FORMATS = CHECK_FORMATS
 WAIT_SCHEDULE_S = (0.5, 1.0, 2.0, 3.0, 5.0)
 
 
-def _format(value: str | None) -> CheckFormat | None:
-    """The report format; None for ``json`` (the front's ``--json`` decides that)."""
+def _format(value: str | None) -> CheckFormat:
     if value is None or value == "text":
         return "text"
     if value == "github":
         return "github"
-    if value == "json":
-        return None
-    raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got {value!r}", reason="bad_format")
+    # JSON is every command's --json (the front renders it); --format json would be a second way.
+    hint = "JSON is --json" if value == "json" else None
+    raise UsageError(
+        f"--format: expected one of {', '.join(FORMATS)}, got {value!r}", hint=hint, reason="bad_format"
+    )
 
 
 def _names(ctx: CommandContext, config: ResolvedConfig, servers: list[str] | None) -> list[str]:
@@ -114,7 +115,7 @@ async def check(
     junit: Path | str | None = None,
     format: str | None = None,
 ) -> CheckReport:
-    report_format = _format(format) or "text"
+    report_format = _format(format)
     wait_s = parse_duration(wait, option="--wait") if wait is not None else None
     timeout_s = parse_duration(timeout, option="--timeout") if timeout is not None else None
     smoke: list[SmokeSpec] = parse_smoke_calls(call or [], expect or [], expect_json or [])
