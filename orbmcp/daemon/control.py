@@ -97,7 +97,7 @@ def _state_pid(sock_path: Path) -> int | None:
     import json
 
     try:
-        data = json.loads(state_path(sock_path).read_text(encoding="utf-8"))
+        data = json.loads(Path(state_path(sock_path)).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     pid = data.get("pid") if isinstance(data, dict) else None
@@ -121,14 +121,14 @@ def _wait(condition: Any, timeout: float, what: str) -> None:
 
 def spawn(scope: Scope, *, idle_timeout_s: float, environ: Mapping[str, str] | None = None) -> DaemonStatus:
     """Start the scope's daemon detached, or find the one already running."""
-    sock = socket_path(scope)
+    sock = Path(socket_path(scope))
     info = status_of(sock)
     if info is not None:
         return DaemonStatus("already-running", str(sock), info)
     env = dict(os.environ if environ is None else environ)
-    argv = [sys.executable, "-m", "orbmcp", "--project", str(scope.project_dir)]
+    argv = [sys.executable, "-m", "orbmcp", "--project", scope.project_dir]
     if scope.config_file is not None:
-        argv += ["--config", str(scope.config_file)]
+        argv += ["--config", scope.config_file]
     argv += ["daemon", "start", "--foreground", "--idle-timeout", f"{idle_timeout_s:g}"]
     errors = sock.with_suffix(".err")
     try:
@@ -196,7 +196,7 @@ def start(ctx: CommandContext, idle_timeout: str | None = None, foreground: bool
 def _foreground(ctx: CommandContext, scope: Scope, timeout: float) -> DaemonStatus:
     from orbmcp.daemon.server import AlreadyRunning, run_foreground
 
-    sock = socket_path(scope)
+    sock = Path(socket_path(scope))
     try:
         reason = run_foreground(
             scope,
@@ -216,7 +216,7 @@ def _foreground(ctx: CommandContext, scope: Scope, timeout: float) -> DaemonStat
 
 
 def stop_scope(scope: Scope) -> DaemonStatus:
-    sock = socket_path(scope)
+    sock = Path(socket_path(scope))
     info = status_of(sock)
     if info is None:
         pid = _state_pid(sock)
@@ -250,5 +250,5 @@ def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatu
 
 
 def status(ctx: CommandContext) -> DaemonStatus:
-    sock = socket_path(_scope(ctx))
+    sock = Path(socket_path(_scope(ctx)))
     return DaemonStatus("status", str(sock), status_of(sock))
