@@ -79,6 +79,9 @@ class Connection:
         if kind == "run":
             await self._run(request)
         elif kind == "status":
+            if request.get("settled") and session is not None:
+                # `daemon start` reports the eager servers' first attempts, as a one-shot status would.
+                await session.sessions.wait_eager()
             self.writer.send_nowait({"t": "status", **self.daemon.status()})
         elif kind == "stop":
             self.writer.send_nowait({"t": "stopping", "pid": os.getpid()})

@@ -30,6 +30,7 @@ from orbmcp.errors import ConfigError, ConnectionFailed, TimeoutFailed, UsageErr
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
+STARTUP_SETTLE_TIMEOUT_S = 300.0
 ALREADY_RUNNING_STATUS = 75  # what a daemon that lost the race for the lock exits with
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
@@ -73,8 +74,9 @@ def ask(sock_path: Path, request: dict[str, Any], *, timeout: float = 5.0) -> di
         sock.close()
 
 
-def status_of(sock_path: Path) -> dict[str, Any] | None:
-    answer = ask(sock_path, {"t": "status"})
+def status_of(sock_path: Path, *, settled: bool = False, timeout: float = 5.0) -> dict[str, Any] | None:
+    """The daemon's status answer; ``settled``: after its eager servers' first attempts."""
+    answer = ask(sock_path, {"t": "status", "settled": settled}, timeout=timeout)
     return answer if answer is not None and answer.get("t") == "status" else None
 
 
@@ -169,7 +171,9 @@ def spawn(scope: Scope, *, idle_timeout_s: float, environ: Mapping[str, str] | N
     _wait(answered, START_TIMEOUT_S, "answer")
     with contextlib.suppress(OSError):
         errors.unlink()
-    return DaemonStatus("started" if proc.poll() is None else "already-running", str(sock), found[-1])
+    # Each eager server's first attempt is bounded by its own timeoutMs; wait for them all.
+    settled = status_of(sock, settled=True, timeout=STARTUP_SETTLE_TIMEOUT_S) or found[-1]
+    return DaemonStatus("started" if proc.poll() is None else "already-running", str(sock), settled)
 
 
 def _first_line(path: Path) -> str:
