@@ -22,8 +22,16 @@ _THIRD_PARTY_LOGGERS = ("mcp", "client", "httpx2", "httpcore", "httpcore2", "uvi
 _IMPORT_SWITCH_INTERVAL_S = 0.0005
 
 
-def tune_for_cli() -> None:
-    """Make the SDK import faster and keep third-party log output and warnings off the terminal."""
+def tune_for_cli(*, client_only: bool = False) -> None:
+    """Make the SDK import faster and keep third-party log output and warnings off the terminal.
+
+    ``client_only``: this process never hosts an MCP server, so the SDK's server stack is left
+    out of the import (``frontends/sdk_trim.py``).
+    """
+    if client_only:
+        from orbmcp.frontends import sdk_trim
+
+        sdk_trim.install()
     sdk.wrap_import(_tuned_import)
     if sdk.loaded():  # imported before this command (an in-process caller): quiet it now
         _quiet_before_import()
