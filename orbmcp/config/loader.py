@@ -1,11 +1,13 @@
 """Resolve the layered configuration into one ResolvedConfig.
 
-Layers, lowest first: servers registered by extensions, global ``settings.json``, global
+Layers, lowest first: servers registered by extensions, other clients' files (imports.py: the
+global ``imports`` setting, project-level ones only when approved), global ``settings.json``, global
 ``mcp.json``, project ``.orb/settings.json``, project ``.orb/mcp.json`` (project layers only for
-servers the user approved). ``--config FILE`` / ``ORBMCP_CONFIG`` replaces all file layers. A full
-entry replaces a lower one with the same name; a project entry without command/url/type/transport
-partially overrides it. Only the winners are expanded, and only after trust, so an entry nobody
-approved never reads the environment.
+servers the user approved). ``--config FILE`` / ``ORBMCP_CONFIG`` replaces all file layers and
+imports. A full entry replaces a lower one with the same name (replacing a different imported
+definition warns); an entry without command/url/type/transport partially overrides a lower one: in
+a project file any lower one, in a global file an imported or extension-registered one. Only the
+winners are expanded, and only after trust, so an entry nobody approved never reads the environment.
 
 Kept to stdlib + json5: shell completion runs this on every keystroke. Never writes anything.
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orbmcp import environment, log
-from orbmcp.config import paths, registry
+from orbmcp.config import imports, paths, registry
 from orbmcp.config.expand import finalize
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
@@ -53,8 +55,15 @@ class _Layer:
         self.document = document  # for settings; empty for the extension layer
 
     @property
-    def allows_partial(self) -> bool:
-        return self.source == "project"
+    def imported(self) -> bool:
+        return self.source.startswith("import:")
+
+    def allows_partial(self, base: _Winner | None) -> bool:
+        """A project entry may partially override any lower one; a global entry one that comes
+        from another client's file or an extension (so that it can switch those off)."""
+        if self.source == "project":
+            return True
+        return self.source == "global" and base is not None and base.source not in ("global", "config")
 
 
 class _Winner:
@@ -97,7 +106,7 @@ def load_config(
     warnings: list[ConfigWarning] = []
 
     override = _config_override(config_file, env, work)
-    file_layers, project_info = _file_layers(override, gdir, pdir, host_trust, warnings)
+    file_layers, project_info, reads, approved = _file_layers(override, gdir, pdir, host_trust, env, warnings)
     settings = Settings()
     for layer in file_layers:
         stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
@@ -119,7 +128,11 @@ def load_config(
         {name: entry for name, entry, _ in registry.registered_entries()},
         {},
     )
-    winners = _merge([extension, *file_layers], settings, warnings)
+    chosen = imports.choose(reads, approved=approved, settings=settings, warnings=warnings)
+    import_layers = [
+        _Layer(imports.source_of(c.file.client), c.file.path, {c.name: c.entry}, {}) for c in chosen
+    ]
+    winners = _merge([extension, *import_layers, *file_layers], settings, warnings)
 
     servers: dict[str, ServerConfig] = {}
     for name, winner in winners.items():
@@ -134,7 +147,8 @@ def load_config(
         warnings=tuple(dict.fromkeys(warnings)),
         project=project_info,
         global_dir=gdir,
-        files=tuple(layer.file for layer in file_layers if layer.file is not None),
+        files=tuple(layer.file for layer in file_layers if layer.file is not None)
+        + tuple(dict.fromkeys(read.file.path for read in reads)),
         config_override=override,
     )
 
@@ -150,14 +164,17 @@ def _config_override(config_file: Path | None, env: Mapping[str, str], work: Pat
     return override
 
 
-def _file_layers(
+def _file_layers(  # noqa: PLR0917  # one private caller, each argument a different thing
     override: Path | None,
     gdir: Path,
     pdir: Path,
     host_trust: bool | None,
+    env: Mapping[str, str],
     warnings: list[ConfigWarning],
-) -> tuple[list[_Layer], ProjectInfo]:
-    """The file layers, lowest first: the one ``--config`` file, or the global and trusted project files."""
+) -> tuple[list[_Layer], ProjectInfo, list[imports.ClientRead], frozenset[str]]:
+    """The file layers, lowest first: the one ``--config`` file, or the global and trusted project
+    files; then the other clients' files that were read, and the keys of the approved imported
+    project servers."""
     file_layers: list[_Layer] = []
     if override is not None:
         document = read_jsonc(override)
@@ -169,17 +186,28 @@ def _file_layers(
                 reason="file_not_found",
             )
         file_layers.append(_file_layer("config", override, document))
-        return file_layers, _project_info(gdir, pdir, load=False)[0]
+        return file_layers, _project_info(gdir, pdir, load=False, reads=[])[0], [], frozenset()
     for path in paths.global_files(gdir):
         document = read_jsonc(path)
         if document is not None:
             file_layers.append(_file_layer("global", path, document))
-    project_info, project_layers, project_warnings = _project_info(
-        gdir, pdir, load=True, host_trust=host_trust
+    clients = imports.active_clients(_global_settings(file_layers))
+    reads = imports.read_clients(clients, pdir, environ=env, warnings=warnings) if clients else []
+    project_reads = [read for read in reads if read.file.scope == "project"]
+    project_info, project_layers, project_warnings, approved = _project_info(
+        gdir, pdir, load=True, host_trust=host_trust, reads=project_reads
     )
     file_layers.extend(project_layers)
     warnings.extend(project_warnings)
-    return file_layers, project_info
+    return file_layers, project_info, reads, approved
+
+
+def _global_settings(layers: list[_Layer]) -> Settings:
+    """The settings the global files state (what decides which other clients are read)."""
+    settings = Settings()
+    for layer in layers:
+        settings = apply_settings(settings, parse_settings(layer.document, file=_str(layer.file))[0])
+    return settings
 
 
 def _str(path: Path | None) -> str | None:
@@ -191,18 +219,26 @@ def _file_layer(source: Source, path: Path, document: Mapping[str, object]) -> _
 
 
 def _project_info(
-    gdir: Path, pdir: Path, *, load: bool, host_trust: bool | None = None
-) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning]]:
-    """What the project contributes: nothing unless trusted, and then only approved servers."""
-    existing = tuple(p for p in paths.project_files(pdir) if p.is_file())
+    gdir: Path,
+    pdir: Path,
+    *,
+    load: bool,
+    reads: list[imports.ClientRead],
+    host_trust: bool | None = None,
+) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning], frozenset[str]]:
+    """What the project contributes: nothing unless trusted, and then only approved servers (its
+    own files' layers, and the keys of the approved servers of other clients' project files)."""
+    own = tuple(p for p in paths.project_files(pdir) if p.is_file())
+    imported = tuple(read.file.path for read in reads)
+    existing = own + imported
     if not existing:
-        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], []
+        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], [], frozenset()
     # Only now: most directories have no project config, and trust costs hashing and imports.
     from orbmcp.config.trust import check_trust, has_record, read_project, review_documents
 
     try:
         documents = read_project(pdir)
-        review: ProjectReview | None = review_documents(pdir, documents)
+        review: ProjectReview | None = review_documents(pdir, documents, reads)
     except ConfigError:
         # A broken file in a project the user never trusted is none of our business (it may be a
         # cloned repo); in a trusted one it is the user's own config and must fail loudly.
@@ -210,15 +246,20 @@ def _project_info(
             raise
         documents, review = [], None
     if review is None:
-        return ProjectInfo(pdir, existing, trusted=False, loaded=False), [], []
+        return (
+            ProjectInfo(pdir, existing, trusted=False, loaded=False, import_files=imported),
+            [],
+            [],
+            frozenset(),
+        )
     check = check_trust(gdir, review)
     if host_trust is not None:
         # The host asked its user (an agent host's own project-trust prompt); its answer covers the
         # project as it is right now, every server included.
         from orbmcp.config.trust import TrustCheck
 
-        names = frozenset(s.name for s in review.servers) if host_trust else frozenset()
-        check = TrustCheck("trusted" if host_trust else "untrusted", names, (), check.warnings)
+        keys = frozenset(s.key for s in review.servers) if host_trust else frozenset()
+        check = TrustCheck("trusted" if host_trust else "untrusted", keys, (), check.warnings)
     state: TrustState = check.state
     info = ProjectInfo(
         pdir,
@@ -227,17 +268,18 @@ def _project_info(
         loaded=load and state != "untrusted",
         trust_state=state,
         pending=check.pending,
+        import_files=imported,
     )
     warnings = list(check.warnings)
     if not info.loaded:
-        return info, [], warnings
+        return info, [], warnings, frozenset()
     warnings.extend(review.warnings)
     layers = []
     for path, document in documents:
         block = servers_block(document, file=str(path))
         approved = {name: entry for name, entry in block.items() if name in check.approved}
         layers.append(_Layer("project", path, approved, document))
-    return info, layers, warnings
+    return info, layers, warnings, check.approved
 
 
 def _merge(layers: list[_Layer], settings: Settings, warnings: list[ConfigWarning]) -> dict[str, _Winner]:
@@ -246,7 +288,7 @@ def _merge(layers: list[_Layer], settings: Settings, warnings: list[ConfigWarnin
     for layer in layers:
         file = _str(layer.file)
         for name, raw in layer.servers.items():
-            if layer.allows_partial and is_partial(raw):
+            if is_partial(raw) and layer.allows_partial(winners.get(name)):
                 _apply_partial(
                     name=name,
                     raw=raw,
@@ -260,13 +302,34 @@ def _merge(layers: list[_Layer], settings: Settings, warnings: list[ConfigWarnin
             server, entry_warnings = parse_server(
                 name, raw, file=file, source=layer.source, settings=settings
             )
+            if layer.imported:
+                entry_warnings = [
+                    imports.tagged(w, layer.source.removeprefix("import:")) for w in entry_warnings
+                ]
             warnings.extend(entry_warnings)
             if server is None:
                 invalid.add(name)  # skipped: whatever a lower layer defined stays in effect
                 continue
             assert isinstance(raw, dict)  # parse_server accepted it
+            base = winners.get(name)
+            if base is not None and _shadows_import(layer, base, server):
+                warnings.append(
+                    ConfigWarning(
+                        f"replaces the different '{name}' of {base.source} ({base.file}): orbmcp's "
+                        "own files win over imports",
+                        file,
+                        name,
+                        "import_shadowed",
+                    )
+                )
             winners[name] = _Winner(raw, layer.source, file, server)
     return winners
+
+
+def _shadows_import(layer: _Layer, base: _Winner, server: ServerConfig) -> bool:
+    """An own entry replacing another client's entry of the same name that runs something else."""
+    imported_base = base.source.startswith("import:")
+    return imported_base and not layer.imported and base.server.definition() != server.definition()
 
 
 def _apply_partial(

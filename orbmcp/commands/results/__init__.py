@@ -29,6 +29,7 @@ from orbmcp.commands.results.config import (
     ValidationReport,
 )
 from orbmcp.commands.results.daemon import DaemonStatus
+from orbmcp.commands.results.edit import ImportItem, ImportPlan, ServerEdit
 from orbmcp.commands.results.status import (
     CheckReport,
     ServerAction,
@@ -56,6 +57,8 @@ __all__ = [
     "CompletionScript",
     "ConfigView",
     "DaemonStatus",
+    "ImportItem",
+    "ImportPlan",
     "JsonText",
     "Lines",
     "LoggedOut",
@@ -69,6 +72,7 @@ __all__ = [
     "Result",
     "ServerAction",
     "ServerDetail",
+    "ServerEdit",
     "ShellExit",
     "Statement",
     "StatusReport",
