@@ -104,6 +104,8 @@ def no_daemon(environ: Environ = None) -> bool:
 
 def home(environ: Environ = None) -> Path:
     """The user's home directory: ``HOME``, else what the platform says."""
+    from pathlib import Path
+
     return _path(HOME, environ) or Path.home()
 
 
@@ -132,4 +134,4 @@ def _user_dir(name: str, environ: Environ) -> Path | None:
     value = _value(name, environ)
     if value == "~" or value.startswith("~/"):
         return home(environ) / value[2:]
-    return Path(value) if value else None
+    return _path(name, environ)

@@ -84,7 +84,7 @@ def read_document(path: Path) -> tuple[str, dict[str, object]]:
     """The text of an own config file ("" when absent) and its document; refuses one that does not parse."""
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return "", {}
     except OSError as exc:
         raise ConfigError(
@@ -143,6 +143,12 @@ def edit(
             file=str(path),
             hint="try again in a moment",
             reason="config_locked",
+        ) from None
+    except OSError as exc:  # the lock's directory (orbmcp's global dir) cannot be made
+        raise ConfigError(
+            f"{path}: cannot write it ({exc.strerror or exc}); nothing was changed",
+            file=str(path),
+            reason="unwritable",
         ) from None
 
 

@@ -258,7 +258,9 @@ def test_trust_with_yes_and_without_a_project_config(global_dir: Path, project: 
     empty.mkdir()
     with pytest.raises(UsageError) as caught:
         handlers.trust(CommandContext(ui=AnswerUI(None), project=empty), yes=True)
-    assert caught.value.message.startswith(f"no project config in {empty / '.orb'} (settings.json or mcp.json)")
+    assert caught.value.message.startswith(
+        f"no project config in {empty / '.orb'} (settings.json or mcp.json)"
+    )
     assert caught.value.hint == "run in the project directory or pass --project DIR"
     assert handlers.untrust(CommandContext(ui=AnswerUI(None), project=empty)).revoked is False
 

@@ -25,6 +25,7 @@ from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig
 from orbmcp.errors import UsageError, cmd
 
 _URL = re.compile(r"https?://", re.IGNORECASE)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_\-.+/=]{20,}")
 _TRANSPORTS = {
     "stdio": "stdio",
@@ -142,6 +143,10 @@ def build_entry(
         if headers:
             entry["headers"] = dict(headers)
     else:
+        if len(target) == 1 and _SCHEME.match(target[0]) and wanted != "stdio":
+            raise UsageError(
+                f"{target[0]!r}: only http:// and https:// URLs (a command after -- runs a local server)"
+            )
         if wanted not in (None, "stdio"):
             raise UsageError(f"--transport {transport} needs a URL, not a command")
         if headers:
