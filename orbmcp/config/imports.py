@@ -13,20 +13,16 @@ only the entries the trust store approved (trust.py reviews them with orbmcp's o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from orbmcp import environment
+from orbmcp.config.client_documents import Documents
 from orbmcp.config.clients import CLIENTS, LABELS, ClientFile, Scope, client_files
-from orbmcp.config.jsonc import parse_jsonc
 from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, Settings, Source
 from orbmcp.config.schema import parse_server
 from orbmcp.config.translate import Imported, Malformed, translate_file
-from orbmcp.errors import ConfigError
-
-MAX_FILE_BYTES = 32 * 1024 * 1024  # ~/.claude.json also holds Claude Code's project history
 
 
 @dataclass(frozen=True)
@@ -71,51 +67,6 @@ def tagged(warning: ConfigWarning, client: str) -> ConfigWarning:
 # ---- reading --------------------------------------------------------------------------------------
 
 
-def read_document(file: ClientFile) -> dict[str, object] | None:
-    """The file's content as an object, or None when it does not exist; Malformed says why not."""
-    path = file.path
-    try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise Malformed(f"cannot read it ({exc.strerror or exc})") from None
-    if not path.is_file():
-        raise Malformed("not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise Malformed(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise Malformed(f"cannot read it ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise Malformed("not valid UTF-8") from None
-    try:
-        return _parse(file, text)
-    except RecursionError:
-        raise Malformed("nested too deeply") from None
-
-
-def _parse(file: ClientFile, text: str) -> dict[str, object]:
-    if file.format == "codex":
-        import tomllib
-
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise Malformed(f"not valid TOML ({exc})") from None
-    try:
-        value = json.loads(text)  # most clients write plain JSON: the fast path for big files
-    except ValueError:
-        try:
-            return parse_jsonc(text, file=str(file.path))
-        except ConfigError as exc:
-            raise Malformed(exc.message.removeprefix(f"{file.path}")) from None
-    if not isinstance(value, dict):
-        raise Malformed("the top level is not a JSON object")
-    return value
-
-
 def read_clients(
     clients: Sequence[ClientName],
     project_dir: Path,
@@ -123,17 +74,20 @@ def read_clients(
     environ: Mapping[str, str] | None,
     warnings: list[ConfigWarning],
     scope: Scope | None = None,
+    cache_dir: Path | None = None,
 ) -> list[ClientRead]:
     """Every existing file of ``clients`` (of one ``scope``, or both), in precedence order; a file
-    that cannot be read warns. Reading runs nothing and expands nothing."""
+    that cannot be read warns. Reading runs nothing and expands nothing. ``cache_dir``: where the
+    servers of big files are kept between runs (client_documents.py)."""
     home = environment.home(environ)
     out: list[ClientRead] = []
+    documents = Documents(cache_dir)
     for client in clients:
         for file in client_files(client, project_dir, environ=environ):
             if scope is not None and file.scope != scope:
                 continue
             try:
-                document = read_document(file)
+                document = documents.read(file)
                 if document is None:
                     continue
                 servers = translate_file(file, document, project_dir=project_dir, home=home)
@@ -147,6 +101,7 @@ def read_clients(
                 )
                 continue
             out.append(ClientRead(file, tuple(servers)))
+    documents.save()
     return out
 
 

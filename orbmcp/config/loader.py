@@ -9,7 +9,8 @@ definition warns); an entry without command/url/type/transport partially overrid
 a project file any lower one, in a global file an imported or extension-registered one. Only the
 winners are expanded, and only after trust, so an entry nobody approved never reads the environment.
 
-Kept to stdlib + json5: shell completion runs this on every keystroke. Never writes anything.
+Kept to stdlib + json5: shell completion runs this on every keystroke. Writes nothing but the
+cache of other clients' big files (client_documents.py).
 """
 
 from __future__ import annotations
@@ -192,7 +193,11 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
         if document is not None:
             file_layers.append(_file_layer("global", path, document))
     clients = imports.active_clients(_global_settings(file_layers))
-    reads = imports.read_clients(clients, pdir, environ=env, warnings=warnings) if clients else []
+    reads = (
+        imports.read_clients(clients, pdir, environ=env, warnings=warnings, cache_dir=gdir / "cache")
+        if clients
+        else []
+    )
     project_reads = [read for read in reads if read.file.scope == "project"]
     project_info, project_layers, project_warnings, approved = _project_info(
         gdir, pdir, load=True, host_trust=host_trust, reads=project_reads

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from orbmcp.config import imports as imports_mod
+from orbmcp.config import client_documents
 from orbmcp.config import trust
 from orbmcp.config.clients import CLIENTS, client_files, parse_client
 from orbmcp.config.loader import load_config
@@ -220,10 +221,44 @@ def test_broken_files_warn_and_the_rest_still_load(home: Path, project: Path) ->
 
 def test_an_oversized_file_is_not_read(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     place("cursor-mcp.json", home / ".cursor" / "mcp.json")
-    monkeypatch.setattr(imports_mod, "MAX_FILE_BYTES", 64)
+    monkeypatch.setattr(client_documents, "MAX_FILE_BYTES", 64)
     config = load(project)
     assert config.servers == {}
     assert "larger than" in config.warnings[0].message
+
+
+def test_a_big_file_is_parsed_only_when_it_changed(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_documents, "CACHE_FROM_BYTES", 10)
+    path = write(home / ".claude.json", {"history": ["x" * 100], "mcpServers": {"aaaa": {"command": "one"}}})
+    assert set(load(project).servers) == {"aaaa"}
+    cache = Path(os.environ["ORB_AGENT_DIR"]) / "cache" / client_documents.CACHE_FILE
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    assert "history" not in cache.read_text()  # only the servers are kept
+    # Same size, same inode, same modification time: the cache answers without reading the file.
+    info = path.stat()
+    with open(path, "r+", encoding="utf-8") as f:
+        f.write(path.read_text().replace("aaaa", "bbbb"))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert set(load(project).servers) == {"aaaa"}
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
+    assert set(load(project).servers) == {"bbbb"}
+    path.unlink()
+    assert load(project).servers == {}
+
+
+def test_an_unusable_cache_is_ignored(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_documents, "CACHE_FROM_BYTES", 10)
+    cache = write(Path(os.environ["ORB_AGENT_DIR"]) / "cache" / client_documents.CACHE_FILE, "not json")
+    write(home / ".claude.json", {"mcpServers": {"a": {"command": "one"}}})
+    assert set(load(project).servers) == {"a"}
+    os.chmod(cache.parent, 0o500)  # the cache cannot be written: nothing else changes
+    try:
+        write(home / ".claude.json", {"mcpServers": {"b": {"command": "two"}}})
+        assert set(load(project).servers) == {"b"}
+    finally:
+        os.chmod(cache.parent, 0o700)
 
 
 def test_deeply_nested_json_is_a_warning(home: Path, project: Path) -> None:
