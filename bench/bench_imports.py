@@ -32,9 +32,11 @@ def _home(home: Path, claude_mb: float) -> None:
     server = {"command": "npx", "args": ["-y", "some-mcp-server"], "env": {"TOKEN": "${TOKEN:-x}"}}
     put(".cursor/mcp.json", {"mcpServers": {f"cursor-{i}": server for i in range(5)}})
     put(".config/Claude/claude_desktop_config.json", {"mcpServers": {f"desk-{i}": server for i in range(5)}})
-    put(".config/Code/User/mcp.json", {"servers": {f"code-{i}": {"type": "stdio", **server} for i in range(3)}})
+    vscode = {f"code-{i}": {"type": "stdio", **server} for i in range(3)}
+    put(".config/Code/User/mcp.json", {"servers": vscode})
     put(".codex/config.toml", None, '[mcp_servers.docs]\ncommand = "uvx"\nargs = ["mcp-docs"]\n')
-    history = [{"display": "x" * 200, "pastedContents": {}} for _ in range(int(claude_mb * 1024 * 1024 / 230))]
+    entries = int(claude_mb * 1024 * 1024 / 230)  # ~230 bytes of JSON each
+    history = [{"display": "x" * 200, "pastedContents": {}} for _ in range(entries)]
     projects = {f"/home/u/p{i}": {"history": history[i::50], "mcpServers": {}} for i in range(50)}
     put(".claude.json", {"numStartups": 1, "projects": projects, "mcpServers": {"shell": server}})
 

@@ -151,7 +151,19 @@ def load_config(
         files=tuple(layer.file for layer in file_layers if layer.file is not None)
         + tuple(dict.fromkeys(read.file.path for read in reads)),
         config_override=override,
+        import_candidates=_candidates(override, settings, pdir, env),
     )
+
+
+def _candidates(
+    override: Path | None, settings: Settings, pdir: Path, env: Mapping[str, str]
+) -> tuple[Path, ...]:
+    if override is not None:
+        return ()
+    from orbmcp.config.clients import client_files
+
+    files = (f.path for c in imports.active_clients(settings) for f in client_files(c, pdir, environ=env))
+    return tuple(dict.fromkeys(files))
 
 
 def _config_override(config_file: Path | None, env: Mapping[str, str], work: Path) -> Path | None:

@@ -176,6 +176,8 @@ class ResolvedConfig:
     global_dir: Path
     files: tuple[Path, ...] = ()  # every config file that was read, in precedence order (lowest first)
     config_override: Path | None = None  # --config / ORBMCP_CONFIG
+    # Other clients' files that were looked for (existing or not): one appearing changes the config.
+    import_candidates: tuple[Path, ...] = ()
 
     def enabled_servers(self) -> list[ServerConfig]:
         if not self.settings.extension_enabled:

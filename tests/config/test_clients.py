@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from orbmcp.config import client_documents
-from orbmcp.config import trust
+from orbmcp.config import client_documents, trust
 from orbmcp.config.clients import CLIENTS, client_files, parse_client
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
@@ -347,7 +346,11 @@ def test_a_project_cannot_choose_imports(home: Path, project: Path) -> None:
 def test_config_override_reads_no_imports(home: Path, project: Path, tmp_path: Path) -> None:
     write(home / ".cursor" / "mcp.json", {"mcpServers": {"a": {"command": "x"}}})
     only = write(tmp_path / "ci.json", {"mcpServers": {}})
-    assert load_config(config_file=only, project=project).servers == {}
+    overridden = load_config(config_file=only, project=project)
+    assert overridden.servers == {} and overridden.import_candidates == ()
+    # without it, every file a client may read is watched, existing or not
+    candidates = load(project).import_candidates
+    assert home / ".cursor" / "mcp.json" in candidates and project / ".vscode" / "mcp.json" in candidates
 
 
 # ---- project files of other clients -------------------------------------------------------------------
