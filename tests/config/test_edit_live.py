@@ -78,3 +78,23 @@ async def test_an_agent_host_switches_the_live_server(tmp_path: Path) -> None:
         finally:
             with anyio.fail_after(60):
                 await ext.shutdown()
+
+
+def test_in_the_repl_an_added_server_can_be_used_at_once_and_a_removed_one_is_gone(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {})
+    out: list[str] = []
+    ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config)
+    entry = everything_entry()
+    lines = [
+        f"add ev --lazy -- {entry['command']} {' '.join(entry['args'])}",
+        "call ev add a=1 b=2",
+        "remove ev --json",
+        "status --json",
+    ]
+    assert run_shell(ctx, lines=lines, write=out.append) == 0, out
+    printed = "".join(out).splitlines()
+    assert printed[0] == f"Added 'ev' to {config} (config)"
+    assert "3" in printed[2:]
+    removed = json.loads(printed[-2])
+    assert removed["action"] == "removed"
+    assert json.loads(printed[-1]) == []

@@ -11,7 +11,7 @@ In a session that stays up, ``enable`` also starts the server and ``disable`` st
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -190,7 +190,7 @@ def _secret_notes(name: str, entry: Mapping[str, object], file: Path) -> list[st
     return notes
 
 
-def add(
+def add(  # a session that stays up gets an awaitable (see ``followed``)
     ctx: CommandContext,
     name: str,
     target: list[str] | None = None,
@@ -201,7 +201,7 @@ def add(
     lazy: bool = False,
     scope: str | None = None,
     overwrite: bool = False,
-) -> ServerEdit:
+) -> ServerEdit | Awaitable[ServerEdit]:
     from orbmcp.config.schema import parse_server
 
     _check_name(name)
@@ -223,7 +223,7 @@ def add(
 
     _write(where, plan, name, ctx=ctx, notes=notes)
     notes.extend(_precedence_notes(ctx, name, where, previous))
-    return ServerEdit(
+    result = ServerEdit(
         "replaced" if replaced else "added",
         name,
         str(where.path),
@@ -231,6 +231,7 @@ def add(
         entry=masked(entry),
         notes=tuple(notes),
     )
+    return followed(ctx, result)
 
 
 def _servers(document: Mapping[str, object]) -> Mapping[str, object]:
@@ -254,6 +255,23 @@ def _precedence_notes(
     if previous is not None and previous.file != str(where.path):
         return [f"it takes precedence over '{name}' of {previous.source} ({previous.file})"]
     return []
+
+
+def followed(ctx: CommandContext, result: ServerEdit) -> ServerEdit | Awaitable[ServerEdit]:
+    """``result``; in a session that stays up (the REPL) after moving its servers to the files'
+    new configuration first, so a server just added can be started. Elsewhere nothing is awaited
+    (a one-shot ``add`` never loads the event loop)."""
+    if not ctx.persistent:
+        return result
+
+    async def follow() -> ServerEdit:
+        config = reloaded(ctx)
+        manager = await ctx.manager()
+        await manager.apply_config(config)
+        ctx.set_config(config)
+        return result
+
+    return follow()
 
 
 def reloaded(ctx: CommandContext) -> ResolvedConfig:
@@ -281,7 +299,7 @@ def masked(entry: Mapping[str, object]) -> dict[str, object]:
 # ---- remove ----------------------------------------------------------------------------------------
 
 
-def remove(ctx: CommandContext, name: str, scope: str | None = None) -> ServerEdit:
+def remove(ctx: CommandContext, name: str, scope: str | None = None) -> ServerEdit | Awaitable[ServerEdit]:
     config = ctx.config()
     where = _defining_file(ctx, name, scope)
     if where is None:
@@ -297,7 +315,7 @@ def remove(ctx: CommandContext, name: str, scope: str | None = None) -> ServerEd
     after = reloaded(ctx).servers.get(name)
     if after is not None:
         notes.append(f"'{name}' is still defined by {after.source} ({after.file})")
-    return ServerEdit(
+    result = ServerEdit(
         "removed" if change.changed else "unchanged",
         name,
         str(where.path),
@@ -305,6 +323,7 @@ def remove(ctx: CommandContext, name: str, scope: str | None = None) -> ServerEd
         notes=tuple(notes),
         wanted="removed",
     )
+    return followed(ctx, result)
 
 
 def _defining_file(ctx: CommandContext, name: str, scope: str | None) -> Target | None:
