@@ -10,6 +10,7 @@ never from a file in the project: a project must not be able to point orbmcp at 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -77,7 +78,19 @@ def client_files(
     environ: Mapping[str, str] | None = None,
     platform: str = sys.platform,
 ) -> tuple[ClientFile, ...]:
-    """Every file ``client`` may read its servers from, highest precedence first (existing or not)."""
+    """Every file ``client`` may read its servers from, highest precedence first (existing or not).
+
+    Run from the home directory, Cursor's project file *is* its user file: it counts once, as the
+    person's own. (Only the same path: a symlink in a project stays a project file.)
+    """
+    files = _files(client, project_dir, environ, platform)
+    user = {os.path.normpath(f.path) for f in files if f.scope == "user"}
+    return tuple(f for f in files if f.scope == "user" or os.path.normpath(f.path) not in user)
+
+
+def _files(
+    client: ClientName, project_dir: Path, environ: Mapping[str, str] | None, platform: str
+) -> tuple[ClientFile, ...]:
     home = environment.home(environ)
 
     def user(path: Path, fmt: Format = "mcpServers") -> ClientFile:

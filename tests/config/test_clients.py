@@ -487,6 +487,23 @@ def test_desktop_apps_keep_their_files_per_os(
     assert code[0].scope == "project" and code[0].path == Path("/p/.vscode/mcp.json")
 
 
+def test_run_from_home_the_users_own_files_are_not_project_files(home: Path) -> None:
+    write(home / ".cursor" / "mcp.json", {"mcpServers": {"mine": {"command": "x"}}})
+    config = load(home)
+    assert config.servers["mine"].source == "import:cursor"
+    assert config.project.files == () and config.warnings == ()
+    scopes = [f.scope for f in client_files("cursor", home, environ={"HOME": str(home)})]
+    assert scopes == ["user"]
+
+
+def test_a_project_symlink_to_the_users_file_stays_a_project_file(home: Path, project: Path) -> None:
+    user = write(home / ".cursor" / "mcp.json", {"mcpServers": {"mine": {"command": "x"}}})
+    (project / ".cursor").mkdir()
+    (project / ".cursor" / "mcp.json").symlink_to(user)
+    config = load(project)
+    assert config.project.files == (project / ".cursor" / "mcp.json",) and not config.project.loaded
+
+
 def test_home_relative_client_dirs(tmp_path: Path) -> None:
     environ = {"HOME": str(tmp_path), "PI_CODING_AGENT_DIR": "~/pi", "CODEX_HOME": "~"}
     pi = client_files("pi", Path("/p"), environ=environ)[-1].path

@@ -11,7 +11,7 @@ In a session that stays up, ``enable`` also starts the server and ``disable`` st
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -190,7 +190,7 @@ def _secret_notes(name: str, entry: Mapping[str, object], file: Path) -> list[st
     return notes
 
 
-def add(  # a session that stays up gets an awaitable (see ``followed``)
+def add(
     ctx: CommandContext,
     name: str,
     target: list[str] | None = None,
@@ -201,7 +201,7 @@ def add(  # a session that stays up gets an awaitable (see ``followed``)
     lazy: bool = False,
     scope: str | None = None,
     overwrite: bool = False,
-) -> ServerEdit | Awaitable[ServerEdit]:
+) -> ServerEdit:
     from orbmcp.config.schema import parse_server
 
     _check_name(name)
@@ -257,21 +257,13 @@ def _precedence_notes(
     return []
 
 
-def followed(ctx: CommandContext, result: ServerEdit) -> ServerEdit | Awaitable[ServerEdit]:
-    """``result``; in a session that stays up (the REPL) after moving its servers to the files'
-    new configuration first, so a server just added can be started. Elsewhere nothing is awaited
-    (a one-shot ``add`` never loads the event loop)."""
-    if not ctx.persistent:
-        return result
-
-    async def follow() -> ServerEdit:
-        config = reloaded(ctx)
-        manager = await ctx.manager()
-        await manager.apply_config(config)
-        ctx.set_config(config)
-        return result
-
-    return follow()
+def followed(ctx: CommandContext, result: ServerEdit) -> ServerEdit:
+    """``result``; in a session that stays up, the context now carries the files' new
+    configuration, which that front moves its servers to (the REPL: a server just added can be
+    started at once)."""
+    if ctx.persistent:
+        ctx.set_config(reloaded(ctx))
+    return result
 
 
 def reloaded(ctx: CommandContext) -> ResolvedConfig:
@@ -299,7 +291,7 @@ def masked(entry: Mapping[str, object]) -> dict[str, object]:
 # ---- remove ----------------------------------------------------------------------------------------
 
 
-def remove(ctx: CommandContext, name: str, scope: str | None = None) -> ServerEdit | Awaitable[ServerEdit]:
+def remove(ctx: CommandContext, name: str, scope: str | None = None) -> ServerEdit:
     config = ctx.config()
     where = _defining_file(ctx, name, scope)
     if where is None:
