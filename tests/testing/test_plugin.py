@@ -1,8 +1,10 @@
 """The pytest plugin (``orbmcp.testing``), run by ``pytester`` against real test servers.
 
-Inner sessions run in a subprocess where the point is the process: which modules a session that
-never uses the fixtures imports, and that the servers are gone once pytest has ended (liveness
-sockets report the death of every process of the server's tree).
+Every inner session runs in a subprocess: in process, pytester drops the modules an inner run
+imported when it ends, which would leave this process with two copies of the SDK. The process is
+also the point of two checks: which modules a session that never uses the fixtures imports, and
+that the servers are gone once pytest has ended (liveness sockets report the death of every
+process of the server's tree).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def test_a_smoke_test_in_three_lines(pytester: pytest.Pytester) -> None:
             assert mcp_call("ev", "add", a=2, b=3).text() == "5"
         """
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
 
 
@@ -76,8 +78,6 @@ def test_one_server_serves_every_test_and_errors_read_well(pytester: pytest.Pyte
             mcp_call("nope", "echo")
         """
     )
-    # A subprocess: in process, pytester drops the modules an inner run imported, and the
-    # exception class the test file sees would not be the one the session raises.
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--mcp-config={config}")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*unknown server 'nope'*"])
@@ -114,7 +114,7 @@ def test_the_ini_option_and_the_nearest_marker(pytester: pytest.Pytester) -> Non
             """,
         }
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*mcp_config needs the config file's path*"])
 
