@@ -98,3 +98,18 @@ def test_in_the_repl_an_added_server_can_be_used_at_once_and_a_removed_one_is_go
     removed = json.loads(printed[-2])
     assert removed["action"] == "removed"
     assert json.loads(printed[-1]) == []
+
+
+async def test_a_host_is_asked_about_a_project_that_only_another_client_configures(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".cursor").mkdir(parents=True)
+    (project / ".cursor" / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"theirs": {**raw_entry(), "lifecycle": "lazy"}}}), encoding="utf-8"
+    )
+    vouching = ExampleHost(trust=True)
+    async with McpExtension(vouching, project=project) as ext:
+        assert vouching.trust_asked == [project.absolute()]
+        assert ext.config is not None and ext.config.servers["theirs"].source == "import:cursor"
+    refusing = ExampleHost(trust=False)
+    async with McpExtension(refusing, project=project) as ext:
+        assert ext.config is not None and "theirs" not in ext.config.servers
