@@ -148,6 +148,7 @@ DETAIL_KEYS = (
 )
 TOOL_KEYS = ("server", "name", "bridgedName", "description", "inputSchema", "annotations")
 MESSAGE_KEYS = ("ok", "message")
+EDIT_KEYS = ("ok", "message", "action", "server", "file", "scope", "entry", "notes", "state")
 ERROR_KEYS = ("code", "message", "server")
 
 # Keyed by command name; "status SERVER" is the second shape of status.
@@ -207,9 +208,26 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
             "authDir",
             "debugLog",
             "cacheDir",
+            "imports",
         ),
+        "imports: other clients' files orbmcp reads, each {client, path, scope, exists}",
     ),
     "config validate": JsonDoc("object", ("ok", "servers", "warnings", "project")),
+    "config import": JsonDoc(
+        "object",
+        ("file", "scope", "dryRun", "written", "servers", "diff", "read", "notes"),
+        "servers are {name, source, file, outcome, reason}; outcome: added, replaced, unchanged, "
+        "conflict, skipped; the diff masks secrets",
+    ),
+    **{
+        name: JsonDoc(
+            "object",
+            EDIT_KEYS,
+            "action: added, replaced, removed, enabled, disabled or unchanged; entry (add) has secrets "
+            "masked; state: the server's state in a running session, else null",
+        )
+        for name in ("add", "remove", "enable", "disable")
+    },
     "trust": JsonDoc("object", ("ok", "message", "trusted", "review")),
     "untrust": JsonDoc("object", ("ok", "message", "trusted", "revoked")),
     "check": JsonDoc(

@@ -40,6 +40,11 @@ NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
         ("completion", "install"),
         ("trust",),
         ("untrust",),
+        # Writing the config is the person's act too: an agent that forwards lines must not add a
+        # server that runs a command of its choosing (enable/disable only switch configured ones).
+        ("add",),
+        ("remove",),
+        ("config", "import"),
     }
 )
 HELP_FLAGS = ("--help", "-h")
@@ -237,6 +242,8 @@ class _World:
         names = list(cfg.servers)
         if completer == "servers:oauth":
             return [n for n in names if cfg.servers[n].has_oauth]
+        if completer in ("servers:enabled", "servers:disabled"):
+            return [n for n in names if cfg.servers[n].enabled == (completer == "servers:enabled")]
         if completer == "servers:stopped" and self.running is not None:
             return [n for n in names if n not in self.running]
         if completer == "servers:running" and self.running is not None:
@@ -272,6 +279,12 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
         names = list(SHELLS)
     elif c == "check-formats":
         names = list(CHECK_FORMATS)
+    elif c == "clients":
+        from orbmcp.config.clients import CLIENTS
+
+        names = list(CLIENTS)
+    elif c == "scopes":
+        names = ["global", "project"]
     else:
         names = []
     if p.multiple:  # don't offer what the line already names

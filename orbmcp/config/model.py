@@ -18,7 +18,26 @@ from orbmcp.errors import ConfigError
 
 Transport = Literal["stdio", "streamable-http", "sse"]
 Lifecycle = Literal["eager", "lazy"]
-Source = Literal["global", "project", "config", "extension"]
+# Other MCP clients whose config files orbmcp reads through (config/clients.py).
+ClientName = Literal[
+    "claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "codex", "gemini", "opencode", "pi"
+]
+# Where the entry in effect came from; "import:<client>" is another client's file (``file``).
+Source = Literal[
+    "global",
+    "project",
+    "config",
+    "extension",
+    "import:claude-code",
+    "import:claude-desktop",
+    "import:cursor",
+    "import:vscode",
+    "import:windsurf",
+    "import:codex",
+    "import:gemini",
+    "import:opencode",
+    "import:pi",
+]
 TrustState = Literal["untrusted", "trusted", "changed"]
 
 DEFAULT_TIMEOUT_MS = 10_000
@@ -103,6 +122,9 @@ class Settings:
     max_retries: int = DEFAULT_MAX_RETRIES
     extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
     daemon: str = "off"  # "auto": the first connecting command starts the session daemon
+    # Other clients whose servers are read through, in precedence order; None: every client whose
+    # files exist on this machine (the default), () turns imports off.
+    imports: tuple[ClientName, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -175,9 +197,17 @@ class ProjectInfo:
     trust_state: TrustState = "untrusted"
     pending: tuple[str, ...] = ()  # project servers not loaded because they await (re-)approval
 
+    # Project files of other clients (.cursor/mcp.json, .mcp.json, ...) that exist, when imported.
+    import_files: tuple[Path, ...] = ()
+
     @property
     def config_path(self) -> Path:
-        return self.dir / ".orb"
+        """Where the project's configuration is, for messages: ``.orb``, or else the other client's
+        file that holds this project's servers."""
+        orb = self.dir / ".orb"
+        if self.import_files and not any(f.parent == orb for f in self.files):
+            return self.import_files[0]
+        return orb
 
 
 @dataclass(frozen=True)
@@ -191,6 +221,8 @@ class ResolvedConfig:
     config_override: Path | None = None  # --config / ORBMCP_CONFIG
     # Names a config file defines that are not in ``servers``: invalid, skipped or untrusted.
     unavailable: Mapping[str, UnavailableEntry] = field(default_factory=dict)
+    # Other clients' files that were looked for (existing or not): one appearing changes the config.
+    import_candidates: tuple[Path, ...] = ()
 
     def enabled_servers(self) -> list[ServerConfig]:
         if not self.settings.extension_enabled:

@@ -45,8 +45,10 @@ _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("daemon", "daemon", _daemon, '"auto" or "off"'),
 )
 # Settings only the user's own files may state: a cloned project must not start processes that
-# outlive the command the user ran.
-GLOBAL_ONLY = frozenset({"daemon"})
+# outlive the command the user ran, nor choose which other files orbmcp reads.
+GLOBAL_ONLY = frozenset({"daemon", "imports"})
+# settings.json (the orb agent's file) states these at the top level, mcp.json under "settings".
+_TOP_LEVEL = ("daemon", "imports")
 
 
 def parse_settings(
@@ -55,9 +57,9 @@ def parse_settings(
     """Only the keys this file states, as ``Settings`` field names; bad values are ignored with a warning."""
     problems = Problems(None, file)
     stated: dict[str, object] = {}
-    if "daemon" in document and isinstance(document.get("settings"), dict | None):
-        # settings.json (the orb agent's file) states it at the top level.
-        _settings_block(problems, {"daemon": document["daemon"]}, stated)
+    top = {key: document[key] for key in _TOP_LEVEL if key in document}
+    if top and isinstance(document.get("settings"), dict | None):
+        _settings_block(problems, top, stated)
     _settings_block(problems, document.get("settings"), stated)
     _extensions_block(problems, document.get("goExtensions"), stated)
     return stated, problems.warnings()
@@ -71,6 +73,8 @@ def _settings_block(problems: Problems, raw: object, stated: dict[str, object]) 
             f'"settings" must be an object, not {type_name(raw)}; ignored', reason="invalid_setting"
         )
         return
+    if "imports" in raw:
+        _imports(problems, raw["imports"], stated)
     for key, field_name, check, want in _SETTINGS:
         if key not in raw:
             continue
@@ -81,6 +85,29 @@ def _settings_block(problems: Problems, raw: object, stated: dict[str, object]) 
             )
         else:
             stated[field_name] = value
+
+
+def _imports(problems: Problems, value: object, stated: dict[str, object]) -> None:
+    """``imports``: a list of client names; an unknown name is dropped with a warning."""
+    from orbmcp.config.clients import CLIENTS, parse_client
+
+    if not isinstance(value, list):
+        problems.ignore(
+            f'"settings.imports" must be a list of client names (got {show(value)}); ignored',
+            reason="invalid_setting",
+        )
+        return
+    chosen: list[str] = []
+    for item in value:
+        client = parse_client(item) if isinstance(item, str) else None
+        if client is None:
+            problems.ignore(
+                f'"settings.imports": unknown client {show(item)} (known: {", ".join(CLIENTS)}); ignored',
+                reason="invalid_setting",
+            )
+        elif client not in chosen:
+            chosen.append(client)
+    stated["imports"] = tuple(chosen)
 
 
 def _extensions_block(problems: Problems, extensions: object, stated: dict[str, object]) -> None:

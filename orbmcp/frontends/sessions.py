@@ -43,7 +43,7 @@ class PersistentSessions:
         start_eager: bool = True,
         retries: bool = True,
     ) -> None:
-        self.config = config
+        self._config = config
         self._ui = ui
         self._interactive = (
             bool(ui.interactive if ui is not None else False) if interactive is None else interactive
@@ -55,6 +55,16 @@ class PersistentSessions:
         self._closing = anyio.Event()
         self._lock = anyio.Lock()
         self._eager_done = anyio.Event()
+
+    @property
+    def config(self) -> ResolvedConfig:
+        """The configuration the servers run with: the Manager's once it exists (a command such
+        as ``enable`` or ``add`` may have moved the session to a new one)."""
+        return self._manager.config if self._manager is not None else self._config
+
+    @config.setter
+    def config(self, value: ResolvedConfig) -> None:
+        self._config = value
 
     # -- SessionProvider ---------------------------------------------------------------------------
 

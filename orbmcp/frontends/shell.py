@@ -220,6 +220,7 @@ class Shell:
                 inv = self._parse(line)
                 as_json = as_json or inv.json
                 result, code = await run_invocation(inv, self.ctx)
+                await self._follow_config()
                 return _Outcome(code, result=result, json=as_json)
             except OrbError as err:
                 return _Outcome(int(exit_code_for(err)), error=err, json=as_json)
@@ -228,6 +229,18 @@ class Shell:
             finally:
                 self._scope = None
         return _Outcome(INTERRUPTED, interrupted=True)
+
+    async def _follow_config(self) -> None:
+        """A command that changed the configuration (``add``, ``remove``) left the new one in the
+        context: the session's servers move to it."""
+        config = self.ctx._config
+        if config is None or config is self.sessions.config:
+            return
+        if self.sessions.started:
+            manager = await self.sessions.manager()
+            await manager.apply_config(config)
+        else:
+            self.sessions.config = config
 
     def _parse(self, line: str) -> Invocation:
         if line.startswith("/"):

@@ -296,8 +296,9 @@ async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Result |
 
     sub = replace(ctx, front=inv.front, json=ctx.json or inv.json)
     result: Result | None = await call_handler(inv.spec, sub, inv.kwargs)
-    if sub._config is not None and ctx._config is None:
-        ctx.set_config(sub._config)  # keep what the handler loaded for the next line
+    if sub._config is not None and sub._config is not ctx._config:
+        # Keep what the handler loaded, or changed (an enable/disable), for the next line.
+        ctx.set_config(sub._config)
     return result, exit_code_of(result)
 
 

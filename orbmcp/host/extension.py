@@ -95,8 +95,9 @@ class McpExtension:
 
     @property
     def config(self) -> ResolvedConfig | None:
-        """The configuration in effect; None before start, when inert by choice, or broken."""
-        return self._config
+        """The configuration in effect; None before start, when inert by choice, or broken. While
+        servers are managed, the session's own (a command such as ``/mcp:disable`` changes it)."""
+        return self._manager.config if self._manager is not None else self._config
 
     @property
     def manager(self) -> Manager | None:
@@ -317,12 +318,12 @@ class McpExtension:
 
     def status_rows(self) -> list[dict[str, Any]]:
         """``mcp_status``'s rows: every configured server (the JSON of ``orbmcp status --json``)."""
-        return status_rows(self._config, self._manager)
+        return status_rows(self.config, self._manager)
 
     async def connect(self, server: str) -> ToolResult:
         """``mcp_connect``: connect a configured server (lazy ones too) and report honestly when
         some of its tools are inactive. Failures come back as ``is_error`` results."""
-        manager, config = self._manager, self._config
+        manager, config = self._manager, self.config
         if manager is None or config is None:
             return text_result("MCP is not running in this session.", error=True)
         return await connect_server(manager, config, server, self._table.externally_active)
@@ -341,8 +342,8 @@ class McpExtension:
             json=json_output,
             front="slash",
         )
-        if self._config is not None:
-            ctx.set_config(self._config)
+        if self.config is not None:
+            ctx.set_config(self.config)
         return ctx
 
     async def slash_reply(self, line: str, *, json_output: bool | None = None) -> SlashReply:

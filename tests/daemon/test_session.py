@@ -195,6 +195,8 @@ def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
         ("tools", "r", "echo", "--json"),
         ("check", "--call", "r/echo text=x --expect x"),
         ("--json", "check", "r", "off"),
+        ("enable", "ghost"),
+        ("--json", "disable", "ghost"),
     ]
     one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
     with daemon(scoped):
@@ -202,6 +204,22 @@ def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
             warm = scoped.run(*line)
             cold = one_shot[line]
             assert (warm.code, warm.out, warm.err) == (cold.code, cold.out, cold.err), line
+
+
+def test_enable_and_disable_switch_the_daemons_live_server(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry(), "s": raw_entry(lifecycle="lazy")})
+    with daemon(scoped):
+        assert json.loads(scoped.run("status", "--json").out)[0]["state"] == "ready"
+        off = scoped.run("disable", "r", "--json")
+        assert off.code == 0 and off.json()["state"] == "stopped", off.err
+        assert json.loads(scoped.config.read_text())["mcpServers"]["r"]["enabled"] is False
+        rows = {row["name"]: row for row in json.loads(scoped.run("status", "--json").out)}
+        assert (rows["r"]["state"], rows["r"]["lifecycle"]) == ("stopped", "lazy")
+        on = scoped.run("slash", "/mcp:enable s --json")
+        assert on.code == 0 and json.loads(on.out)["state"] == "ready"  # a lazy one starts when enabled
+        assert scoped.run("enable", "r").code == 0
+        states = {row["name"]: row["state"] for row in json.loads(scoped.run("status", "--json").out)}
+        assert states == {"r": "ready", "s": "ready"}
 
 
 def test_slash_and_complete_see_the_live_session(scoped: Scoped) -> None:

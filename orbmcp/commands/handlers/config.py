@@ -30,6 +30,7 @@ def server_json(s: ServerConfig) -> dict[str, Any]:
         "enabled": s.enabled,
         "source": s.source,
         "file": s.file,
+        "overrideFile": s.override_file,
     }
     if s.is_stdio:
         out |= {"command": s.command, "args": list(s.args), "cwd": s.cwd, "env": _mask(s.env)}
@@ -79,10 +80,18 @@ def show(ctx: CommandContext) -> ConfigView:
 
 
 def paths(ctx: CommandContext) -> PathsView:
+    from orbmcp.config.clients import client_files
+    from orbmcp.config.imports import active_clients
     from orbmcp.config.paths import global_files, project_files, trust_store_path
 
     config = ctx.config()
     g = config.global_dir
+    clients = () if config.config_override is not None else active_clients(config.settings)
+    files = {(f.client, f.path): f for client in clients for f in client_files(client, config.project.dir)}
+    imports = tuple(
+        {"client": f.client, "path": str(f.path), "scope": f.scope, "exists": f.path.is_file()}
+        for f in files.values()
+    )
     return PathsView(
         global_dir=str(g),
         global_files=tuple(str(p) for p in global_files(g)),
@@ -92,6 +101,7 @@ def paths(ctx: CommandContext) -> PathsView:
         auth_dir=str(g / "mcp-auth"),
         debug_log=str(g / "logs" / "orbmcp.log"),
         cache_dir=str(g / "cache"),
+        imports=imports,
     )
 
 
@@ -110,7 +120,8 @@ def trust(ctx: CommandContext, yes: bool = False) -> TrustReview:
     review = trust_mod.describe_project(pdir)
     if not review.files:
         raise UsageError(
-            f"no project config in {pdir / '.orb'} (settings.json or mcp.json)",
+            f"no project config in {pdir / '.orb'} (settings.json or mcp.json), nor another "
+            "client's project file that orbmcp imports (.mcp.json, .cursor/mcp.json, ...)",
             hint="run in the project directory or pass --project DIR",
         )
     gdir = global_dir()
