@@ -22,6 +22,8 @@ Completer = Literal[
     "servers:oauth",  # servers with OAuth configured
     "tools",  # tools of the server named earlier on the line (from the discovery cache)
     "shells",  # bash, zsh, fish
+    "prompt_arguments",  # name=value of a prompt's arguments; values from the server (completion/complete)
+    "resource_uris",  # a resource template's URI with values from the server (completion/complete)
 ]
 
 

@@ -111,4 +111,7 @@ def server_detail(
         tool_names=tuple(t.name for t in tools),
         message=message,
         error_code=sup.snap.last_error_code if sup is not None else None,
+        instructions=sup.snap.instructions if sup is not None else None,
+        advertised=sup.snap.advertised if sup is not None else None,
+        offered=sup.snap.capabilities if sup is not None else None,
     )

@@ -23,6 +23,7 @@ DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_TOOL_PREFIX = "mcp"
+DEFAULT_SAMPLING_TIMEOUT_MS = 120_000
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class ServerConfig:
     file: str | None = None
     # A trusted project's partial override (enabled/lifecycle only) that changed this entry.
     override_file: str | None = None
+    # The directories this server is told it may work in (``roots``), expanded like ``cwd``; None:
+    # the settings' roots, else the project directory.
+    roots: tuple[str, ...] | None = None
 
     @property
     def is_stdio(self) -> bool:
@@ -95,12 +99,23 @@ class ServerConfig:
 
 
 @dataclass(frozen=True)
+class SamplingConfig:
+    """``settings.sampling`` (global files only): the command that answers servers' sampling
+    requests from the shell, and how long it may take."""
+
+    command: tuple[str, ...]
+    timeout_ms: int = DEFAULT_SAMPLING_TIMEOUT_MS
+
+
+@dataclass(frozen=True)
 class Settings:
     tool_prefix: str = DEFAULT_TOOL_PREFIX
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
     max_retries: int = DEFAULT_MAX_RETRIES
     extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
     daemon: str = "off"  # "auto": the first connecting command starts the session daemon
+    roots: tuple[str, ...] | None = None  # every server's roots (expanded); None: the project dir
+    sampling: SamplingConfig | None = None
 
 
 @dataclass(frozen=True)

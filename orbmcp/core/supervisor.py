@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp.core.capabilities.client_side import ClientSide
 from orbmcp.core.connect import Connection, HttpResponses, SessionCallbacks, open_client
 from orbmcp.core.state import State, effective_max_retries, retry_delay
 from orbmcp.core.stderr_tail import StderrTail
@@ -51,6 +52,9 @@ class Snapshot:
     transport: str | None = None  # of the last connection; "sse" when a URL refused Streamable HTTP
     server_info: str | None = None
     warnings: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+    instructions: str | None = None  # from the server's initialize result, raw (bounded)
+    capabilities: dict[str, Any] | None = None  # what the server offered (wire JSON)
+    advertised: dict[str, Any] | None = None  # what orbmcp advertised to it (wire JSON)
 
 
 class Supervisor:
@@ -72,6 +76,10 @@ class Supervisor:
         self.http = HttpResponses()  # what the current connection attempt's responses said
         self._auth_challenge: str | None = None
         self._lost_reason = "connection_closed"
+        # Answers the server's own requests (elicitation, sampling, roots), keeps its log messages.
+        self.client_side = ClientSide(
+            cfg.name, runtime, roots=lambda: runtime.roots_for(self.cfg), output=self._output_line
+        )
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -93,6 +101,11 @@ class Supervisor:
 
     def stderr_tail(self) -> list[str]:
         return self.stderr.lines() if self.stderr is not None else []
+
+    def _output_line(self, line: str) -> None:
+        if self.stderr is None:
+            self.stderr = StderrTail(redact=self.runtime.redact)
+        self.stderr.add_line(line)
 
     # -- control (any task) ----------------------------------------------------------------------
 
@@ -152,6 +165,12 @@ class Supervisor:
     def connected(self) -> bool:
         """Ready, and no request has seen the connection die since."""
         return self.snap.state == State.READY and not self._lost.is_set()
+
+    def roots_changed(self) -> None:
+        """The roots this server is told changed: notify it (in the background) if connected."""
+        tg = self.runtime.tg
+        if self.connected and self.client is not None and tg is not None:
+            tg.start_soon(self.client_side.roots_changed, self.client, self.snap.protocol_version)
 
     def request_rediscovery(self) -> None:
         self._rediscover.set()
@@ -284,12 +303,16 @@ class Supervisor:
         if self.stderr is None:  # one tail per server, kept across restarts for its status view
             self.stderr = StderrTail(redact=self.runtime.redact)
         callbacks = SessionCallbacks(
-            warn=self.warn, rediscover=self.request_rediscovery, auth_challenged=self.auth_challenged
+            warn=self.warn,
+            rediscover=self.request_rediscovery,
+            auth_challenged=self.auth_challenged,
+            client_side=self.client_side,
         )
         async with open_client(
             self.cfg, self.runtime, stderr_tail=self.stderr, callbacks=callbacks, http=self.http
         ) as connection:
             self._take(connection)
+            await self.client_side.connected(connection.client, connection.protocol_version)
             await self._discover(connection.client)
             connect_scope.deadline = math.inf
             self._mark_ready()
@@ -301,6 +324,9 @@ class Supervisor:
         self.snap.protocol_version = connection.protocol_version
         self.snap.transport = connection.transport
         self.snap.server_info = connection.server_info
+        self.snap.instructions = connection.instructions
+        self.snap.capabilities = connection.capabilities
+        self.snap.advertised = connection.advertised
         for warning in connection.warnings:
             self.warn(warning)
 

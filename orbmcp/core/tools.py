@@ -47,6 +47,8 @@ class BridgedTool:
     output_schema: Mapping[str, Any] | None = None
     active: bool = False
     present: bool = True  # False once the server stopped listing it (list_changed removal)
+    # ``execution.taskSupport`` (2025-11-25): "required" tools are called as tasks; None: forbidden.
+    task_support: str | None = None
     # The annotations as last listed (an SDK model), to tell a changed listing from the same one.
     listed_annotations: Any = field(default=None, repr=False, compare=False)
 
@@ -170,6 +172,8 @@ class ToolRegistry:
                 _describe(existing, desc, title, annotations)
             existing.input_schema = listed.input_schema or {"type": "object"}
             existing.output_schema = listed.output_schema
+            execution = getattr(listed, "execution", None)
+            existing.task_support = None if execution is None else getattr(execution, "task_support", None)
             if fresh:
                 for listener in self._listeners:
                     listener.tool_registered(existing)

@@ -16,9 +16,13 @@ from orbmcp.frontends.console import Console, local_console
 
 if TYPE_CHECKING:
     from orbmcp.commands.context import CommandContext
+    from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
+    from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+    from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.core.manager import Manager
 
 PROGRESS_REDRAW_S = 0.05
+NOT_INTERACTIVE = "not interactive (no terminal to ask on, --json, --no-input or CI)"
 
 
 class TerminalUI:
@@ -33,6 +37,7 @@ class TerminalUI:
         self.console = console or local_console()
         self._progress_shown = False
         self._progress_drawn_at = -math.inf
+        self._asking: anyio.Lock | None = None  # one question on the terminal at a time
 
     def _err(self, text: str) -> None:
         self.console.write_err(text)
@@ -105,6 +110,79 @@ class TerminalUI:
         self._err(f"\r\x1b[2K{head}{note}")
         self._progress_shown = True
 
+    # -- a server's questions (core.capabilities.askers.Asker) ----------------------------------------
+
+    def _threaded(self) -> tuple[Callable[[str], None], Callable[[str], bool]]:
+        """``write`` and ``open_url`` for a worker thread: a daemon client's terminal is written on
+        the event loop (its frames are queued there); this process's own, directly."""
+        if not self.console.remote:
+            return self._err, self.console.open_url
+
+        def write(text: str) -> None:
+            anyio.from_thread.run_sync(self._err, text)
+
+        def open_url(url: str) -> bool:
+            return bool(anyio.from_thread.run_sync(self.console.open_url, url))
+
+        return write, open_url
+
+    async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self._asking is None:
+            self._asking = anyio.Lock()
+        async with self._asking:
+            self.end_progress()
+            # Abandoned on cancel: Ctrl-C while a person is typing must not wait for the line.
+            return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        from orbmcp.core.capabilities.elicitation import ElicitationAnswer
+        from orbmcp.frontends import asking
+
+        if not self.interactive:
+            return ElicitationAnswer("decline", reason=NOT_INTERACTIVE)
+        write, open_url = self._threaded()
+        if request.mode == "url":
+            from orbmcp.auth.urlpolicy import browser_problem
+
+            problem = browser_problem(request.url or "")
+            answer: ElicitationAnswer = await self._in_thread(
+                asking.ask_url, request, write, self.console.readline, open_url, problem
+            )
+        else:
+            answer = await self._in_thread(asking.ask_form, request, write, self.console.readline)
+        return answer
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        from orbmcp.core.capabilities.client_side import default_sampling
+        from orbmcp.core.capabilities.sampling import SamplingAnswer
+        from orbmcp.frontends import asking
+
+        write, _open = self._threaded()
+        if not self.interactive or not request.command:
+            # Shown, then the configured command answers, or orbmcp refuses: nobody is asked.
+            self.end_progress()
+            asking.show_sampling(request, self._err)
+            answer = await default_sampling(request)
+            outcome = "answered by the sampling command" if answer.action == "result" else "refused"
+            self._err(f"orbmcp: sampling {outcome}{f': {answer.reason}' if answer.reason else ''}\n")
+            return answer
+
+        def review() -> bool:
+            asking.show_sampling(request, write)
+            return asking.approve_sampling(request, write, self.console.readline)
+
+        if not await self._in_thread(review):
+            return SamplingAnswer("reject", reason="declined by the person")
+        return await default_sampling(request)
+
+    def server_log(self, server: str, message: LogMessage) -> None:
+        """A server's log message during ``call --verbose``: one escaped line on stderr."""
+        from orbmcp.text import one_line
+
+        self.end_progress()
+        who = f" {message.logger}:" if message.logger else ""
+        self._err(f"[{one_line(server)}] {message.level}:{one_line(who)} {one_line(message.text)}\n")
+
     def end_progress(self) -> None:
         if self._progress_shown:
             self._err("\r\x1b[2K")
@@ -124,7 +202,9 @@ class OneShotSessions:
         if self._manager is None:
             from orbmcp.core.manager import Manager
 
-            m = Manager(ctx.config(), retries=False, interactive=ctx.ui.interactive, auth_ui=ctx.ui)
+            m = Manager(
+                ctx.config(), retries=False, interactive=ctx.ui.interactive, auth_ui=ctx.ui, asker=ctx.ui
+            )
             await m.__aenter__()
             self._manager = m
         return self._manager

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp.core.auth_prompt import AuthPrompter
+from orbmcp.core.capabilities import ClientFeatures
 from orbmcp.errors import OrbError, UsageError, cmd
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
 from orbmcp.host.configuration import ConfigSource
@@ -116,6 +117,18 @@ class McpExtension:
     def tool(self, name: str) -> HostTool | None:
         """The tool registered under ``name``, or None."""
         return self._table.get(name)
+
+    def instructions(self) -> dict[str, str]:
+        """The instructions connected servers gave (``initialize``), by server: raw text a server
+        wrote, for the agent's system prompt (treat it as untrusted input, like tool descriptions)."""
+        manager = self._manager
+        if manager is None:
+            return {}
+        return {
+            name: sup.snap.instructions
+            for name, sup in manager.supervisors.items()
+            if sup.snap.instructions and sup.connected
+        }
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -259,7 +272,13 @@ class McpExtension:
         registry.external_active = self._table.externally_active
         registry.add_listener(self._table)
         manager = Manager(
-            config, retries=self.retries, interactive=self.ui.interactive, auth_ui=self.ui, tools=registry
+            config,
+            retries=self.retries,
+            interactive=self.ui.interactive,
+            auth_ui=self.ui,
+            tools=registry,
+            asker=self.ui,
+            features=host_features(self.host, config),
         )
         manager.runtime.state_listeners.append(self._state_changed)
         try:
@@ -356,6 +375,18 @@ class McpExtension:
     async def slash(self, line: str, *, json_output: bool | None = None) -> str:
         """Run one ``/mcp...`` line with this session's servers; the text to show the user."""
         return (await self.slash_reply(line, json_output=json_output)).text
+
+
+def host_features(host: Host, config: ResolvedConfig) -> ClientFeatures:
+    """What a host's session advertises: elicitation when the host can ask (``Elicits``), sampling
+    when it has a model (``Samples``) or a sampling command is configured, and roots."""
+    from orbmcp.host.protocol import Elicits, Samples
+
+    return ClientFeatures(
+        elicitation=isinstance(host, Elicits),
+        sampling=isinstance(host, Samples) or config.settings.sampling is not None,
+        roots=True,
+    )
 
 
 class _HostSessions:

@@ -4,6 +4,7 @@ and ``check``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +87,9 @@ class ServerDetail(Result):
     tool_names: tuple[str, ...] = ()
     message: str | None = None  # e.g. "stopped again: one-shot command"
     error_code: str | None = None  # OrbError code of the last error
+    instructions: str | None = None  # the server's instructions (initialize result), raw
+    advertised: Mapping[str, Any] | None = None  # client capabilities orbmcp advertised (wire JSON)
+    offered: Mapping[str, Any] | None = None  # capabilities the server offered (wire JSON)
 
     def row(self) -> StatusRow:
         return StatusRow(
@@ -119,6 +123,11 @@ class ServerDetail(Result):
             else {"loaded": False, "path": self.project_not_loaded},
             "protocolVersion": self.protocol_version,
             "serverInfo": self.server_info,
+            "instructions": self.instructions,
+            "capabilities": {
+                "advertised": None if self.advertised is None else dict(self.advertised),
+                "server": None if self.offered is None else dict(self.offered),
+            },
         }
 
 
