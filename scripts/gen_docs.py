@@ -136,6 +136,8 @@ DETAIL_KEYS = (
     "projectConfig",
     "protocolVersion",
     "serverInfo",
+    "instructions",
+    "capabilities",
 )
 TOOL_KEYS = ("server", "name", "bridgedName", "description", "inputSchema", "annotations")
 MESSAGE_KEYS = ("ok", "message")
@@ -144,7 +146,12 @@ ERROR_KEYS = ("code", "message", "server")
 # Keyed by command name; "status SERVER" is the second shape of status.
 JSON_OUTPUT: dict[str, JsonDoc] = {
     "status": JsonDoc("array", ROW_KEYS, "one row per server; tools is {discovered, active}"),
-    "status SERVER": JsonDoc("object", DETAIL_KEYS, "projectConfig is null or {loaded, path}"),
+    "status SERVER": JsonDoc(
+        "object",
+        DETAIL_KEYS,
+        "projectConfig is null or {loaded, path}; capabilities is {advertised, server} (what orbmcp "
+        "advertised, what the server offered; null until connected)",
+    ),
     "start": JsonDoc("array", ROW_KEYS, "the row of the server"),
     "stop": JsonDoc("array", ROW_KEYS, "the row of the server"),
     "reconnect": JsonDoc("array", ROW_KEYS, "the rows of the servers reconnected"),
@@ -156,15 +163,30 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "call": JsonDoc(
         "object",
         ("content", "isError"),
-        "the MCP CallToolResult: content, isError, and structuredContent and _meta when present",
+        "the MCP CallToolResult: content, isError, and structuredContent and _meta when present; "
+        "interactions (the server's questions and how they were answered) when it asked any",
         open=True,
     ),
     "resources": JsonDoc(
-        "array", (), "resources and resource templates as the server sent them, each with a server key"
+        "array",
+        (),
+        "resources and resource templates as the server sent them, each with a server key; "
+        "templates also with parameters (the uriTemplate's variable names)",
     ),
-    "read": JsonDoc("object", ("contents",), "the MCP ReadResourceResult contents"),
+    "read": JsonDoc(
+        "object",
+        ("contents",),
+        "the MCP ReadResourceResult contents; saved [{uri, path, bytes}] with --output; with --follow "
+        "one object per line, each with uri and update (0 for the first read)",
+        open=True,
+    ),
     "prompts": JsonDoc("array", (), "prompts as the server sent them, each with a server key"),
-    "prompt": JsonDoc("object", ("messages",), "the MCP GetPromptResult (description when present)"),
+    "prompt": JsonDoc(
+        "object",
+        ("messages",),
+        "the MCP GetPromptResult (description when present); interactions when the server asked any",
+        open=True,
+    ),
     "config show": JsonDoc("object", ("servers", "warnings", "project", "settings"), "secrets masked"),
     "config paths": JsonDoc(
         "object",

@@ -15,6 +15,8 @@ from orbmcp.errors import Interrupted
 from orbmcp.frontends.console import Console, local_console
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup, TaskStatus
+
     from orbmcp.commands.context import CommandContext
     from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
     from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
@@ -190,13 +192,21 @@ class TerminalUI:
 
 
 class OneShotSessions:
-    """A Manager that lives for one shell command; closing stops every server it started."""
+    """A Manager that lives for one shell command; closing stops every server it started.
+
+    With an ``owner`` task group (``run_with_signals`` gives one), the Manager lives in a task of
+    its own there, outside the handler's cancel scope: a Ctrl-C cancels the handler while its
+    connections still stand, so what it sends on the way out (``tasks/cancel``,
+    ``notifications/cancelled``) reaches the server before everything stops."""
 
     persistent = False
     daemon_pid: int | None = None
 
     def __init__(self) -> None:
         self._manager: Manager | None = None
+        self.owner: TaskGroup | None = None
+        self._closing: anyio.Event | None = None
+        self._closed: anyio.Event | None = None
 
     async def manager(self, ctx: CommandContext) -> Manager:
         if self._manager is None:
@@ -205,9 +215,22 @@ class OneShotSessions:
             m = Manager(
                 ctx.config(), retries=False, interactive=ctx.ui.interactive, auth_ui=ctx.ui, asker=ctx.ui
             )
-            await m.__aenter__()
+            if self.owner is not None:
+                self._closing, self._closed = anyio.Event(), anyio.Event()
+                await self.owner.start(self._own, m)
+            else:
+                await m.__aenter__()
             self._manager = m
         return self._manager
+
+    async def _own(self, m: Manager, *, task_status: TaskStatus[None]) -> None:
+        assert self._closing is not None and self._closed is not None
+        try:
+            async with m:
+                task_status.started()
+                await self._closing.wait()
+        finally:
+            self._closed.set()
 
     async def __aenter__(self) -> OneShotSessions:
         return self
@@ -216,10 +239,16 @@ class OneShotSessions:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         m, self._manager = self._manager, None
-        if m is not None:
-            # Manager.__aexit__ shields the stopping itself; its task group must be left in the
-            # same cancel scope it was entered in, so no extra shield here.
-            await m.__aexit__(None, None, None)
+        if m is None:
+            return
+        if self._closing is not None and self._closed is not None:
+            self._closing.set()
+            with anyio.CancelScope(shield=True):
+                await self._closed.wait()
+            return
+        # Manager.__aexit__ shields the stopping itself; its task group must be left in the same
+        # cancel scope it was entered in, so no extra shield here.
+        await m.__aexit__(None, None, None)
 
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -232,18 +261,22 @@ async def run_with_signals(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any
     received: list[int] = []
     result: Any = None
     error: Exception | None = None
+    work = anyio.CancelScope()  # the handler's: a signal cancels it, not the servers' owner task
     async with anyio.create_task_group() as tg:
+        if isinstance(sessions, OneShotSessions):
+            sessions.owner = tg
 
         async def watch() -> None:
             with anyio.open_signal_receiver(*_SIGNALS) as signals:
                 async for signum in signals:
                     received.append(signum)
-                    tg.cancel_scope.cancel()
+                    work.cancel()
                     return
 
         tg.start_soon(watch)
         try:
-            result = await fn(*args)
+            with work:
+                result = await fn(*args)
         except Exception as exc:  # raised again below, outside the task group: no ExceptionGroup
             error = exc
         finally:

@@ -133,7 +133,9 @@ async def sample(ctx: Context, prompt: str = "hello") -> str:
             messages=[types.SamplingMessage(role="user", content=types.TextContent(text=prompt))],
             max_tokens=50,
             system_prompt="You are a test.",
-            model_preferences=types.ModelPreferences(hints=[types.ModelHint(name="tiny")], speed_priority=1.0),
+            model_preferences=types.ModelPreferences(
+                hints=[types.ModelHint(name="tiny")], speed_priority=1.0
+            ),
         )
     except Exception as exc:
         return f"error: {exc}"
@@ -158,7 +160,9 @@ async def log(ctx: Context, message: str = "hello") -> str:
     session = ctx.request_context.session
     await session.send_log_message(level="debug", data=f"debug {message}", logger="asks")
     await session.send_log_message(level="info", data={"said": message}, logger="asks")
-    await session.send_log_message(level="warning", data=f"token=sk-live-SECRET42 \x1b[2J{message}", logger=None)
+    await session.send_log_message(
+        level="warning", data=f"token=sk-live-SECRET42 \x1b[2J{message}", logger=None
+    )
     return "logged"
 
 
@@ -256,7 +260,9 @@ async def serve_legacy_stdio() -> None:
                     error = {"code": types.METHOD_NOT_FOUND, "message": "Method not found"}
                     await write(json.dumps({"jsonrpc": "2.0", "id": body.get("id"), "error": error}))
                     continue
-                await to_server.send(SessionMessage(types.jsonrpc_message_adapter.validate_json(raw, by_name=False)))
+                await to_server.send(
+                    SessionMessage(types.jsonrpc_message_adapter.validate_json(raw, by_name=False))
+                )
 
     async def writer() -> None:
         async with from_server:
@@ -272,4 +278,3 @@ async def serve_legacy_stdio() -> None:
 
 if __name__ == "__main__":
     main()
-
