@@ -51,6 +51,12 @@ class ConfigSource:
         # The host's own answer (yes or no) wins over orbmcp's trust store.
         return load_config(project=self.project, config_file=self.config_file, host_trust=self._host_trust)
 
+    def move_to(self, project: Path | None) -> None:
+        """Resolve for ``project`` from now on (its trust is asked afresh)."""
+        self.project = project
+        self._trust_asked = False
+        self._host_trust = None
+
     def config_error(self, err: ConfigError) -> None:
         """Tell the person about a broken configuration."""
         self._notify(f"MCP config error: {agent_message(err)}", "error")

@@ -311,6 +311,30 @@ class McpExtension:
         assert self._stop is not None and self._config is not None
         return await self._source.next(self.host, self._config, watch, self._stop)
 
+    async def set_project(self, project: Path) -> None:
+        """The agent moved to another project directory: load its configuration (asking the host
+        about its trust) and apply it to the running session. Servers whose entry is unchanged keep
+        their connection and are told their roots changed (``notifications/roots/list_changed``);
+        the project's own servers come and go. A broken configuration is notified and the session
+        stays as it was. Call it on the event loop."""
+        from orbmcp.errors import ConfigError
+
+        self._source.move_to(project)
+        manager = self._manager
+        try:
+            config = self._source.resolve(self.host)
+        except ConfigError as err:
+            self._source.config_error(err)
+            return
+        if manager is None:
+            self._config = config
+            return
+        from orbmcp.host.startup import first_attempts
+
+        change = await manager.apply_config(config)
+        self._config = config
+        await first_attempts(manager, change.started, self.ui.notify, start=False)
+
     # -- server state -----------------------------------------------------------------------------
 
     def _state_changed(self, sup: Supervisor, old: State, new: State) -> None:

@@ -10,7 +10,8 @@ resources/updated notification). Resources: ``mem://note`` (text, subscribable),
 (binary), template ``mem://items/{item_id}``. Prompt ``completable(department, role)``; completions
 for its ``department`` and the template's ``item_id``. Instructions are set.
 
-Set ``ORB_TEST_MARKER_DIR`` to record what the client sent (``roots-N.json``, ``level``).
+Set ``ORB_TEST_MARKER_DIR`` to record what the client sent (``roots-N.json``, ``level``,
+``subscribed``, ``roots-changed-N`` for each ``notifications/roots/list_changed``).
 """
 
 from __future__ import annotations
@@ -217,7 +218,13 @@ async def _subscribe(ctx: Any, params: Any) -> types.EmptyResult:
     return types.EmptyResult()
 
 
+async def _roots_changed(ctx: Any, params: Any) -> None:
+    _state["roots_changed"] = _state.get("roots_changed", 0) + 1
+    _marker(f"roots-changed-{_state['roots_changed']}", "")
+
+
 low = server._lowlevel_server
+low.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, _roots_changed)
 low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
 low.add_request_handler("resources/subscribe", types.SubscribeRequestParams, _subscribe)
 low.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, _subscribe)
