@@ -182,8 +182,8 @@ class TerminalUI:
         from orbmcp.text import one_line
 
         self.end_progress()
-        who = f" {message.logger}:" if message.logger else ""
-        self._err(f"[{one_line(server)}] {message.level}:{one_line(who)} {one_line(message.text)}\n")
+        who = f" {one_line(message.logger, max_len=100)}:" if message.logger else ""
+        self._err(f"[{one_line(server)}] {message.level}:{who} {one_line(message.text)}\n")
 
     def end_progress(self) -> None:
         if self._progress_shown:

@@ -109,6 +109,8 @@ class Server:
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
         self.pending: dict[str, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self.created_by: dict[str, Task] = {}  # the tools/call request id that created a task
+        self.current_request = threading.local()
 
     def send(self, message: dict[str, Any]) -> None:
         with self.lock:
@@ -141,11 +143,21 @@ class Server:
                     waiting[0].set()
                 continue
             if "id" not in message:
-                continue  # a notification
+                if message["method"] == "notifications/cancelled":
+                    self.cancelled((message.get("params") or {}).get("requestId"))
+                continue  # other notifications
             threading.Thread(target=self.handle, args=(message,), daemon=True).start()
+
+    def cancelled(self, request_id: object) -> None:
+        """The client gave up on a request: a task it created is cancelled too."""
+        task = self.created_by.get(str(request_id))
+        if task is not None and not task.done.is_set():
+            task.finish("cancelled", None, "the request was cancelled")
+            _marker("task-cancelled")
 
     def handle(self, message: dict[str, Any]) -> None:
         method, params = message["method"], message.get("params") or {}
+        self.current_request.value = str(message["id"])
         try:
             result = getattr(self, "on_" + method.replace("/", "_"), self.unknown)(params)
         except LookupError as exc:
@@ -187,6 +199,7 @@ class Server:
             return _text(f"{name} done: {args.get('n', 0)}")
         task = Task(f"task-{next(self.ids)}", self.poll_ms)
         self.tasks[task.id] = task
+        self.created_by[self.current_request.value] = task
         work = {"research": self.research, "count": self.count, "forever": self.forever}[str(name)]
         threading.Thread(target=work, args=(task, args), daemon=True).start()
         return {"task": task.wire()}
@@ -211,8 +224,9 @@ class Server:
 
     def on_tasks_cancel(self, params: dict[str, Any]) -> dict[str, Any]:
         task = self._task(params)
-        task.finish("cancelled", None, "cancelled by the client")
-        _marker("task-cancelled")
+        if not task.done.is_set():
+            task.finish("cancelled", None, "cancelled by the client")
+            _marker("task-cancelled")
         return task.wire()
 
     # -- the work --------------------------------------------------------------------------------
