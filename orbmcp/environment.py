@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GLOBAL_DIR = "ORB_AGENT_DIR"
 CONFIG = "ORBMCP_CONFIG"
@@ -36,9 +39,19 @@ def _value(name: str, environ: Environ) -> str:
     return (os.environ if environ is None else environ).get(name, "")
 
 
+def text(name: str, environ: Environ = None) -> str:
+    """A variable's raw value ("" when unset), for callers that must not import pathlib (the
+    session daemon's client runs on every invocation)."""
+    return _value(name, environ)
+
+
 def _path(name: str, environ: Environ) -> Path | None:
     value = _value(name, environ)
-    return Path(value) if value else None
+    if not value:
+        return None
+    from pathlib import Path
+
+    return Path(value)
 
 
 def _switch(name: str, environ: Environ) -> bool:
