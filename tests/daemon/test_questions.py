@@ -44,6 +44,12 @@ def test_the_clients_terminal_is_asked(tmp_path: Path) -> None:
             "fish": ["f1"],
             "name": "Ada",
         }
+        quiet = Pty([*argv[:3], "--no-input", *argv[3:]], scoped.env())
+        try:
+            assert quiet.wait(60) == 0
+        finally:
+            quiet.close()
+        assert b"[Y]es" not in quiet.buffer and b"declined: not interactive" in quiet.buffer
         status = scoped.run("daemon", "status", "--json").json()
         assert status["pid"] == info["pid"]  # the daemon asked, and its server stays up
         assert status["servers"] == [{"name": "a", "state": "ready"}]

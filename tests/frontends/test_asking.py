@@ -320,3 +320,13 @@ def test_a_sigint_ends_a_waiting_prompt_and_stops_the_server(tmp_path: Path) -> 
     finally:
         pty.close()
     assert code == 130 and b"interrupted by SIGINT" in pty.buffer
+
+
+def test_no_input_on_a_terminal_asks_nothing(tmp_path: Path) -> None:
+    pty = on_pty(config(tmp_path), "--no-input", "call", "asks", "form")
+    try:
+        code, result = tool_json(pty)
+    finally:
+        pty.close()
+    assert code == 0 and result["action"] == "decline"
+    assert b"[Y]es" not in pty.buffer and b"declined: not interactive" in pty.buffer
