@@ -100,6 +100,21 @@ async def form(ctx: Context, message: str = "Tell us about you\x1b[31m (escaped)
     return json.dumps({"action": result.action, "content": result.content}, sort_keys=True)
 
 
+@server.tool(structured_output=False)
+async def modern_form(ctx: Context) -> Any:
+    """2026-07-28 style (``--modern``): the question comes back as an InputRequiredResult, and the
+    client retries with the answer."""
+    responses = ctx.input_responses or {}
+    answer = responses.get("q")
+    if answer is not None:
+        return f"{getattr(answer, 'action', '?')} {json.dumps(getattr(answer, 'content', None))}"
+    schema: Any = {"type": "object", "properties": {"ok": {"type": "boolean", "title": "OK?"}}}
+    question = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message="Modern?", requested_schema=schema)
+    )
+    return types.InputRequiredResult(input_requests={"q": question})
+
+
 @server.tool()
 async def odd_form(ctx: Context) -> str:
     """A schema outside the form subset (a nested object)."""

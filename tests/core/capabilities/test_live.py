@@ -314,3 +314,16 @@ async def test_a_host_without_elicitation_advertises_none(world: World) -> None:
             assert sup.snap.advertised == {}
             with pytest.raises(ProtocolError, match="Elicitation not supported"):
                 await call_tool(sup, "form", {})
+
+
+async def test_a_2026_server_asks_through_input_required_results(world: World) -> None:
+    world.write({"m": stdio_entry("asks", "--modern")})
+    person = Scripted(answers=[ElicitationAnswer("accept", {"ok": True})])
+    with anyio.fail_after(BOUND_S):
+        async with session(world) as manager:
+            sup = await manager.ready("m")
+            assert sup.snap.protocol_version == "2026-07-28"
+            record: list[Interaction] = []
+            result = await call_tool(sup, "modern_form", {}, asker=person, record=record)
+            assert text_of(result) == 'accept {"ok": true}'
+            assert person.asked[0].message == "Modern?" and record[0].action == "accept"
