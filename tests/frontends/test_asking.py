@@ -330,3 +330,20 @@ def test_no_input_on_a_terminal_asks_nothing(tmp_path: Path) -> None:
         pty.close()
     assert code == 0 and result["action"] == "decline"
     assert b"[Y]es" not in pty.buffer and b"declined: not interactive" in pty.buffer
+
+
+def test_the_repl_completes_from_its_own_connection(tmp_path: Path) -> None:
+    from anyio.from_thread import start_blocking_portal
+
+    from orbmcp.commands.context import CommandContext
+    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.frontends.shell import Shell
+    from orbmcp.frontends.terminal import TerminalUI
+
+    ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config(tmp_path))
+    sessions = PersistentSessions(ctx.config(), ui=ctx.ui)
+    ctx.sessions = sessions
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(sessions):
+        shell = Shell(ctx, sessions, portal, lambda text: None)
+        assert shell.complete("prompt asks completable department=Su") == ["department=Support"]
+        assert shell.complete("read asks mem://n") == ["mem://note"]
