@@ -5,8 +5,9 @@ word being typed is a prompt argument (``department=E``) or a resource URI, it a
 here: prompt argument names from the prompt listing, values from ``completion/complete``, resource
 URIs from the listings and template values from ``completion/complete``. In a live session (the
 daemon) the session's connection answers; otherwise the one server is connected for the question
-and stopped again. Every answer is bounded in time and count, and a failure is no candidates:
-completion never breaks the line being typed.
+and stopped again (connecting is bounded by the server's ``timeoutMs``, like every connection).
+The questions are bounded in time and count, and a failure is no candidates: completion never
+breaks the line being typed.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def _log(event: str, **fields: Any) -> None:
 async def answer(manager: Manager, query: LiveQuery) -> list[str]:
     """Candidates for ``query`` from its server; [] when it cannot say (never raises)."""
     try:
+        sup = await manager.ready(query.server)
         with anyio.fail_after(QUERY_BUDGET_S):
-            sup = await manager.ready(query.server)
             if query.kind == "prompt_argument":
                 return (await _prompt_argument(sup, query))[:MAX_CANDIDATES]
             return (await _resource_uri(sup, query))[:MAX_CANDIDATES]

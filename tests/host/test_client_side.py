@@ -123,3 +123,60 @@ async def test_moving_to_another_project_tells_servers_their_roots_changed(tmp_p
                     await anyio.sleep(0.02)
             assert text(await tool(host, "roots").call({})) == second.as_uri()
             assert ext.project == second
+
+
+class Faulty(ExampleHost):
+    """A host whose callbacks raise or answer nonsense."""
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        raise RuntimeError("the UI crashed")
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        return "not an answer"  # type: ignore[return-value]
+
+
+class Wrong(ExampleHost):
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return {"action": "accept"}  # type: ignore[return-value]
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        raise RuntimeError("the model is down")
+
+
+async def test_a_faulty_host_never_breaks_orbmcp(tmp_path: Path) -> None:
+    from orbmcp.core.capabilities.elicitation import parse_form
+    from orbmcp.host import HostUI
+    from tests.servers.asks import FORM_SCHEMA
+
+    form = ElicitationRequest("s", "form", "m", parse_form(FORM_SCHEMA))
+    sampling = SamplingRequest("s", {"messages": []})
+    faulty, wrong = HostUI(Faulty()), HostUI(Wrong())
+    assert (await faulty.elicit(form)) == ElicitationAnswer("cancel", reason="the agent host failed to ask")
+    assert (await wrong.elicit(form)).reason == "the agent host gave no answer"
+    assert (await faulty.sample(sampling)).reason == "the agent host gave no sampling answer"
+    assert (await wrong.sample(sampling)).reason == "the agent host failed to sample"
+    always_wrong = AgentUI([ElicitationAnswer("accept", {"agree": 1})] * 3)
+    answer = await HostUI(always_wrong).elicit(form)
+    assert answer.action == "cancel" and answer.reason is not None and "name: required" in answer.reason
+    assert len(always_wrong.asked) == 3
+    plain = HostUI(ExampleHost(interactive=True))
+    assert (await plain.elicit(form)).reason == "the agent host cannot ask its user (no Elicits)"
+    assert (await plain.sample(sampling)).reason == "no sampling command is configured"
+    plain.server_log("s", None)  # type: ignore[arg-type]  # a host reads logs in the status view
+
+
+async def test_a_host_without_a_model_uses_the_sampling_command(tmp_path: Path) -> None:
+    import sys
+
+    from orbmcp.host import HostUI
+
+    script = tmp_path / "m.py"
+    script.write_text('print(\'{"content": {"type": "text", "text": "ok"}, "model": "cmd"}\')')
+    host = ExampleHost(interactive=False)
+    answer = await HostUI(host).sample(
+        SamplingRequest("srv", {"messages": []}, (sys.executable, str(script)))
+    )
+    assert answer.action == "result" and answer.result is not None and answer.result["model"] == "cmd"
+    assert host.notifications == [
+        ("info", "MCP server 'srv' asked for a model's answer: running the sampling command")
+    ]

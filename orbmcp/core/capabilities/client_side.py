@@ -261,7 +261,18 @@ class ClientSide:
         await self._completion(elicitation_id).wait()
 
     def _note(self, kind: str, action: str, message: str, reason: str | None, url: str | None = None) -> None:
-        self.route.note(Interaction(kind, self.server, action, message, reason, url))
+        # What a command shows or prints as JSON: masked like everything else a server says.
+        redact = self.runtime.redact
+        self.route.note(
+            Interaction(
+                kind,
+                self.server,
+                action,
+                redact(message),
+                None if reason is None else redact(reason),
+                None if url is None else redact(url),
+            )
+        )
         _log(f"{kind}.answered", server=self.server, reason=action + (f": {reason}" if reason else ""))
 
 

@@ -93,19 +93,21 @@ async def test_the_sampling_command_gets_the_request_and_answers(tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    ("body", "why"),
+    ("body", "timeout_ms", "why"),
     [
-        ("import sys; sys.exit(3)", "exited with status 3"),
-        ("print('not json')", "did not print a JSON object"),
-        (f"import sys; sys.stdout.write('x' * ({MAX_OUTPUT_BYTES} + 10))", "more than"),
-        ("import time; time.sleep(600)", "did not answer within 300 ms"),
+        ("import sys; sys.exit(3)", 60_000, "exited with status 3"),
+        ("print('not json')", 60_000, "did not print a JSON object"),
+        (f"import sys; sys.stdout.write('x' * ({MAX_OUTPUT_BYTES} + 10))", 60_000, "more than"),
+        ("import time; time.sleep(600)", 300, "did not answer within 300 ms"),  # never answers
     ],
 )
-async def test_a_failing_sampling_command_is_a_refusal(tmp_path: Path, body: str, why: str) -> None:
-    with anyio.fail_after(60):
+async def test_a_failing_sampling_command_is_a_refusal(
+    tmp_path: Path, body: str, timeout_ms: int, why: str
+) -> None:
+    with anyio.fail_after(150):
         with pytest.raises(SamplingFailed, match=why):
-            await run_command(request(sampler(tmp_path, body), timeout_ms=300))
-        answer = await default_sampling(request(sampler(tmp_path, body), timeout_ms=300))
+            await run_command(request(sampler(tmp_path, body), timeout_ms=timeout_ms))
+        answer = await default_sampling(request(sampler(tmp_path, body), timeout_ms=timeout_ms))
     assert answer.action == "reject" and answer.reason is not None and why in answer.reason
 
 
