@@ -190,8 +190,12 @@ async def level() -> str:
 
 @server.tool()
 async def touch(ctx: Context, uri: str = "mem://note") -> str:
-    """Send notifications/resources/updated for ``uri``."""
-    await ctx.request_context.session.send_resource_updated(uri)
+    """Send notifications/resources/updated for ``uri`` (2025-era subscriptions; 2026-07-28 listen
+    streams)."""
+    if ctx.protocol_version and ctx.protocol_version >= "2026":
+        await ctx.notify_resource_updated(uri)
+    else:
+        await ctx.request_context.session.send_resource_updated(uri)
     return "touched"
 
 

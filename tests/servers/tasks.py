@@ -5,7 +5,9 @@
 Tools: ``research`` (``taskSupport: required``; stages reported as status messages; with
 ``ambiguous=true`` the task goes ``input_required`` and asks for a clarification, delivered while
 the client's ``tasks/result`` is open, as server-everything's ``simulate-research-query`` does),
-``count`` (``optional``: a plain call answers at once, a task call runs as a task), ``forever``
+``count`` (``optional``: a plain call answers at once, a task call runs as a task; ``instant``,
+``give_up``, ``fail`` and ``bogus`` make it answer directly, end cancelled, end failed, or report
+an unknown status), ``forever``
 (``required``; runs until cancelled) and ``plain`` (no tasks). A required tool called without a
 ``task`` gets -32601, like the TypeScript SDK answers.
 
@@ -197,9 +199,13 @@ class Server:
             if support == "required":
                 raise PermissionError(f"tool {name} requires task augmentation (taskSupport: required)")
             return _text(f"{name} done: {args.get('n', 0)}")
+        if args.get("instant"):
+            return _text(f"{name} done at once")  # a server may answer a task request directly
         task = Task(f"task-{next(self.ids)}", self.poll_ms)
         self.tasks[task.id] = task
         self.created_by[self.current_request.value] = task
+        if args.get("bogus"):
+            return {"task": {**task.wire(), "status": "sleeping"}}
         work = {"research": self.research, "count": self.count, "forever": self.forever}[str(name)]
         threading.Thread(target=work, args=(task, args), daemon=True).start()
         return {"task": task.wire()}
@@ -268,6 +274,12 @@ class Server:
         task.finish("completed", _text(f"Report on {topic}: {len(STAGES)} stages"))
 
     def count(self, task: Task, args: dict[str, Any]) -> None:
+        if args.get("give_up"):
+            task.finish("cancelled", None, "the server gave up")
+            return
+        if args.get("fail"):
+            task.finish("failed", None, "it broke")
+            return
         n = int(args.get("n", 3))
         for i in range(1, n + 1):
             task.message = f"counted {i} of {n}"

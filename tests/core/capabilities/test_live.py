@@ -327,3 +327,35 @@ async def test_a_2026_server_asks_through_input_required_results(world: World) -
             result = await call_tool(sup, "modern_form", {}, asker=person, record=record)
             assert text_of(result) == 'accept {"ok": true}'
             assert person.asked[0].message == "Modern?" and record[0].action == "accept"
+
+
+class Broken(Scripted):
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        raise RuntimeError("the terminal went away")
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        if not self.sampled:
+            self.sampled.append(request)
+            return SamplingAnswer("result", {"content": {"type": "text", "text": "x"}})  # no model
+        raise RuntimeError("the model went away")
+
+
+async def test_a_failing_front_is_a_cancel_or_a_refusal_never_a_crash(world: World, tmp_path: Path) -> None:
+    import sys
+
+    script = tmp_path / "m.py"
+    script.write_text("print('{}')")
+    world.write({"asks": asks(world.markers)}, sampling={"command": [sys.executable, str(script)]})
+    front = Broken()
+    with anyio.fail_after(BOUND_S):
+        async with session(world) as manager:
+            sup = await manager.ready("asks")
+            record: list[Interaction] = []
+            got = json.loads(text_of(await call_tool(sup, "form", {}, asker=front, record=record)))
+            assert got["action"] == "cancel" and record[-1].reason == "orbmcp could not ask: RuntimeError"
+            first = text_of(await call_tool(sup, "sample", {}, asker=front, record=record))
+            assert first.startswith(
+                "error: User rejected sampling request: the answer is not a sampling result"
+            )
+            second = text_of(await call_tool(sup, "sample", {}, asker=front, record=record))
+            assert second.endswith("orbmcp could not ask: RuntimeError")

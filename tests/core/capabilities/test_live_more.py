@@ -16,7 +16,7 @@ from orbmcp.commands.results import ResourceContents, Result
 from orbmcp.core.calls import call_tool
 from orbmcp.core.capabilities import Interaction
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
-from orbmcp.errors import TimeoutFailed, UsageError
+from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError
 from orbmcp.render.plain import render_plain
 from tests.core.capabilities.test_live import (
     BOUND_S,
@@ -204,3 +204,43 @@ async def test_prompt_arguments_and_template_values_come_from_the_server(world: 
                 [LiveQuery("prompt_argument", "asks", "x=", "nope"), LiveQuery("resource_uri", "ghost", "")],
             )
             assert list(nothing.values()) == [[], []]
+
+
+async def test_follow_on_a_2026_server_uses_a_listen_stream(world: World) -> None:
+    world.write({"m": stdio_entry("asks", "--modern")})
+    shown: list[Result] = []
+    with anyio.fail_after(BOUND_S):
+        async with session(world) as manager:
+            ctx = ctx_for(manager, Scripted(), emit=shown.append)
+            sup = await manager.ready("m")
+            assert sup.snap.protocol_version == "2026-07-28"
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(resource_handlers.read, ctx, "m", "mem://note", None, True)
+                while not shown:
+                    await anyio.sleep(0.02)
+                # The stream may still be opening: touch until an update arrives.
+                while len(shown) < 2:
+                    await call_tool(sup, "touch", {})
+                    with anyio.move_on_after(0.5):
+                        while len(shown) < 2:
+                            await anyio.sleep(0.02)
+                tg.cancel_scope.cancel()
+    assert isinstance(shown[1], ResourceContents) and shown[1].update == 1
+
+
+async def test_tasks_that_end_otherwise_are_errors_never_hangs(world: World) -> None:
+    with anyio.fail_after(BOUND_S):
+        async with session(world) as manager:
+            sup = await manager.ready("tasks")
+            done = await call_tool(sup, "count", {"instant": True}, as_task=True)
+            assert text_of(done) == "count done at once"
+            with pytest.raises(
+                ProtocolError, match="the server cancelled the task: the server gave up"
+            ) as err:
+                await call_tool(sup, "count", {"give_up": True}, as_task=True)
+            assert err.value.reason == "task_failed"
+            with pytest.raises(ProtocolError, match="ended failed"):
+                await call_tool(sup, "count", {"fail": True}, as_task=True)
+            with pytest.raises(ProtocolError, match="unknown task status 'sleeping'"):
+                await call_tool(sup, "count", {"bogus": True}, as_task=True)
+            assert sup.connected

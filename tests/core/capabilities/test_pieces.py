@@ -200,3 +200,22 @@ def test_features_and_eras() -> None:
         "action": "accept",
         "url": "https://x",
     }
+
+
+async def test_following_needs_a_server_that_offers_subscriptions() -> None:
+    from types import SimpleNamespace
+
+    from orbmcp.core.capabilities.subscriptions import follow
+    from orbmcp.errors import UsageError
+
+    caps = SimpleNamespace(resources=SimpleNamespace(subscribe=False))
+    legacy = SimpleNamespace(
+        name="s",
+        snap=SimpleNamespace(protocol_version="2025-11-25"),
+        client=SimpleNamespace(server_capabilities=caps),
+    )
+    with pytest.raises(UsageError, match="does not offer resource subscriptions"):
+        await follow(legacy, "mem://x", lambda: None)  # type: ignore[arg-type]
+    modern = SimpleNamespace(name="s", snap=SimpleNamespace(protocol_version="2026-07-28"), client=None)
+    with pytest.raises(UsageError, match="not connected"):
+        await follow(modern, "mem://x", lambda: None)  # type: ignore[arg-type]
