@@ -27,6 +27,8 @@ Completer = Literal[
     "check-formats",  # text, github
     "clients",  # other MCP clients orbmcp imports from
     "scopes",  # global, project
+    "prompt_arguments",  # name=value of a prompt's arguments; values from the server (completion/complete)
+    "resource_uris",  # a resource template's URI with values from the server (completion/complete)
 ]
 
 

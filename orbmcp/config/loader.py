@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from orbmcp import environment, log
 from orbmcp.config import imports, paths, registry
-from orbmcp.config.expand import finalize
+from orbmcp.config.expand import expand_roots, finalize
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
     ConfigWarning,
@@ -134,6 +134,10 @@ def load_config(
                 )
         settings = apply_settings(settings, stated)
         warnings.extend(settings_warnings)
+    if settings.roots is not None:
+        roots, root_warnings = expand_roots(settings.roots, environ=env, cwd=work, file=None)
+        settings = replace(settings, roots=roots)
+        warnings.extend(root_warnings)
     extension = _Layer(
         "extension",
         None,
