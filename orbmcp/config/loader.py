@@ -198,15 +198,31 @@ def _project_info(
     if not existing:
         return ProjectInfo(pdir, (), trusted=False, loaded=False), [], []
     # Only now: most directories have no project config, and trust costs hashing and imports.
-    from orbmcp.config.trust import check_trust, has_record, read_project, review_documents
+    from orbmcp.config.trust import (
+        approval_recorded,
+        check_trust,
+        project_server_names,
+        read_project,
+        review_documents,
+    )
 
+    recorded, store_warnings = approval_recorded(gdir, pdir)
+    if not recorded and host_trust is None:
+        # Never approved (a cloned repository, say): the status line needs only its server
+        # names, so nothing else is checked, hashed or warned about, and a broken or hostile
+        # file costs one bounded read and never touches the user's own servers.
+        names = project_server_names(pdir)
+        return (
+            ProjectInfo(pdir, existing, trusted=False, loaded=False, pending=names),
+            [],
+            list(store_warnings),
+        )
     try:
         documents = read_project(pdir)
         review: ProjectReview | None = review_documents(pdir, documents)
     except ConfigError:
-        # A broken file in a project the user never trusted is none of our business (it may be a
-        # cloned repo); in a trusted one it is the user's own config and must fail loudly.
-        if load and has_record(gdir, pdir):
+        # In a project the user trusted, the files are the user's own config: fail loudly.
+        if load and recorded:
             raise
         documents, review = [], None
     if review is None:
@@ -217,8 +233,8 @@ def _project_info(
         # project as it is right now, every server included.
         from orbmcp.config.trust import TrustCheck
 
-        names = frozenset(s.name for s in review.servers) if host_trust else frozenset()
-        check = TrustCheck("trusted" if host_trust else "untrusted", names, (), check.warnings)
+        answered = frozenset(s.name for s in review.servers) if host_trust else frozenset()
+        check = TrustCheck("trusted" if host_trust else "untrusted", answered, (), check.warnings)
     state: TrustState = check.state
     info = ProjectInfo(
         pdir,

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from orbmcp.config.checks import Problems, as_int, show
+from orbmcp.config.checks import MAX_DURATION_MS, Problems, as_int, show
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.model import ConfigWarning, Settings
 
@@ -23,9 +23,9 @@ def _tool_prefix(value: object) -> str | None:
     return value if isinstance(value, str) and _TOOL_PREFIX.fullmatch(value) else None
 
 
-def _positive(value: object) -> int | None:
+def _duration_ms(value: object) -> int | None:
     number = as_int(value)
-    return number if number is not None and number > 0 else None
+    return number if number is not None and 0 < number <= MAX_DURATION_MS else None
 
 
 def _retries(value: object) -> int | None:
@@ -40,7 +40,7 @@ def _daemon(value: object) -> str | None:
 # settings key, Settings field, checker (None = invalid), what it must be
 _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
-    ("requestTimeoutMs", "request_timeout_ms", _positive, "a positive integer"),
+    ("requestTimeoutMs", "request_timeout_ms", _duration_ms, f"a positive integer up to {MAX_DURATION_MS}"),
     ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
     ("daemon", "daemon", _daemon, '"auto" or "off"'),
 )
