@@ -24,6 +24,8 @@ from orbmcp.core.sdk import ensure_sdk
 if TYPE_CHECKING:
     from orbmcp.config.model import ServerConfig
     from orbmcp.core.era import EraCache
+    from orbmcp.core.flood import NotificationThrottle
+    from orbmcp.core.listings import ToolListingSalvage
     from orbmcp.core.process import ManagedProcess
     from orbmcp.core.runtime import Runtime
     from orbmcp.core.stderr_tail import StderrTail
@@ -77,6 +79,7 @@ class Connection:
     protocol_version: str | None
     server_info: str | None  # "name version" from the handshake
     warnings: tuple[str, ...] = ()  # about how the connection was made, to show with the server
+    listings: ToolListingSalvage | None = None  # this connection's raw tool listings, for salvage
 
 
 @asynccontextmanager
@@ -114,6 +117,7 @@ class _Opener:
         self.callbacks = callbacks
         self.http = http
         self.process: ManagedProcess | None = None
+        self.listings: ToolListingSalvage | None = None  # the latest attempt's
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
@@ -149,6 +153,7 @@ class _Opener:
                 protocol_version=version,
                 server_info=f"{info.name} {info.version}" if info is not None else None,
                 warnings=(SSE_FALLBACK_NOTE,) if transport != cfg.transport else (),
+                listings=self.listings,
             )
 
     async def _second_attempt(
@@ -225,10 +230,18 @@ class _Opener:
         from mcp_types import Implementation
 
         from orbmcp.core import era
+        from orbmcp.core.flood import NotificationThrottle
+        from orbmcp.core.inbound import guarded
+        from orbmcp.core.listings import ToolListingSalvage
 
-        stream = await self._transport(transport, probe_timeout=era.discover_timeout_for(cached))
+        throttle = NotificationThrottle(self.callbacks.warn)
+        stream = await self._transport(
+            transport, probe_timeout=era.discover_timeout_for(cached), throttle=throttle
+        )
+        self.listings = ToolListingSalvage(self.cfg.name, self.callbacks.warn)
         return Client(
-            stream,
+            # A stdio transport thins notifications itself, before parsing them.
+            guarded(stream, salvage=self.listings, throttle=None if self.cfg.is_stdio else throttle),
             mode=era.client_mode_for(cached),  # type: ignore[arg-type,unused-ignore]
             read_timeout_seconds=self.cfg.request_timeout_ms / 1000,
             message_handler=self._message_handler(),
@@ -237,7 +250,9 @@ class _Opener:
             cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
         )
 
-    async def _transport(self, transport: str, *, probe_timeout: float | None) -> Any:
+    async def _transport(
+        self, transport: str, *, probe_timeout: float | None, throttle: NotificationThrottle
+    ) -> Any:
         from orbmcp.core import transports
 
         cfg, warn = self.cfg, self.callbacks.warn
@@ -249,7 +264,12 @@ class _Opener:
                 warn(f"skipped a non-JSON line from stdout: {line[:200]}")
 
             return transports.stdio_pipe_transport(
-                proc.stdin, proc.stdout, server=cfg.name, on_garbage=garbage, discover_timeout_s=probe_timeout
+                proc.stdin,
+                proc.stdout,
+                server=cfg.name,
+                on_garbage=garbage,
+                discover_timeout_s=probe_timeout,
+                throttle=throttle,
             )
         assert cfg.url is not None
         auth = await self._auth()

@@ -29,6 +29,7 @@ from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from orbmcp.core.flood import NotificationThrottle, notification_method
 from orbmcp.errors import ConnectionFailed
 from orbmcp.log import get_logger
 from orbmcp.net.http import ResponseHook, make_http_client
@@ -80,6 +81,7 @@ async def _stdio_pipe_streams(
     max_line_bytes: int,
     on_garbage: GarbageHook | None,
     discover_timeout_s: float | None,
+    throttle: NotificationThrottle | None,
 ) -> AsyncIterator[TransportStreams]:
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -98,6 +100,8 @@ async def _stdio_pipe_streams(
             logger.debug("on_garbage callback raised", exc_info=True)
 
     def parse(line: bytes) -> SessionMessage | None:
+        if throttle is not None and (method := notification_method(line)) and not throttle.admit(method):
+            return None  # a flood: dropped before the SDK's parser
         message, garbage = _decode(line)
         if garbage:
             report_garbage(line)
@@ -246,6 +250,7 @@ def stdio_pipe_transport(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     on_garbage: GarbageHook | None = None,
     discover_timeout_s: float | None = None,
+    throttle: NotificationThrottle | None = None,
 ) -> Transport:
     """A ``Transport`` for ``mcp.Client`` over a server process's stdin/stdout pipes.
 
@@ -258,6 +263,7 @@ def stdio_pipe_transport(
 
     ``discover_timeout_s`` answers an unanswered ``server/discover`` with a timeout error after
     that long, for this connection only, so ``mode="auto"`` falls back to ``initialize`` early.
+    Notifications ``throttle`` does not admit are dropped before they are parsed.
 
     The transport never owns the process: leaving it closes stdin only.
     """
@@ -268,6 +274,7 @@ def stdio_pipe_transport(
         max_line_bytes=max_line_bytes,
         on_garbage=on_garbage,
         discover_timeout_s=discover_timeout_s,
+        throttle=throttle,
     )
 
 

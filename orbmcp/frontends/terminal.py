@@ -33,6 +33,7 @@ class TerminalUI:
         self.console = console or local_console()
         self._progress_shown = False
         self._progress_drawn_at = -math.inf
+        self._progress_full_drawn = False
 
     def _err(self, text: str) -> None:
         self.console.write_err(text)
@@ -87,11 +88,14 @@ class TerminalUI:
         if not self.console.stderr_isatty:
             return
         # A terminal cannot show more than a few redraws a second anyway; a server sending
-        # thousands must not turn stderr into the bottleneck. The last step always shows.
+        # thousands must not turn stderr into the bottleneck. The last step always shows, once:
+        # a flood of steps past the total must not redraw each time.
         now = time.monotonic()
-        if now - self._progress_drawn_at < PROGRESS_REDRAW_S and not (total and progress >= total):
+        full = bool(total and progress >= total)
+        if now - self._progress_drawn_at < PROGRESS_REDRAW_S and not (full and not self._progress_full_drawn):
             return
         self._progress_drawn_at = now
+        self._progress_full_drawn = self._progress_full_drawn or full
         from orbmcp.text import one_line
 
         width = 24
@@ -106,6 +110,7 @@ class TerminalUI:
         self._progress_shown = True
 
     def end_progress(self) -> None:
+        self._progress_full_drawn = False
         if self._progress_shown:
             self._err("\r\x1b[2K")
             self._progress_shown = False

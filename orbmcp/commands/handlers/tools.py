@@ -37,6 +37,7 @@ from orbmcp.core.results import AudioBlock, ImageBlock, ToolResult
 from orbmcp.core.state import State
 from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError, cmd
 from orbmcp.suggest import unknown
+from orbmcp.text import shown_name
 
 if TYPE_CHECKING:
     from orbmcp.core.manager import Manager
@@ -176,7 +177,7 @@ def _entry(tool: BridgedTool) -> ToolEntry:
         raw_description=tool.raw_description,
         input_schema=tool.input_schema,
         annotations=tool.annotations,
-        signature=signature(tool.name, tool.input_schema),
+        signature=signature(shown_name(tool.name), tool.input_schema),
     )
 
 
@@ -192,16 +193,17 @@ async def tools(ctx: CommandContext, server: str | None = None, schema: bool = F
 
 
 def find_tool(manager: Manager, server: str, name: str) -> BridgedTool:
-    """A tool by its server-side name, or by its bridged name; 'did you mean' otherwise."""
+    """A tool by its server-side name, the name as listings show it (control and invisible
+    characters escaped), or its bridged name; 'did you mean' otherwise."""
     registry = manager.tools
     found = registry.get(server, name)
     if found is not None and found.present:
         return found
     offered = registry.for_server(server)
     for tool in offered:
-        if tool.bridged_name == name:
+        if name in (tool.bridged_name, shown_name(tool.name)):
             return tool
-    err = unknown("tool", name, [t.name for t in offered], server=server)
+    err = unknown("tool", name, [shown_name(t.name) for t in offered], server=server)
     raise UsageError(f"unknown tool '{name}' on server '{server}'", server=server, hint=err.hint)
 
 
