@@ -2,9 +2,10 @@
 
 Every variable orbmcp reads for itself is named and parsed here and nowhere else, so each has one
 spelling and one rule: ``ORB_AGENT_DIR``, ``ORBMCP_CONFIG``, ``ORBMCP_PROJECT``, ``ORBMCP_DEBUG``,
-``NO_COLOR``, ``CI`` and ``ORBMCP_NO_DAEMON``. A new one is added here. An empty value counts as
-unset. Values come from the real process environment (or a mapping a caller passes), never from a
-``.env`` file or a config file: a cloned project must not be able to move the config or the state.
+``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON`` and ``ORBMCP_MAX_INPUT_MIB``. A new one is added
+here. An empty value counts as unset. Values come from the real process environment (or a mapping
+a caller passes), never from a ``.env`` file or a config file: a cloned project must not be able
+to move the config or the state.
 
 Hand-written rather than pydantic-settings: these are read on the fast paths (completion on every
 keystroke, the config commands, an empty ``status``), where importing pydantic-settings costs
@@ -25,7 +26,11 @@ DEBUG = "ORBMCP_DEBUG"
 NO_COLOR = "NO_COLOR"
 CI = "CI"
 NO_DAEMON = "ORBMCP_NO_DAEMON"
-VARIABLES = (GLOBAL_DIR, CONFIG, PROJECT, DEBUG, NO_COLOR, CI, NO_DAEMON)
+MAX_INPUT = "ORBMCP_MAX_INPUT_MIB"
+VARIABLES = (GLOBAL_DIR, CONFIG, PROJECT, DEBUG, NO_COLOR, CI, NO_DAEMON, MAX_INPUT)
+
+DEFAULT_MAX_INPUT_MIB = 16
+_MAX_INPUT_MIB_LIMIT = 4096
 
 _TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
 
@@ -78,3 +83,11 @@ def ci(environ: Environ = None) -> bool:
 def no_daemon(environ: Environ = None) -> bool:
     """``ORBMCP_NO_DAEMON`` is 1, true, yes or on: run every command one-shot, never in a daemon."""
     return _switch(NO_DAEMON, environ)
+
+
+def max_input_bytes(environ: Environ = None) -> int:
+    """``ORBMCP_MAX_INPUT_MIB``: the most ``call`` reads from stdin or one ``@file``, in MiB
+    (1 to 4096; anything else means the default, 16)."""
+    value = _value(MAX_INPUT, environ).strip()
+    mib = int(value) if value.isdigit() and 1 <= int(value) <= _MAX_INPUT_MIB_LIMIT else DEFAULT_MAX_INPUT_MIB
+    return mib * 1024 * 1024

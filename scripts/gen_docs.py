@@ -48,6 +48,11 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ),
     ("NO_COLOR", "Any non-empty value: no colours and no rich tables, as with --no-color."),
     ("CI", "true/1: never prompt and never open a browser (authorization fails fast with exit 5)."),
+    (
+        "ORBMCP_MAX_INPUT_MIB",
+        "How much call reads from stdin (-) or one k=@FILE, in MiB (default 16, at most 4096); "
+        "more is a usage error (exit 2).",
+    ),
 )
 
 FILES: tuple[tuple[str, str], ...] = (

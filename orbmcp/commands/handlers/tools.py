@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from orbmcp.commands.arguments import parse_call_arguments
+from orbmcp import environment
+from orbmcp.commands.arguments import parse_call_arguments, read_argument_files
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.call import CallOutcome, transcript_text
 from orbmcp.commands.results.tools import (
@@ -297,8 +298,9 @@ async def call(
     _check_options(timeout, max_output)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None
+    read_file = await read_argument_files(tokens, limit=environment.max_input_bytes())
     # Syntax first (bad JSON, k without =, unreadable @file): no server needed to reject those.
-    parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text)
+    parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text, read_file=read_file)
     media_dir = _prepare_dir(_user_path("--save-images", save_images)) if save_images is not None else None
     out_path = _user_path("--output", output) if output is not None else None
     if out_path is not None:
@@ -307,7 +309,9 @@ async def call(
     manager = await ctx.manager()
     sup = await manager.ready(server)
     bridged = find_tool(manager, server, tool)
-    values = parse_call_arguments(tokens, bridged.input_schema, args_json=args, stdin_text=stdin_text)
+    values = parse_call_arguments(
+        tokens, bridged.input_schema, args_json=args, stdin_text=stdin_text, read_file=read_file
+    )
 
     def on_progress(value: float, total: float | None, message: str | None) -> None:
         ctx.ui.progress(server, bridged.name, value, total, message)
@@ -442,7 +446,8 @@ async def prompt(
     ctx.server(server)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None
-    parse_call_arguments(tokens, None, stdin_text=stdin_text)
+    read_file = await read_argument_files(tokens, limit=environment.max_input_bytes())
+    parse_call_arguments(tokens, None, stdin_text=stdin_text, read_file=read_file)
     manager = await ctx.manager()
     sup = await manager.ready(server)
     if not _has_capability(sup, "prompts"):
@@ -452,7 +457,7 @@ async def prompt(
     if found is None:
         err = unknown("prompt", name, [str(p.get("name")) for p in offered], server=server)
         raise UsageError(f"unknown prompt '{name}' on server '{server}'", server=server, hint=err.hint)
-    values = parse_call_arguments(tokens, prompt_schema(found), stdin_text=stdin_text)
+    values = parse_call_arguments(tokens, prompt_schema(found), stdin_text=stdin_text, read_file=read_file)
     strings: dict[str, str] = {}
     for key, value in values.items():
         if not isinstance(value, str):
