@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from orbmcp.core.flood import NotificationThrottle, notification_method
 from orbmcp.errors import ConnectionFailed
 from orbmcp.log import get_logger
+from orbmcp.net.bounded import ResponseTooLarge
 from orbmcp.net.http import ResponseHook, make_http_client
 
 __all__ = [
@@ -397,14 +398,19 @@ async def _sse_writer(
         async for session_message in write_reader:
             message = session_message.message
             body = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-            response = await request_within_origin(client, "POST", endpoint, json=body)
-            if response.is_success or not isinstance(message, types.JSONRPCRequest):
+            try:
+                response = await request_within_origin(client, "POST", endpoint, json=body)
+            except ResponseTooLarge as exc:
+                failure = f"message endpoint answered with a {exc}"
+            else:
+                if response.is_success:
+                    continue
+                failure = f"message endpoint answered HTTP {response.status_code}"
+            if not isinstance(message, types.JSONRPCRequest):
                 continue
             # The answer will never come over the event stream: fail this request now, not at its
             # timeout. The session goes on (the SDK's client stops sending after one failed POST).
-            error = types.ErrorData(
-                code=types.INTERNAL_ERROR, message=f"message endpoint answered HTTP {response.status_code}"
-            )
+            error = types.ErrorData(code=types.INTERNAL_ERROR, message=failure)
             reply = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
             with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await read_writer.send(SessionMessage(reply))
