@@ -29,6 +29,10 @@ NO_DAEMON = "ORBMCP_NO_DAEMON"
 MAX_INPUT = "ORBMCP_MAX_INPUT_MIB"
 VARIABLES = (GLOBAL_DIR, CONFIG, PROJECT, DEBUG, NO_COLOR, CI, NO_DAEMON, MAX_INPUT)
 
+# Not read from orbmcp's own environment: set in each stdio server's, so that its descendants
+# can be told apart from every other process (``core.proctree``).
+SERVER_TAG = "ORBMCP_SERVER_TAG"
+
 DEFAULT_MAX_INPUT_MIB = 16
 _MAX_INPUT_MIB_LIMIT = 4096
 

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
 if __package__:
@@ -60,8 +63,6 @@ def spawn_helper(args: argparse.Namespace, role: str) -> None:
         subprocess.Popen(cmd, stdin=devnull, stdout=devnull, stderr=devnull, pass_fds=(ready_w,))
     )
     os.close(ready_w)
-    import select
-
     if select.select([ready_r], [], [], raw.READY_TIMEOUT)[0]:
         os.read(ready_r, 1)
     os.close(ready_r)
@@ -117,12 +118,16 @@ def serve(args: argparse.Namespace) -> int:
             server.handle(msg)
     if args.helper_on_eof:
         spawn_helper(args, "eof-helper")
-        os._exit(0)  # at once: the helper's parent is gone before anyone looks
-    return 0
+    if args.linger:
+        while True:
+            time.sleep(3600)
+    os._exit(0)  # at once: an eof-helper's parent is gone before anyone looks
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.ignore_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if args.liveness:
         raw.connect_liveness(args.liveness, "server")
     if args.helper_at_start:
