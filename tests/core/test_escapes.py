@@ -124,3 +124,26 @@ async def test_after_orbmcp_is_sigkilled_nothing_of_the_server_survives_the_next
         assert result.returncode == 0, result.stderr
         await live.wait_all_dead(10)
     assert records() == []
+
+
+@linux_only
+async def test_ctrl_c_during_start_up_leaves_no_helper(tmp_path: Path) -> None:
+    # The server starts a setsid helper and never answers initialize: Ctrl-C lands mid-connect.
+    async with LivenessServer() as live:
+        config = write_config(
+            tmp_path / "mcp.json", {"h": hostile(live, "--helper-at-start", "--hang", timeoutMs=60000)}
+        )
+        proc = await anyio.open_process(cli_argv(config, "status"), cwd=tmp_path, env=cli_env())
+        try:
+            await live.wait_registered(2, 20)
+            proc.send_signal(signal.SIGINT)
+            with anyio.fail_after(20):
+                code = await proc.wait()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            await proc.aclose()
+        assert code == 130
+        await live.wait_all_dead(10)
+    assert records() == []
