@@ -81,6 +81,8 @@ class ASOptions:
     token_endpoint: str | None = None  # override (hostile URL)
     strict_redirect_uri: bool = True
     metadata_redirect: str | None = None  # every AS metadata URL answers 302 there
+    metadata_absent: bool = False  # every AS metadata URL answers 404 (the PRM still names the AS)
+    metadata_extra: dict[str, Any] | None = None  # merged over the AS metadata (hostile values)
     token_redirect: bool = False  # the advertised token endpoint answers 307 to the real one
 
 
@@ -337,11 +339,14 @@ class OAuthTestServer:
             body["token_endpoint_auth_methods_supported"] = self.opts.token_auth_methods
         if self.opts.as_scopes_supported is not None:
             body["scopes_supported"] = self.opts.as_scopes_supported
+        body.update(self.opts.metadata_extra or {})
         return body
 
     async def asm_root(self, request: Request) -> Response:
         if self.opts.metadata_redirect:
             return RedirectResponse(self.opts.metadata_redirect, status_code=302)
+        if self.opts.metadata_absent:
+            return Response(status_code=404)
         if self.opts.discovery in ("default", "legacy"):
             return JSONResponse(self._asm())
         return Response(status_code=404)
@@ -349,6 +354,8 @@ class OAuthTestServer:
     async def asm_path(self, request: Request) -> Response:
         if self.opts.metadata_redirect:
             return RedirectResponse(self.opts.metadata_redirect, status_code=302)
+        if self.opts.metadata_absent:
+            return Response(status_code=404)
         if self.opts.discovery == "var1":
             return JSONResponse(self._asm())
         return Response(status_code=404)
