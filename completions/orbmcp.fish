@@ -20,7 +20,7 @@ complete -c orbmcp -f -n __fish_use_subcommand -a complete -d 'Print completion 
 complete -c orbmcp -f -n __fish_use_subcommand -a completion -d 'Shell completion scripts.'
 complete -c orbmcp -f -n __fish_use_subcommand -a config -d 'Inspect and validate configuration.'
 complete -c orbmcp -f -n __fish_use_subcommand -a daemon -d 'The session daemon: one live session shared by every orbmcp command of this scope.'
-complete -c orbmcp -f -n __fish_use_subcommand -a logout -d 'Forget the stored tokens and client registration of an OAuth server.'
+complete -c orbmcp -f -n __fish_use_subcommand -a logout -d 'Revoke an OAuth server\'s tokens at its authorization server (RFC 7009, where offered), then forget them and the client registration.'
 complete -c orbmcp -f -n __fish_use_subcommand -a prompt -d 'Get a prompt with k=v arguments.'
 complete -c orbmcp -f -n __fish_use_subcommand -a prompts -d 'List prompts.'
 complete -c orbmcp -f -n __fish_use_subcommand -a read -d 'Read a resource.'
