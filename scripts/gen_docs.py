@@ -156,7 +156,12 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "auth": JsonDoc(
         "object", (*MESSAGE_KEYS, "server"), "plus details of the outcome; with --status: auth", open=True
     ),
-    "logout": JsonDoc("object", (*MESSAGE_KEYS, "server", "removed")),
+    "logout": JsonDoc(
+        "object",
+        (*MESSAGE_KEYS, "server", "removed", "revocation"),
+        "revocation: revoked, unsupported, failed (with revocationError) or none",
+        open=True,
+    ),
     "tools": JsonDoc("array", TOOL_KEYS, "inputSchema exactly as the server sent it"),
     "call": JsonDoc(
         "object",

@@ -32,7 +32,7 @@ from orbmcp.config.model import (
     TrustState,
 )
 from orbmcp.config.schema import apply_override, is_partial, parse_override, parse_server, servers_block
-from orbmcp.config.settings import GLOBAL_ONLY, apply_settings, parse_settings
+from orbmcp.config.settings import GLOBAL_ONLY, SETTING_KEYS, apply_settings, parse_settings
 from orbmcp.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -104,9 +104,10 @@ def load_config(
         if layer.source == "project":
             for key in GLOBAL_ONLY & stated.keys():
                 del stated[key]
+                spelled = SETTING_KEYS.get(key, key)
                 warnings.append(
                     ConfigWarning(
-                        f'"{key}" is a global setting; a project cannot set it (ignored)',
+                        f'"{spelled}" is a global setting; a project cannot set it (ignored)',
                         file=_str(layer.file),
                         reason="global_only_setting",
                     )
@@ -126,6 +127,8 @@ def load_config(
         final, final_warnings = finalize(winner.server, environ=env, cwd=work)
         warnings.extend(final_warnings)
         if final is not None:
+            if final.auth is not None and final.auth.credential_store != settings.credential_store:
+                final = replace(final, auth=replace(final.auth, credential_store=settings.credential_store))
             servers[name] = replace(final, override_file=winner.override_file)
 
     return ResolvedConfig(

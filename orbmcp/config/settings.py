@@ -37,16 +37,23 @@ def _daemon(value: object) -> str | None:
     return value if value in ("auto", "off") else None
 
 
+def _credential_store(value: object) -> str | None:
+    return value if value in ("file", "keyring") else None
+
+
 # settings key, Settings field, checker (None = invalid), what it must be
 _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
     ("requestTimeoutMs", "request_timeout_ms", _duration_ms, f"a positive integer up to {MAX_DURATION_MS}"),
     ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
     ("daemon", "daemon", _daemon, '"auto" or "off"'),
+    ("tokenStore", "credential_store", _credential_store, '"file" or "keyring"'),
 )
 # Settings only the user's own files may state: a cloned project must not start processes that
-# outlive the command the user ran.
-GLOBAL_ONLY = frozenset({"daemon"})
+# outlive the command the user ran, nor decide where the user's credentials are kept.
+GLOBAL_ONLY = frozenset({"daemon", "credential_store"})
+# Settings field -> the key a file spells it with (for messages).
+SETTING_KEYS = {field_name: key for key, field_name, _, _ in _SETTINGS}
 
 
 def parse_settings(
