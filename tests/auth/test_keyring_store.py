@@ -143,7 +143,7 @@ async def test_switching_back_to_the_file_store_moves_the_secrets(
         await login(srv, tmp_path)
         file_store = AuthStore(tmp_path, cfg(srv, "file"))
         assert await file_store.get_tokens() is not None  # a keyring record is still read
-        await file_store.set_tokens((await file_store.get_tokens()))  # type: ignore[arg-type]
+        await file_store.set_tokens(await file_store.get_tokens())  # type: ignore[arg-type]
         assert json.loads(file_store.path.read_text())["kept_in"] == "file" and vault.entries == {}
         assert auth_status(cfg(srv, "file"), tmp_path) == CREDENTIALS_STORED
     assert auth_status(make_cfg("https://elsewhere.example/mcp"), tmp_path) == MAY_BE_REQUIRED
