@@ -72,3 +72,14 @@ async def test_a_notification_flood_is_thinned_and_the_call_completes(
     if method == "notifications/progress":
         assert len(updates) == 50  # the burst, then nothing: not 100,000 callbacks
     assert any(f"more than 0 {method} per second" in w for w in sup.snap.warnings)
+
+
+def test_injected_escapes_reach_no_output(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"h": hostile_entry("--inject", "--odd-names")})
+    for argv in (("tools", "h"), ("tools", "h", "--schema"), ("status", "h")):
+        result = run_cli("--config", str(config), *argv)
+        assert result.code == 0, result.stderr
+        out = result.stdout + result.stderr
+        assert not any(c in out for c in ("\x1b", "\x07", "\u202e", "\u200b", "\U000e0041")), repr(out)
+    listing = run_cli("--config", str(config), "tools", "h").stdout
+    assert "cleared" in listing and "hidden" in listing  # the text stays, its tricks do not
