@@ -1,11 +1,11 @@
 """orbmcp's environment variables, read in one place.
 
 Every variable orbmcp reads for itself is named and parsed here and nowhere else, so each has one
-spelling and one rule: ``ORB_AGENT_DIR``, ``ORBMCP_CONFIG``, ``ORBMCP_PROJECT``, ``ORBMCP_DEBUG``,
-``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON`` and ``ORBMCP_MAX_INPUT_MIB``. A new one is added
-here. An empty value counts as unset. Values come from the real process environment (or a mapping
-a caller passes), never from a ``.env`` file or a config file: a cloned project must not be able
-to move the config or the state.
+spelling and one rule: ``ORB_AGENT_DIR``, ``ORBMCP_CONFIG``, ``ORBMCP_PROJECT``, ``ORBMCP_DEBUG``
+(alias ``PI_MCP_DEBUG``), ``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON``, ``ORBMCP_MAX_INPUT_MIB`` and
+``GITHUB_STEP_SUMMARY``. A new one is added here. An empty value counts as unset. Values come from
+the real process environment (or a mapping a caller passes), never from a ``.env`` file or a config
+file: a cloned project must not be able to move the config or the state.
 
 Hand-written rather than pydantic-settings: these are read on the fast paths (completion on every
 keystroke, the config commands, an empty ``status``), where importing pydantic-settings costs
@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GLOBAL_DIR = "ORB_AGENT_DIR"
 CONFIG = "ORBMCP_CONFIG"
@@ -26,8 +29,23 @@ DEBUG = "ORBMCP_DEBUG"
 NO_COLOR = "NO_COLOR"
 CI = "CI"
 NO_DAEMON = "ORBMCP_NO_DAEMON"
+# pi-mcp-extension's name for the debug switch: its users keep their habit.
+PI_DEBUG = "PI_MCP_DEBUG"
+# Set by GitHub Actions: the Markdown file a step appends its summary to.
+GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 MAX_INPUT = "ORBMCP_MAX_INPUT_MIB"
-VARIABLES = (GLOBAL_DIR, CONFIG, PROJECT, DEBUG, NO_COLOR, CI, NO_DAEMON, MAX_INPUT)
+VARIABLES = (
+    GLOBAL_DIR,
+    CONFIG,
+    PROJECT,
+    DEBUG,
+    PI_DEBUG,
+    NO_COLOR,
+    CI,
+    NO_DAEMON,
+    MAX_INPUT,
+    GITHUB_STEP_SUMMARY,
+)
 
 # Not read from orbmcp's own environment: set in each stdio server's, so that its descendants
 # can be told apart from every other process (``core.proctree``).
@@ -45,9 +63,19 @@ def _value(name: str, environ: Environ) -> str:
     return (os.environ if environ is None else environ).get(name, "")
 
 
+def text(name: str, environ: Environ = None) -> str:
+    """A variable's raw value ("" when unset), for callers that must not import pathlib (the
+    session daemon's client runs on every invocation)."""
+    return _value(name, environ)
+
+
 def _path(name: str, environ: Environ) -> Path | None:
     value = _value(name, environ)
-    return Path(value) if value else None
+    if not value:
+        return None
+    from pathlib import Path
+
+    return Path(value)
 
 
 def _switch(name: str, environ: Environ) -> bool:
@@ -70,8 +98,11 @@ def project_dir(environ: Environ = None) -> Path | None:
 
 
 def debug(environ: Environ = None) -> bool:
-    """``ORBMCP_DEBUG`` is 1, true, yes or on (any case): write the debug log."""
-    return _switch(DEBUG, environ)
+    """``ORBMCP_DEBUG`` (or its alias ``PI_MCP_DEBUG``) is 1, true, yes or on (any case): write
+    the debug log. A stated ``ORBMCP_DEBUG`` wins over the alias."""
+    if _value(DEBUG, environ):
+        return _switch(DEBUG, environ)
+    return _switch(PI_DEBUG, environ)
 
 
 def no_color(environ: Environ = None) -> bool:
@@ -82,6 +113,11 @@ def no_color(environ: Environ = None) -> bool:
 def ci(environ: Environ = None) -> bool:
     """``CI`` is 1, true, yes or on: nobody is there to answer a prompt."""
     return _switch(CI, environ)
+
+
+def github_step_summary(environ: Environ = None) -> Path | None:
+    """``GITHUB_STEP_SUMMARY``: the file a GitHub Actions step appends Markdown to, or None."""
+    return _path(GITHUB_STEP_SUMMARY, environ)
 
 
 def no_daemon(environ: Environ = None) -> bool:

@@ -10,7 +10,6 @@ only: the daemon's client runs this on every invocation. Nothing after ``--`` is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from orbmcp.commands.table import GLOBAL_OPTIONS
 
@@ -57,8 +56,8 @@ class ProgramLine:
     """
 
     def __init__(self, argv: Sequence[str]) -> None:
-        self.project: Path | None = None
-        self.config: Path | None = None
+        self.project: str | None = None  # strings: the daemon's client must not import pathlib
+        self.config: str | None = None
         self.no_color = False
         self.no_daemon = False
         self.json = False
@@ -90,9 +89,9 @@ class ProgramLine:
 
     def _set(self, flag: str, value: str) -> None:
         if flag in ("--project", "-p"):
-            self.project = Path(value)
+            self.project = value
         elif flag in ("--config", "-c"):
-            self.config = Path(value)
+            self.config = value
 
     def command(self) -> tuple[str, ...] | None:
         """The path of the command these words name (the longest match in the table)."""

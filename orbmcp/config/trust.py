@@ -107,14 +107,14 @@ def read_project(project_dir: Path) -> list[tuple[Path, dict[str, object]]]:
     return out
 
 
-def project_server_names(project_dir: Path) -> tuple[str, ...]:
-    """The server names a project's files define, in order; () when a file cannot be read."""
+def project_server_names(project_dir: Path) -> dict[str, str]:
+    """The server names a project's files define, in order, each with the file that defines it
+    last (the one that would win); empty when a file cannot be read."""
     try:
         documents = read_project(project_dir)
     except ConfigError:
-        return ()
-    names = (name for _, document in documents for name in servers_block(document, file=None))
-    return tuple(dict.fromkeys(names))
+        return {}
+    return {name: str(path) for path, document in documents for name in servers_block(document, file=None)}
 
 
 def review_documents(project_dir: Path, documents: list[tuple[Path, dict[str, object]]]) -> ProjectReview:

@@ -20,7 +20,6 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -72,9 +71,9 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
         return None
     scope = current_scope(project=line.project, config_file=line.config, environ=env)
     sock_path = socket_path(scope, env)
-    sock = _connect(sock_path) if sock_path.exists() else None
+    sock = _connect(sock_path) if os.path.exists(sock_path) else None
     if sock is None:
-        if sock_path.exists():
+        if os.path.exists(sock_path):
             _forget_stale(sock_path)
         if not auto_start_enabled(scope):
             return None
@@ -104,11 +103,13 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
 
 def auto_start_enabled(scope: Scope) -> bool:
     """The global setting ``"daemon": "auto"`` (settings.json top level, or mcp.json ``settings``)."""
+    from pathlib import Path
+
     from orbmcp.config.jsonc import read_jsonc
     from orbmcp.config.paths import global_files
 
     value: object = "off"
-    files = [scope.config_file] if scope.config_file is not None else list(global_files(scope.global_dir))
+    files = [Path(scope.config_file)] if scope.config_file else list(global_files(Path(scope.global_dir)))
     for path in files:
         try:
             document = read_jsonc(path)
@@ -124,7 +125,7 @@ def auto_start_enabled(scope: Scope) -> bool:
     return value == "auto"
 
 
-def _start_and_connect(scope: Scope, sock_path: Path, why: str) -> socket.socket | None:
+def _start_and_connect(scope: Scope, sock_path: str, why: str) -> socket.socket | None:
     from orbmcp.daemon.control import spawn
     from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
     from orbmcp.errors import OrbError
@@ -140,11 +141,11 @@ def _start_and_connect(scope: Scope, sock_path: Path, why: str) -> socket.socket
     return _connect(sock_path)
 
 
-def _connect(path: Path) -> socket.socket | None:
+def _connect(path: str) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_S)
     try:
-        sock.connect(str(path))
+        sock.connect(path)
     except OSError:
         sock.close()
         return None
@@ -152,12 +153,12 @@ def _connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def _forget_stale(path: Path) -> None:
+def _forget_stale(path: str) -> None:
     """The socket file outlived its daemon: remove it (and the state file) and say so, once."""
     with contextlib.suppress(OSError):
-        path.unlink()
+        os.unlink(path)
     with contextlib.suppress(OSError):
-        state_path(path).unlink()
+        os.unlink(state_path(path))
     sys.stderr.write(f"orbmcp: the session daemon of this scope is gone ({path}); running one-shot\n")
 
 

@@ -11,6 +11,7 @@ import os
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -78,6 +79,9 @@ class Connection:
         if kind == "run":
             await self._run(request)
         elif kind == "status":
+            if request.get("settled") and session is not None:
+                # `daemon start` reports the eager servers' first attempts, as a one-shot status would.
+                await session.sessions.wait_eager()
             self.writer.send_nowait({"t": "status", **self.daemon.status()})
         elif kind == "stop":
             self.writer.send_nowait({"t": "stopping", "pid": os.getpid()})
@@ -182,8 +186,8 @@ class Connection:
         ctx = shell_context(
             console=console,
             sessions=session.sessions,
-            project=session.scope.project_dir,
-            config_file=session.scope.config_file,
+            project=Path(session.scope.project_dir),
+            config_file=None if session.scope.config_file is None else Path(session.scope.config_file),
             json_output=prepared.json_output,
             no_color=prepared.no_color,
         )

@@ -30,6 +30,7 @@ from orbmcp.errors import ConfigError, ConnectionFailed, TimeoutFailed, UsageErr
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
+STARTUP_SETTLE_TIMEOUT_S = 300.0
 ALREADY_RUNNING_STATUS = 75  # what a daemon that lost the race for the lock exits with
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
@@ -73,8 +74,9 @@ def ask(sock_path: Path, request: dict[str, Any], *, timeout: float = 5.0) -> di
         sock.close()
 
 
-def status_of(sock_path: Path) -> dict[str, Any] | None:
-    answer = ask(sock_path, {"t": "status"})
+def status_of(sock_path: Path, *, settled: bool = False, timeout: float = 5.0) -> dict[str, Any] | None:
+    """The daemon's status answer; ``settled``: after its eager servers' first attempts."""
+    answer = ask(sock_path, {"t": "status", "settled": settled}, timeout=timeout)
     return answer if answer is not None and answer.get("t") == "status" else None
 
 
@@ -97,7 +99,7 @@ def _state_pid(sock_path: Path) -> int | None:
     import json
 
     try:
-        data = json.loads(state_path(sock_path).read_text(encoding="utf-8"))
+        data = json.loads(Path(state_path(sock_path)).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     pid = data.get("pid") if isinstance(data, dict) else None
@@ -121,14 +123,14 @@ def _wait(condition: Any, timeout: float, what: str) -> None:
 
 def spawn(scope: Scope, *, idle_timeout_s: float, environ: Mapping[str, str] | None = None) -> DaemonStatus:
     """Start the scope's daemon detached, or find the one already running."""
-    sock = socket_path(scope)
+    sock = Path(socket_path(scope))
     info = status_of(sock)
     if info is not None:
         return DaemonStatus("already-running", str(sock), info)
     env = dict(os.environ if environ is None else environ)
-    argv = [sys.executable, "-m", "orbmcp", "--project", str(scope.project_dir)]
+    argv = [sys.executable, "-m", "orbmcp", "--project", scope.project_dir]
     if scope.config_file is not None:
-        argv += ["--config", str(scope.config_file)]
+        argv += ["--config", scope.config_file]
     argv += ["daemon", "start", "--foreground", "--idle-timeout", f"{idle_timeout_s:g}"]
     errors = sock.with_suffix(".err")
     try:
@@ -169,7 +171,9 @@ def spawn(scope: Scope, *, idle_timeout_s: float, environ: Mapping[str, str] | N
     _wait(answered, START_TIMEOUT_S, "answer")
     with contextlib.suppress(OSError):
         errors.unlink()
-    return DaemonStatus("started" if proc.poll() is None else "already-running", str(sock), found[-1])
+    # Each eager server's first attempt is bounded by its own timeoutMs; wait for them all.
+    settled = status_of(sock, settled=True, timeout=STARTUP_SETTLE_TIMEOUT_S) or found[-1]
+    return DaemonStatus("started" if proc.poll() is None else "already-running", str(sock), settled)
 
 
 def _first_line(path: Path) -> str:
@@ -196,7 +200,7 @@ def start(ctx: CommandContext, idle_timeout: str | None = None, foreground: bool
 def _foreground(ctx: CommandContext, scope: Scope, timeout: float) -> DaemonStatus:
     from orbmcp.daemon.server import AlreadyRunning, run_foreground
 
-    sock = socket_path(scope)
+    sock = Path(socket_path(scope))
     try:
         reason = run_foreground(
             scope,
@@ -216,7 +220,7 @@ def _foreground(ctx: CommandContext, scope: Scope, timeout: float) -> DaemonStat
 
 
 def stop_scope(scope: Scope) -> DaemonStatus:
-    sock = socket_path(scope)
+    sock = Path(socket_path(scope))
     info = status_of(sock)
     if info is None:
         pid = _state_pid(sock)
@@ -250,5 +254,5 @@ def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatu
 
 
 def status(ctx: CommandContext) -> DaemonStatus:
-    sock = socket_path(_scope(ctx))
+    sock = Path(socket_path(_scope(ctx)))
     return DaemonStatus("status", str(sock), status_of(sock))

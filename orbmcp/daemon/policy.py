@@ -3,7 +3,6 @@ runs, and how a variable's value is compared without crossing the socket. Standa
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 
 
@@ -25,4 +24,6 @@ def env_digests(env: Mapping[str, str], names: Sequence[str], nonce: str) -> dic
 
 
 def digest(nonce: str, value: str) -> str:
+    import hashlib  # only when the config references variables: not on every invocation
+
     return hashlib.sha256(f"{nonce}\0{value}".encode("utf-8", "surrogatepass")).hexdigest()

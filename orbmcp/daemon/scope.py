@@ -9,70 +9,79 @@ path stays under the OS limit whatever the directories' names.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from typing import NamedTuple
 
 from orbmcp import environment
-from orbmcp.config import paths
 
 # sun_path is 108 bytes on Linux, 104 on the BSDs and macOS; keep room for the terminating NUL.
 MAX_SOCKET_PATH = 100
+DEFAULT_GLOBAL_DIR = "~/.orb/agent"
 
 
 class UnsafeDirectory(Exception):
     """The runtime directory exists but is not private to this user: refuse to use it."""
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(NamedTuple):
+    """Normalised absolute paths (strings: the client computes this on every invocation and
+    must not import pathlib)."""
+
     uid: int
-    global_dir: Path
-    project_dir: Path
-    config_file: Path | None
+    global_dir: str
+    project_dir: str
+    config_file: str | None
 
     @property
     def key(self) -> str:
-        parts = [str(self.uid), str(self.global_dir), str(self.project_dir), str(self.config_file or "")]
+        import hashlib
+
+        parts = [str(self.uid), self.global_dir, self.project_dir, self.config_file or ""]
         return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
     def describe(self) -> dict[str, str | int | None]:
         return {
             "uid": self.uid,
-            "globalDir": str(self.global_dir),
-            "projectDir": str(self.project_dir),
-            "configFile": None if self.config_file is None else str(self.config_file),
+            "globalDir": self.global_dir,
+            "projectDir": self.project_dir,
+            "configFile": self.config_file,
         }
+
+
+def _absolute(path: str, cwd: str) -> str:
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
 
 
 def current_scope(
     *,
-    project: Path | None = None,
-    config_file: Path | None = None,
+    project: str | os.PathLike[str] | None = None,
+    config_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> Scope:
-    """The scope of a command line: its ``--project``/``--config`` (or their env vars) and cwd."""
+    """The scope of a command line: its ``--project``/``--config`` (or their env vars) and cwd.
+
+    The global and project dirs resolve as the config loader resolves them (``~`` expanded,
+    relative to the working directory).
+    """
     env = os.environ if environ is None else environ
-    work = (cwd if cwd is not None else Path.cwd()).absolute()
-    if project is None:
-        project = environment.project_dir(env)
-    if config_file is None:
-        config_file = environment.config_file(env)
-    gdir = paths.global_dir(env)
-    gdir = gdir if gdir.is_absolute() else work / gdir
-    config = None
-    if config_file is not None:
-        config = config_file.expanduser()
-        config = config if config.is_absolute() else work / config
-    return Scope(os.getuid(), gdir, paths.project_dir(project, cwd=work), config)
+    work = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    project_text = os.fspath(project) if project is not None else environment.text(environment.PROJECT, env)
+    config_text = (
+        os.fspath(config_file) if config_file is not None else environment.text(environment.CONFIG, env)
+    )
+    gdir = environment.text(environment.GLOBAL_DIR, env) or DEFAULT_GLOBAL_DIR
+    return Scope(
+        os.getuid(),
+        _absolute(gdir, work),
+        _absolute(project_text, work) if project_text else work,
+        _absolute(config_text, work) if config_text else None,
+    )
 
 
-def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
+def runtime_dir(environ: Mapping[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     xdg = env.get("XDG_RUNTIME_DIR", "")
     if xdg and os.path.isabs(xdg):
@@ -81,26 +90,26 @@ def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
         except OSError:
             info = None
         if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
-            return Path(xdg) / "orbmcp"
-    return Path(tempfile.gettempdir()) / f"orbmcp-{os.getuid()}"
+            return os.path.join(xdg, "orbmcp")
+    tmp = env.get("TMPDIR", "")
+    return os.path.join(tmp if os.path.isabs(tmp) else "/tmp", f"orbmcp-{os.getuid()}")  # noqa: S108
 
 
-def socket_path(scope: Scope, environ: Mapping[str, str] | None = None) -> Path:
-    base = runtime_dir(environ)
-    path = base / f"{scope.key}.sock"
+def socket_path(scope: Scope, environ: Mapping[str, str] | None = None) -> str:
+    path = os.path.join(runtime_dir(environ), f"{scope.key}.sock")
     if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
         return path
     # A long XDG_RUNTIME_DIR or TMPDIR: /tmp is short on every POSIX system.
     # The directory is created 0700 and checked (owner, mode) before use: no /tmp race.
-    return Path("/tmp") / f"orbmcp-{os.getuid()}" / f"{scope.key[:16]}.sock"  # noqa: S108
+    return os.path.join("/tmp", f"orbmcp-{os.getuid()}", f"{scope.key[:16]}.sock")  # noqa: S108
 
 
-def state_path(sock: Path) -> Path:
+def state_path(sock: str | os.PathLike[str]) -> str:
     """The daemon's state file (pid, start time, protocol) beside its socket."""
-    return sock.with_suffix(".json")
+    return os.path.splitext(os.fspath(sock))[0] + ".json"
 
 
-def check_private_dir(directory: Path) -> None:
+def check_private_dir(directory: str | os.PathLike[str]) -> None:
     """Refuse, naming the path, a directory that is not ours alone (see the module docstring)."""
     try:
         info = os.lstat(directory)
@@ -114,7 +123,7 @@ def check_private_dir(directory: Path) -> None:
         raise UnsafeDirectory(f"{directory} is writable by others (mode {stat.S_IMODE(info.st_mode):o})")
 
 
-def make_private_dir(directory: Path) -> None:
+def make_private_dir(directory: str | os.PathLike[str]) -> None:
     """Create the runtime directory 0700 (its parent must exist), then check it as above."""
     try:
         os.mkdir(directory, 0o700)

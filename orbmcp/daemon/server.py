@@ -66,7 +66,7 @@ class Daemon:
         self.environ = dict(environ)
         self.cwd = cwd
         self.idle_timeout_s = idle_timeout_s if idle_timeout_s and idle_timeout_s > 0 else None
-        self.socket_file = socket_file or socket_path(scope, environ)
+        self.socket_file = Path(socket_file or socket_path(scope, environ))
         self.allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
         self.session: Any = None  # DaemonSession, once serving
         self.started_at = time.time()
@@ -93,7 +93,7 @@ class Daemon:
         self._lock_fd = fd
 
     def release(self) -> None:
-        for path in (self.socket_file, state_path(self.socket_file)):
+        for path in (self.socket_file, Path(state_path(self.socket_file))):
             with contextlib.suppress(OSError):
                 path.unlink()
         if self._lock_fd is not None:
@@ -183,7 +183,7 @@ class Daemon:
             "socket": str(self.socket_file),
             "scope": self.scope.describe(),
         }
-        fs.atomic_write(state_path(self.socket_file), json.dumps(state).encode("utf-8"), durable=False)
+        fs.atomic_write(Path(state_path(self.socket_file)), json.dumps(state).encode("utf-8"), durable=False)
 
     def status(self) -> dict[str, Any]:
         servers: list[dict[str, Any]] = []
@@ -215,7 +215,7 @@ class Daemon:
             project=line.project,
             config_file=line.config,
             environ={str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},
-            cwd=Path(cwd) if isinstance(cwd, str) else None,
+            cwd=cwd if isinstance(cwd, str) else None,
         )
 
 

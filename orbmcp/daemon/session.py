@@ -41,9 +41,9 @@ class DaemonSession:
 
     def _load(self) -> ResolvedConfig:
         return load_config(
-            project=self.scope.project_dir,
-            config_file=self.scope.config_file,
-            global_dir=self.scope.global_dir,
+            project=Path(self.scope.project_dir),
+            config_file=None if self.scope.config_file is None else Path(self.scope.config_file),
+            global_dir=Path(self.scope.global_dir),
             environ=self.environ,
             cwd=self.cwd,
         )
@@ -52,11 +52,12 @@ class DaemonSession:
         """Every file whose content decides this session's servers."""
         scope = self.scope
         if scope.config_file is not None:
-            return [scope.config_file]
+            return [Path(scope.config_file)]
+        gdir, pdir = Path(scope.global_dir), Path(scope.project_dir)
         return [
-            *global_files(scope.global_dir),
-            *project_files(scope.project_dir),
-            trust_store_path(scope.global_dir),
+            *global_files(gdir),
+            *project_files(pdir),
+            trust_store_path(gdir),
             *self.config.files,
         ]
 

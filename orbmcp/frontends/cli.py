@@ -27,10 +27,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def run(argv: list[str]) -> int:
+def run(argv: list[str], *, own_process: bool = False) -> int:
     """Run one command line and return its exit status (what ``main`` exits with).
 
     Nothing here exits the process, so tests and embedders can run the CLI in-process.
+    ``own_process``: the caller is the ``orbmcp`` program itself, which owns its process and may
+    tune it for the SDK import (never an embedder's process).
     """
     if argv in (["--version"], ["-V"]):
         # Fast path: no Typer app to build for the most common scripted probe.
@@ -41,6 +43,8 @@ def run(argv: list[str]) -> int:
 
     forwarded = maybe_forward(argv)
     if forwarded is not None:
+        if own_process:
+            _leave(forwarded)  # nothing was imported that needs tearing down
         return forwarded
     if argv[:1] == ["complete"]:
         # Fast path: shells run this on every Tab; it needs neither Typer nor the handler machinery.
@@ -49,6 +53,12 @@ def run(argv: list[str]) -> int:
         code = complete_fast(argv[1:])
         if code is not None:
             return code
+    if own_process:
+        from orbmcp.commands.argv import ProgramLine
+        from orbmcp.frontends.process_tuning import tune_for_cli
+
+        path = ProgramLine(argv).command() or ()
+        tune_for_cli(client_only=path[:1] not in (("serve",), ("daemon",)))
     from orbmcp.frontends.typer_app import build_app
 
     app = build_app()
@@ -62,12 +72,21 @@ def run(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if args not in (["--version"], ["-V"]) and args[:1] != ["complete"]:
-        from orbmcp.frontends.process_tuning import tune_for_cli
+    _exit(run(sys.argv[1:] if argv is None else argv, own_process=True))
 
-        tune_for_cli()  # the shell's process is orbmcp's own: it may tune the SDK import
-    _exit(run(args))
+
+def _leave(status: int) -> None:
+    """Exit now, skipping the interpreter's teardown: a forwarded command imported only the
+    standard library and has flushed everything it printed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    import atexit
+
+    atexit._run_exitfuncs()  # coverage and the like still run
+    os._exit(status)
 
 
 def _status(code: object) -> int:

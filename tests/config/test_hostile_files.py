@@ -120,8 +120,11 @@ def test_an_untrusted_hostile_project_breaks_nothing(tmp_path: Path, _isolated_a
         for argv in (("status", "--json"), ("config", "paths", "--json"), ("config", "show", "--json")):
             result = run_cli("--project", str(project), *argv)
             assert result.code == 0, (argv, result.stderr)
-        status = run_cli("--project", str(project), "status", "--json").json()
-        assert [s["name"] for s in status] == ["mine"]
+        status = {row["name"]: row for row in run_cli("--project", str(project), "status", "--json").json()}
+        # Its server is a row saying it is untrusted (when its name could be read); yours is as ever.
+        assert status["mine"]["state"] == "stopped"
+        assert set(status) <= {"mine", "a"}
+        assert "a" not in status or status["a"]["state"] == "untrusted"
     assert crash_logs(_isolated_agent_dir) == []
     (project / ".orb" / "mcp.json").write_text(DEEP)
     trust = run_cli("--project", str(project), "trust", "--yes")

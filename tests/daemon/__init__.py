@@ -87,11 +87,11 @@ class Scoped:
     @property
     def socket(self) -> Path:
         scope = current_scope(environ={"ORB_AGENT_DIR": str(self.home)}, cwd=self.project)
-        return socket_path(scope)
+        return Path(socket_path(scope))
 
     def daemon_pid(self) -> int | None:
         try:
-            data = json.loads(state_path(self.socket).read_text(encoding="utf-8"))
+            data = json.loads(Path(state_path(self.socket)).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         pid = data.get("pid")

@@ -124,18 +124,18 @@ def test_ctrl_c_cancels_that_client_only(scoped: Scoped, tmp_path: Path) -> None
     rec = tmp_path / "r.jsonl"
     scoped.write({"r": raw_entry("--record", str(rec))})
     with daemon(scoped):
-        assert scoped.run("call", "r", "echo", "text=warm").code == 0
         waiting = scoped.popen("call", "r", "never")
-        wait_for(
-            lambda: "tools/call" in methods(rec)[methods(rec).index("tools/call") + 1 :], what="the 2nd call"
-        )
+        wait_for(lambda: "tools/call" in methods(rec), what="the call to reach the server")
+        other = scoped.run("call", "r", "echo", "text=meanwhile")  # another client, same server
+        assert (other.code, other.out) == (0, "meanwhile\n")
+        assert waiting.poll() is None
         waiting.send_signal(signal.SIGINT)
         out, err = waiting.communicate(timeout=30)
         assert waiting.returncode == 130 and out == ""
         assert "interrupted by SIGINT" in err
         # The server saw the cancellation of that request, and keeps serving everyone else.
         wait_for(lambda: "notifications/cancelled" in methods(rec), what="the cancellation")
-        never_id = [m["id"] for m in records(rec) if m.get("method") == "tools/call"][-1]
+        never_id = next(m["id"] for m in records(rec) if m.get("params", {}).get("name") == "never")
         cancelled = [m for m in records(rec) if m.get("method") == "notifications/cancelled"]
         assert cancelled[-1]["params"]["requestId"] == never_id
         after = scoped.run("call", "r", "echo", "text=still")
@@ -191,6 +191,10 @@ def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
         ("slash", "/mcp:frob"),
         ("complete", "/mcp:st"),
         ("call", "r", "echo", "--args", "{not json"),
+        ("call", "r", "echo", "txt=x"),
+        ("tools", "r", "echo", "--json"),
+        ("check", "--call", "r/echo text=x --expect x"),
+        ("--json", "check", "r", "off"),
     ]
     one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
     with daemon(scoped):
@@ -350,3 +354,41 @@ def test_stdin_goes_from_the_client_to_the_command(scoped: Scoped) -> None:
         bad = scoped.run("call", "r", "echo", "-", stdin="{not json")
         cold = scoped.run("call", "r", "echo", "-", "--no-daemon", stdin="{not json")
         assert (bad.code, bad.err) == (cold.code, cold.err) and bad.code == 2
+
+
+def test_oauth_paste_back_is_asked_on_the_clients_terminal(scoped: Scoped) -> None:
+    import re
+    import subprocess
+
+    import httpx2
+
+    from tests.auth.oauth_server import ASOptions, server_thread
+
+    with server_thread(ASOptions()) as srv:
+        scoped.write({"srv": {"url": srv.mcp_url, "auth": {"type": "oauth"}, "timeoutMs": 8000}})
+        with daemon(scoped):
+            assert scoped.run("status", "--json").json()[0]["state"] == "needs-auth"
+            proc = subprocess.Popen(
+                scoped.argv("auth", "srv", "--no-browser"),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=scoped.env(),
+                cwd=scoped.project,
+            )
+            assert proc.stdin is not None and proc.stderr is not None
+            printed = b""
+            while not printed.endswith(b"> "):  # the question, on this client's stderr
+                chunk = proc.stderr.read1(4096)
+                assert chunk, printed
+                printed += chunk
+            url = re.search(rb"(http://127\.0\.0\.1:\d+/authorize\?\S+)", printed)
+            assert url is not None
+            answer = httpx2.get(url.group(1).decode(), follow_redirects=False)
+            proc.stdin.write(answer.headers["location"].encode() + b"\n")
+            proc.stdin.flush()
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            assert b"authorized 'srv'" in out
+            # The live connection was re-made with the new credentials: the session is ready.
+            assert scoped.run("status", "--json").json()[0]["state"] == "ready"
