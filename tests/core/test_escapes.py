@@ -18,6 +18,7 @@ from orbmcp.config.paths import global_dir
 from orbmcp.core import process as process_module
 from orbmcp.core.calls import call_tool
 from tests.core.live import cli_argv, cli_env, enable_debug_log, logged, managed, stdio_entry, write_config
+from tests.daemon import Scoped
 from tests.servers.launch import LivenessServer
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="walks /proc and sets PR_SET_PDEATHSIG")
@@ -147,3 +148,34 @@ async def test_ctrl_c_during_start_up_leaves_no_helper(tmp_path: Path) -> None:
         assert code == 130
         await live.wait_all_dead(10)
     assert records() == []
+
+
+@linux_only
+async def test_a_server_the_daemon_owns_gets_sigterm_when_the_daemon_is_sigkilled(tmp_path: Path) -> None:
+    # ``--linger`` keeps the server running after stdin EOF and no later run reaps: only the
+    # parent-death signal, tied to the daemon's event-loop thread, can end it.
+    scoped = Scoped(home=tmp_path / "agent", project=tmp_path / "project")
+    scoped.project.mkdir()
+    async with LivenessServer() as live:
+        scoped.write({"h": hostile(live, "--linger", lifecycle="lazy")})
+        try:
+            with anyio.fail_after(60):
+                started = await anyio.run_process(
+                    scoped.argv("daemon", "start", "--json"),
+                    env=scoped.env(),
+                    cwd=scoped.project,
+                    check=False,
+                )
+                assert started.returncode == 0, started.stderr
+                daemon_pid = json.loads(started.stdout)["pid"]
+                up = await anyio.run_process(
+                    scoped.argv("start", "h"), env=scoped.env(), cwd=scoped.project, check=False
+                )
+                assert up.returncode == 0, up.stderr
+            await live.wait_registered(1, 20)
+            server = live.roles()["server"]
+            assert os.getppid() != server and daemon_pid != server
+            os.kill(daemon_pid, signal.SIGKILL)
+            await live.wait_all_dead(20)
+        finally:
+            await anyio.to_thread.run_sync(scoped.stop)
