@@ -1,4 +1,5 @@
-"""Test isolation: every test gets its own global dir; nothing touches the real ~/.orb.
+"""Test isolation: every test gets its own global dir and home; nothing touches the real ~/.orb,
+and no other MCP client's real config (~/.cursor, ~/.claude.json, ...) is ever read.
 
 Also: the session starts ruff and mypy in the background (``tests/quality.py``) when the quality
 tests are part of the run, and Hypothesis judges examples by what they do, never by how long they
@@ -8,6 +9,7 @@ examples every run.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -17,8 +19,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from orbmcp import log
+from orbmcp import environment, log
 from tests import quality
+
+# npm keeps its cache under the home directory; tests that install Node packages keep the real one.
+_NPM_CACHE = str(Path.home() / ".npm")
 
 # Derandomized: every run (CI's included) tries the same examples, so a failure is reproducible and
 # a green run means the same thing each time.
@@ -73,6 +78,16 @@ def _isolated_agent_dir(
 ) -> Iterator[Path]:
     agent = tmp_path_factory.mktemp("agent-home") / "agent"
     monkeypatch.setenv("ORB_AGENT_DIR", str(agent))
+    # Other clients' config files are found from the home dir and these variables: an empty home
+    # of the test's own, so a developer's real ~/.cursor/mcp.json never becomes a test's input.
+    home = agent.parent / "home"
+    home.mkdir()
+    monkeypatch.setenv(environment.HOME, str(home))
+    monkeypatch.setenv(environment.XDG_CONFIG_HOME, str(home / ".config"))
+    for name in (environment.APPDATA, environment.PI_AGENT_DIR, environment.CODEX_HOME):
+        monkeypatch.delenv(name, raising=False)
+    if "npm_config_cache" not in os.environ:
+        monkeypatch.setenv("npm_config_cache", _NPM_CACHE)
     monkeypatch.delenv("ORBMCP_CONFIG", raising=False)
     monkeypatch.delenv("ORBMCP_DEBUG", raising=False)
     monkeypatch.delenv("ORBMCP_PROJECT", raising=False)
