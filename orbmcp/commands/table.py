@@ -72,6 +72,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
         slash=("/mcp",),
         connects=True,
+        offline_first=True,
         examples=("orbmcp status", "orbmcp status everything --json"),
     ),
     CommandSpec(
@@ -134,6 +135,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             JSON,
         ),
         connects=True,
+        offline_first=True,
         examples=("orbmcp tools everything", "orbmcp tools everything get-sum"),
     ),
     CommandSpec(
@@ -173,6 +175,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         f"{H}.resources:resources",
         (Param("server", "Only this server.", completer="servers"), JSON),
         connects=True,
+        offline_first=True,
     ),
     CommandSpec(
         ("read",),
@@ -201,6 +204,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         f"{H}.tools:prompts",
         (Param("server", "Only this server.", completer="servers"), JSON),
         connects=True,
+        offline_first=True,
     ),
     CommandSpec(
         ("prompt",),
