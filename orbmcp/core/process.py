@@ -172,7 +172,14 @@ class ManagedProcess:
         record, self._record = self._record, None
         self.release()  # stdin EOF: most servers exit on it before the detached stop even starts
         self._stopped.set()
-        return HandedOff(self.name, self.pgid, escaped, None if record is None else str(record))
+        return HandedOff(
+            self.name,
+            self.pgid,
+            escaped,
+            None if record is None else str(record),
+            self.tag,
+            self.start_ticks,
+        )
 
     def start_tasks(self, task_group: TaskGroup, record: Path | None) -> None:
         """Start the stderr drain and the exit watcher (``spawn`` does, once); ``record`` is the

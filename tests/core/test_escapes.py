@@ -179,3 +179,25 @@ async def test_a_server_the_daemon_owns_gets_sigterm_when_the_daemon_is_sigkille
             await live.wait_all_dead(20)
         finally:
             await anyio.to_thread.run_sync(scoped.stop)
+
+
+@linux_only
+@pytest.mark.parametrize("server", ["exits-on-eof", "lingers"])
+async def test_the_one_shot_programs_detached_stop_leaves_no_helper(tmp_path: Path, server: str) -> None:
+    # The orbmcp program hands its servers' stop to a detached process and exits. A helper the
+    # server starts on stdin EOF is found there too: by its tag once its parent has exited, by the
+    # walk right before SIGTERM while the server lingers.
+    flags = ("--helper-on-eof",) + (("--linger",) if server == "lingers" else ())
+    async with LivenessServer() as live:
+        config = write_config(tmp_path / "mcp.json", {"h": hostile(live, *flags)})
+        env = cli_env({"ORB_AGENT_DIR": str(tmp_path / "g"), "ORBMCP_NO_DAEMON": "1"})
+        argv = [sys.executable, "-m", "orbmcp", "--config", str(config), "call", "h", "echo", "text=hi"]
+        with anyio.fail_after(60):
+            done = await anyio.run_process(argv, env=env, cwd=tmp_path, check=False)
+        assert (done.returncode, done.stdout) == (0, b"hi\n"), done.stderr
+        await live.wait_registered(2, 20)
+        assert "eof-helper" in live.roles()
+        await live.wait_all_dead(30)
+    with anyio.fail_after(30):
+        while list((tmp_path / "g" / "procs").glob("*.json")):
+            await anyio.sleep(0.02)  # the detached process removes the record once all is gone
