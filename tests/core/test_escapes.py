@@ -146,8 +146,10 @@ async def test_ctrl_c_during_start_up_leaves_no_helper(tmp_path: Path) -> None:
                 await proc.wait()
             await proc.aclose()
         assert code == 130
-        await live.wait_all_dead(10)
-    assert records() == []
+        await live.wait_all_dead(30)
+    with anyio.fail_after(30):
+        while records():
+            await anyio.sleep(0.02)  # the one-shot program's detached stop removes them at the end
 
 
 @linux_only
