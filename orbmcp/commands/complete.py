@@ -29,7 +29,8 @@ PROGRAM = "orbmcp"
 SLASH_ROOT = "/mcp"
 SHELLS = ("bash", "zsh", "fish")
 # Commands that only make sense in a terminal of their own (and trust, which must stay a deliberate
-# act of the person at the terminal, never a line an agent forwards) are not slash commands.
+# act of the person at the terminal, never a line an agent forwards; serve, which is a process an
+# agent starts) are not slash commands.
 NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
     {
         ("shell",),
@@ -39,6 +40,7 @@ NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
         ("completion", "install"),
         ("trust",),
         ("untrust",),
+        ("serve",),
     }
 )
 HELP_FLAGS = ("--help", "-h")

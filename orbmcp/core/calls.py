@@ -20,8 +20,10 @@ import anyio
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
 
 if TYPE_CHECKING:
+    from orbmcp.core.manager import Manager
     from orbmcp.core.results import ToolResult
     from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.tools import BridgedTool
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None] | None]
 T = TypeVar("T")
@@ -130,6 +132,19 @@ def _timed_out(sup: Supervisor, what: str) -> TimeoutFailed:
     return TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name, reason="request_timeout")
 
 
+def owner_of(manager: Manager, tool: BridgedTool) -> Supervisor:
+    """The supervisor of the server behind a bridged tool, which must still offer it."""
+    from orbmcp.errors import UsageError
+
+    if not tool.present:
+        raise UsageError(
+            f"server '{tool.server}' no longer offers the tool '{tool.name}'",
+            server=tool.server,
+            reason="tool_gone",
+        )
+    return manager.get(tool.server)
+
+
 async def call_tool(
     sup: Supervisor,
     tool: str,
@@ -140,6 +155,19 @@ async def call_tool(
 ) -> ToolResult:
     from orbmcp.core.results import from_sdk
 
+    return from_sdk(await call_tool_raw(sup, tool, arguments, timeout_s=timeout_s, progress=progress))
+
+
+async def call_tool_raw(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    *,
+    timeout_s: float | None = None,
+    progress: ProgressFn | None = None,
+) -> Any:
+    """``call_tool`` returning the SDK's ``CallToolResult`` itself, for a front that passes the
+    result on unchanged (every content kind, annotations and ``_meta`` included)."""
     timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
 
     last = -math.inf
@@ -161,8 +189,7 @@ async def call_tool(
             tool, arguments or {}, read_timeout_seconds=timeout, progress_callback=on_progress
         )
 
-    result = await request(sup, f"tools/call {tool}", run)
-    return from_sdk(result)
+    return await request(sup, f"tools/call {tool}", run)
 
 
 async def read_resource(sup: Supervisor, uri: str) -> list[dict[str, Any]]:
@@ -189,3 +216,47 @@ async def list_prompts(sup: Supervisor) -> list[dict[str, Any]]:
     from orbmcp.core.discovery import list_prompts as _list
 
     return await request(sup, "prompts/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
+
+
+async def list_resource_templates(sup: Supervisor) -> list[dict[str, Any]]:
+    from orbmcp.core.discovery import collect_pages, wire
+
+    async def listing(client: Any) -> list[dict[str, Any]]:
+        async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+            page = await client.list_resource_templates(cursor=cursor)
+            return [wire(t) for t in page.resource_templates], page.next_cursor
+
+        return await collect_pages(fetch, what="resource templates", server=sup.name, warn=sup.warn)
+
+    return await request(sup, "resources/templates/list", listing)
+
+
+async def subscribe_resource(sup: Supervisor, uri: str, *, subscribe: bool = True) -> None:
+    """Ask a (2025-era) server for ``notifications/resources/updated`` about ``uri``, or stop."""
+    verb = "subscribe" if subscribe else "unsubscribe"
+
+    async def run(client: Any) -> Any:
+        session = client.session  # the Client's own methods warn that 2026-07-28 removed these
+        method = session.subscribe_resource if subscribe else session.unsubscribe_resource
+        return await method(uri)
+
+    await request(sup, f"resources/{verb} {uri}", run)
+
+
+async def complete(
+    sup: Supervisor, ref: dict[str, Any], argument: dict[str, str], context: dict[str, str] | None
+) -> dict[str, Any]:
+    """``completion/complete`` on the server, for a prompt's or resource template's argument."""
+    import mcp_types
+
+    from orbmcp.core.discovery import wire
+
+    typed_ref: Any
+    if ref.get("type") == "ref/prompt":
+        typed_ref = mcp_types.PromptReference.model_validate(ref)
+    else:
+        typed_ref = mcp_types.ResourceTemplateReference.model_validate(ref)
+    result = await request(
+        sup, "completion/complete", lambda c: c.complete(typed_ref, argument, context_arguments=context)
+    )
+    return wire(result)

@@ -58,6 +58,10 @@ class HttpResponses:
         return self.status in (400, 404, 405)
 
 
+def _ignore(notification: Any) -> None:
+    """What happens to a notification nobody relays."""
+
+
 @dataclass(frozen=True)
 class SessionCallbacks:
     """What a connection reports while it lives, to whoever owns it."""
@@ -65,6 +69,8 @@ class SessionCallbacks:
     warn: Callable[[str], None]  # something the server did that a person should see
     rediscover: Callable[[], None]  # the server's tool list changed
     auth_challenged: Callable[[str], None]  # a 401/403 the OAuth provider could not resolve
+    # Any other notification of the server (an SDK model): resources updated, list changes
+    notified: Callable[[Any], None] = _ignore
 
 
 @dataclass(frozen=True)
@@ -233,6 +239,8 @@ class _Opener:
             read_timeout_seconds=self.cfg.request_timeout_ms / 1000,
             message_handler=self._message_handler(),
             elicitation_callback=self.runtime.elicitation,
+            sampling_callback=self.runtime.sampling,
+            list_roots_callback=self.runtime.list_roots,
             client_info=Implementation(name="orbmcp", version=__version__),
             cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
         )
@@ -290,12 +298,12 @@ class _Opener:
         async def handle(message: Any) -> None:
             # 2025-era sessions push list_changed here; 2026-07-28 ones tee listen() events here too.
             root = getattr(message, "root", message)
-            if isinstance(root, ToolListChangedNotification) or isinstance(
-                message, ToolListChangedNotification
-            ):
+            if isinstance(root, ToolListChangedNotification):
                 callbacks.rediscover()
             elif isinstance(message, Exception):
                 callbacks.warn(f"transport: {type(message).__name__}")
+            else:
+                callbacks.notified(root)
             await anyio.lowlevel.checkpoint()
 
         return handle

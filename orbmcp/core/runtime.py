@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 
 StateListener = Callable[["Supervisor", "State", "State"], None]
+# (server name, the SDK notification model): a notification the session itself does not act on
+# (a resource updated, the prompt or resource list changed), for fronts that relay them.
+NotificationListener = Callable[[str, Any], None]
 
 
 @dataclass
@@ -35,10 +38,15 @@ class Runtime:
     # An SDK elicitation callback (``mcp.client.session.ElicitationFnT``) handed to every client;
     # None: elicitation is neither advertised nor answered.
     elicitation: Any = None
+    # SDK sampling and roots callbacks (``SamplingFnT``, ``ListRootsFnT``), handed to every client
+    # like ``elicitation``; None: the capability is neither advertised nor answered.
+    sampling: Any = None
+    list_roots: Any = None
     # Replaces the OAuth provider built from an entry's auth settings (cfg -> httpx2.Auth | None),
     # for embedders with their own grant (client credentials, identity assertion).
     auth_factory: Callable[[ServerConfig], Any] | None = None
     state_listeners: list[StateListener] = field(default_factory=list)
+    notification_listeners: list[NotificationListener] = field(default_factory=list)
     tg: TaskGroup | None = None  # the manager's task group: background tasks of children live here
     _redactor: Callable[[str], str] | None = None
 
@@ -71,6 +79,10 @@ class Runtime:
     def state_changed(self, sup: Supervisor, old: State, new: State) -> None:
         for listener in list(self.state_listeners):
             listener(sup, old, new)
+
+    def server_notified(self, server: str, notification: Any) -> None:
+        for listener in list(self.notification_listeners):
+            listener(server, notification)
 
     @property
     def era_cache_path(self) -> Path:

@@ -284,7 +284,10 @@ class Supervisor:
         if self.stderr is None:  # one tail per server, kept across restarts for its status view
             self.stderr = StderrTail(redact=self.runtime.redact)
         callbacks = SessionCallbacks(
-            warn=self.warn, rediscover=self.request_rediscovery, auth_challenged=self.auth_challenged
+            warn=self.warn,
+            rediscover=self.request_rediscovery,
+            auth_challenged=self.auth_challenged,
+            notified=lambda notification: self.runtime.server_notified(self.name, notification),
         )
         async with open_client(
             self.cfg, self.runtime, stderr_tail=self.stderr, callbacks=callbacks, http=self.http
@@ -348,7 +351,10 @@ class Supervisor:
     async def _listen_modern(self, client: Any) -> None:
         # On 2026-07-28 sessions list_changed only arrives inside subscriptions/listen.
         try:
-            async with client.listen(tools_list_changed=True) as sub:
+            # Prompt and resource changes are teed to the message handler, which relays them.
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as sub:
                 async for _event in sub:
                     self.request_rediscovery()
         except Exception as exc:
