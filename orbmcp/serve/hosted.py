@@ -63,7 +63,7 @@ async def _serve(conn: Connection, request: Mapping[str, Any], kwargs: dict[str,
     from orbmcp.serve.command import options_from
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.hub import Hub
-    from orbmcp.serve.session import check_names, check_servers
+    from orbmcp.serve.session import check_names, check_servers, unwrapped
 
     session = conn.daemon.session
     assert session is not None
@@ -86,7 +86,7 @@ async def _serve(conn: Connection, request: Mapping[str, Any], kwargs: dict[str,
         await sessions.wait_eager()
         await settled.wait()
 
-    async with anyio.create_task_group() as tg:
+    async with unwrapped(), anyio.create_task_group() as tg:
 
         async def start() -> None:
             try:

@@ -45,6 +45,20 @@ def check_names(gateway: Gateway) -> None:
 
 
 @asynccontextmanager
+async def unwrapped() -> AsyncIterator[None]:
+    """Errors leave task groups as groups of one: give callers (the error boundary) the error."""
+    from orbmcp.core.era import unwrap_exception
+
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        inner = unwrap_exception(group)
+        if isinstance(inner, Exception) and not isinstance(inner, BaseExceptionGroup):
+            raise inner from None
+        raise
+
+
+@asynccontextmanager
 async def own_gateway(
     config: ResolvedConfig, options: ServeOptions, notify: Notify
 ) -> AsyncIterator[Gateway]:
@@ -57,7 +71,7 @@ async def own_gateway(
     check_servers(config, options)
     names = list(options.servers) or [s.name for s in config.eager_servers() if options.serves(s.name)]
     sessions = PersistentSessions(config, interactive=False, start_eager=False, retries=True)
-    async with sessions, anyio.create_task_group() as tg:
+    async with unwrapped(), sessions, anyio.create_task_group() as tg:
         manager = await sessions.manager()
         hub = Hub.of(manager)  # before any server connects: they all offer their requests to agents
         settled = anyio.Event()
