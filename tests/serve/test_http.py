@@ -17,6 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import MCPError
 
+from orbmcp.core.era import unwrap_exception
 from orbmcp.serve.options import ServeOptions
 from tests.core.live import write_config
 from tests.serve import Notices, agent, everything_entry, http_gateway, names, reference_entry, tool_named
@@ -407,9 +408,10 @@ async def test_requests_without_the_token_or_from_a_web_page_are_refused(tmp_pat
             assert rebound.status_code == 421
             elsewhere = await http.post(served.url.replace("/mcp", "/other"), json=body, headers=auth)
             assert elsewhere.status_code == 404
-        with pytest.raises(Exception):  # the SDK client cannot even initialize with a wrong token
+        with pytest.raises((MCPError, BaseExceptionGroup)) as refused:  # no session without the token
             async with agent(served, token="not-the-token"):
                 pass
+        assert isinstance(unwrap_exception(refused.value), MCPError)
 
 
 async def test_two_agents_at_once_each_get_their_own_session(tmp_path: Path) -> None:
