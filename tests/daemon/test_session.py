@@ -191,6 +191,10 @@ def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
         ("slash", "/mcp:frob"),
         ("complete", "/mcp:st"),
         ("call", "r", "echo", "--args", "{not json"),
+        ("serve", "--server", "ghost"),
+        ("serve", "--stdio", "--http", "8765"),
+        ("serve", "--names", "odd"),
+        ("serve", "--print-token"),
     ]
     one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
     with daemon(scoped):

@@ -27,6 +27,16 @@ from orbmcp.serve.token import load_or_create
 from tests.core.live import FAST_GRACE_S, load, stdio_entry
 
 WAIT_S = 30.0
+OWN_TOOL_NAMES = [
+    "mcp_status",
+    "mcp_connect",
+    "mcp",
+    "mcp_server",
+    "mcp_start",
+    "mcp_stop",
+    "mcp_auth",
+    "mcp_reconnect",
+]
 
 
 def reference_entry(**extra: Any) -> dict[str, Any]:

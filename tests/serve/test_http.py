@@ -20,7 +20,16 @@ from mcp import MCPError
 from orbmcp.core.era import unwrap_exception
 from orbmcp.serve.options import ServeOptions
 from tests.core.live import write_config
-from tests.serve import Notices, agent, everything_entry, http_gateway, names, reference_entry, tool_named
+from tests.serve import (
+    OWN_TOOL_NAMES,
+    Notices,
+    agent,
+    everything_entry,
+    http_gateway,
+    names,
+    reference_entry,
+    tool_named,
+)
 
 pytestmark = [
     pytest.mark.anyio,
