@@ -21,7 +21,6 @@ from orbmcp.core.era import unwrap_exception
 from orbmcp.serve.options import ServeOptions
 from tests.core.live import write_config
 from tests.serve import (
-    OWN_TOOL_NAMES,
     Notices,
     agent,
     everything_entry,
