@@ -131,6 +131,13 @@ class Gateway:
     def peer(self, ctx: Any) -> Peer:
         return peer_of(ctx, self._register)
 
+    def negotiated_version(self, session_id: str) -> str | None:
+        """The protocol version agreed with the agent of an HTTP session."""
+        for peer in self.peers:
+            if peer.connection.session_id == session_id:
+                return peer.connection.protocol_version
+        return None
+
     def _register(self, peer: Peer) -> Callable[[], None]:
         self.peers.append(peer)
 

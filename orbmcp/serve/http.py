@@ -69,11 +69,16 @@ class Guard:
     """The checks every request passes before the session manager sees it."""
 
     def __init__(
-        self, app: Callable[[Scope, Receive, Send], Awaitable[None]], token: str, address: HttpAddress
+        self,
+        app: Callable[[Scope, Receive, Send], Awaitable[None]],
+        token: str,
+        address: HttpAddress,
+        negotiated: Callable[[str], str | None] = lambda session: None,
     ) -> None:
         self._app = app
         self._token = token
         self._address = address
+        self._negotiated = negotiated  # the protocol version a session's handshake agreed on
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -102,7 +107,19 @@ class Guard:
                 challenge,
             )
             return
-        await self._app(scope, receive, send)
+        await self._app(self._versioned(scope, headers), receive, send)
+
+    def _versioned(self, scope: Scope, headers: dict[str, str]) -> Scope:
+        """A request of a session that names an older protocol version than the session agreed on
+        is served as the agreed one: what the agent can parse (an SSE stream's priming event, from
+        2025-11-25 on) is what its handshake said."""
+        session = headers.get("mcp-session-id")
+        stated = headers.get("mcp-protocol-version")
+        agreed = self._negotiated(session) if session and stated else None
+        if agreed is None or stated is None or not stated < agreed:
+            return scope
+        kept = [(k, v) for k, v in scope["headers"] if k.lower() != b"mcp-protocol-version"]
+        return {**scope, "headers": [*kept, (b"mcp-protocol-version", agreed.encode("latin-1"))]}
 
     def _origin_allowed(self, origin: str) -> bool:
         from urllib.parse import urlsplit
@@ -184,7 +201,7 @@ async def serve_http(
     import uvicorn
 
     manager = session_manager(gateway, address)
-    app = Guard(manager.handle_request, token, address)
+    app = Guard(manager.handle_request, token, address, gateway.negotiated_version)
 
     class Listener(uvicorn.Server):
         def capture_signals(self) -> Any:  # the front (or the daemon) owns the signals
