@@ -11,6 +11,7 @@ server answered with an error), ``disconnected`` (the session was torn down unde
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -158,18 +159,7 @@ async def call_tool(
     return from_sdk(await call_tool_raw(sup, tool, arguments, timeout_s=timeout_s, progress=progress))
 
 
-async def call_tool_raw(
-    sup: Supervisor,
-    tool: str,
-    arguments: dict[str, Any] | None,
-    *,
-    timeout_s: float | None = None,
-    progress: ProgressFn | None = None,
-) -> Any:
-    """``call_tool`` returning the SDK's ``CallToolResult`` itself, for a front that passes the
-    result on unchanged (every content kind, annotations and ``_meta`` included)."""
-    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
-
+def _progress_relay(progress: ProgressFn | None) -> ProgressFn:
     last = -math.inf
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -183,6 +173,22 @@ async def call_tool_raw(
         if out is not None:
             await out
 
+    return on_progress
+
+
+async def call_tool_raw(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    *,
+    timeout_s: float | None = None,
+    progress: ProgressFn | None = None,
+) -> Any:
+    """``call_tool`` returning the SDK's ``CallToolResult`` itself (every content kind,
+    annotations and ``_meta`` kept)."""
+    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
+    on_progress = _progress_relay(progress)
+
     async def run(client: Any) -> Any:
         # Always a callback: the SDK sends a progress token only with one, and every call carries one.
         return await client.call_tool(
@@ -190,6 +196,44 @@ async def call_tool_raw(
         )
 
     return await request(sup, f"tools/call {tool}", run)
+
+
+async def call_tool_wire(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    *,
+    timeout_s: float | None = None,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged.
+
+    The SDK still checks it against the negotiated protocol version, but builds no models and
+    leaves the check against the tool's output schema to whoever receives it: an agent behind
+    ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
+    """
+    import mcp_types
+
+    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
+    on_progress = _progress_relay(progress)
+    params = mcp_types.CallToolRequestParams(name=tool, arguments=arguments or {})
+    call = mcp_types.CallToolRequest(params=params)
+
+    async def run(client: Any) -> dict[str, Any]:
+        result: dict[str, Any] = await client.session.send_request(
+            call, _wire_result(), request_read_timeout_seconds=timeout, progress_callback=on_progress
+        )
+        return result
+
+    return await request(sup, f"tools/call {tool}", run)
+
+
+@functools.cache
+def _wire_result() -> Any:
+    """A pydantic adapter that keeps a result as the dict it is."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(dict[str, Any])
 
 
 async def read_resource(sup: Supervisor, uri: str) -> list[dict[str, Any]]:

@@ -113,12 +113,13 @@ def _log_notice(message: str, level: str) -> None:
 
 async def _pipe(conn: Connection, gateway: Gateway) -> None:
     from orbmcp.serve.gateway import serve_stream
+    from orbmcp.serve.lane import FastLane
     from orbmcp.serve.wire import message_streams
 
     conn.writer.send_nowait({"t": "serving", "transport": "stdio"})
     await conn.writer.drain()
     log.log_event("serve.attached", message="stdio")
-    async with message_streams(conn.reader.raw, conn.stream) as (read, write):
+    async with message_streams(conn.reader.raw, conn.stream, lane=FastLane(gateway)) as (read, write):
         await serve_stream(gateway, read, write)
 
 

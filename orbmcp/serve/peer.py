@@ -35,7 +35,7 @@ class InFlight:
     """A call of the agent's to one server: the request whose stream server requests ride."""
 
     server: str
-    session: ServerSession
+    session: ServerSession | None  # None on a one-agent wire: its own channel is the call's stream
     request_id: Any
 
 
@@ -102,7 +102,7 @@ class Peer:
         """Send a request to the agent and return its typed result (``MCPError`` on refusal)."""
         from mcp.shared.message import ServerMessageMetadata
 
-        if via is not None:
+        if via is not None and via.session is not None:
             return await via.session.send_request(
                 request, result_type, metadata=ServerMessageMetadata(related_request_id=via.request_id)
             )
@@ -113,7 +113,7 @@ class Peer:
         the agent cannot take in time, or after it left, is dropped."""
         with anyio.move_on_after(NOTIFY_TIMEOUT_S):
             try:
-                if via is not None:
+                if via is not None and via.session is not None:
                     await via.session.send_notification(notification, related_request_id=via.request_id)
                 else:
                     data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -69,16 +69,33 @@ def build_server(gateway: Gateway) -> Server[Any]:
     server.add_notification_handler(
         "notifications/roots/list_changed", types.NotificationParams, bound(_roots_changed)
     )
-    server.middleware.append(_handshake_era_only)
+    # Replaced, not added to: the SDK's default OpenTelemetry middleware opens a span per message,
+    # which a gateway on every tool call of an agent pays for whether or not anything records it.
+    server.middleware = [partial(_front_door, gateway)]
     return server
 
 
-async def _handshake_era_only(ctx: Any, call_next: Any) -> Any:
-    if ctx.method == "server/discover":
+async def _front_door(gateway: Gateway, ctx: Any, call_next: Any) -> Any:
+    """``server/discover`` is refused (the handshake era); the two requests an agent sends most,
+    ``tools/list`` and ``tools/call``, are answered here with the wire JSON that passes through,
+    instead of being validated against the spec's models on the way in and out once more (what
+    they carry was checked when it came from the server). Anything unusual takes the checked path.
+    """
+    method = ctx.method
+    if method == "server/discover":
         import mcp_types as types
         from mcp import MCPError
 
-        raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=method)
+    if ctx.request_id is not None and method in ("tools/list", "tools/call"):
+        from orbmcp.serve import tools
+
+        params = ctx.params if isinstance(ctx.params, dict) else {}
+        if method == "tools/list" and not params.get("cursor"):
+            return await tools.list_tools(gateway, ctx, None)
+        name, arguments = params.get("name"), params.get("arguments", {})
+        if method == "tools/call" and isinstance(name, str) and isinstance(arguments, dict | None):
+            return await tools.call(gateway, ctx, name, dict(arguments or {}))
     return await call_next(ctx)
 
 

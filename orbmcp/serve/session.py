@@ -98,12 +98,13 @@ async def serve_stdio(gateway: Gateway) -> None:
 
     from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream
     from orbmcp.serve.gateway import serve_stream
+    from orbmcp.serve.lane import FastLane
     from orbmcp.serve.wire import claimed_stdio, message_streams
 
     with claimed_stdio() as (wire_in, wire_out):
         receive, send = PipeReceiveStream(os.dup(wire_in)), PipeSendStream(os.dup(wire_out))
         try:
-            async with message_streams(receive, send) as (read, write):
+            async with message_streams(receive, send, lane=FastLane(gateway)) as (read, write):
                 await serve_stream(gateway, read, write)
         finally:
             receive.close_now()

@@ -53,20 +53,24 @@ async def list_tools(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
     return {"tools": gateway.tool_listing()}
 
 
-async def call_tool(gateway: Gateway, ctx: Any, params: Any) -> Any:
+async def call_tool(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+    return await call(gateway, ctx, params.name, dict(params.arguments or {}))
+
+
+async def call(gateway: Gateway, ctx: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One ``tools/call``: its result as wire JSON (the server's, unchanged, for a bridged tool)."""
     import mcp_types as types
     from mcp import MCPError
 
     peer = gateway.peer(ctx)
     peer.touch()
-    name, arguments = params.name, dict(params.arguments or {})
     if name in OWN_TOOLS:
         return (await _own(gateway, peer, ctx, name, arguments)).to_json()
     await gateway.ready()
     tool = gateway.tool(name)
     if tool is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
-    from orbmcp.core.calls import call_tool_raw, owner_of
+    from orbmcp.core.calls import call_tool_wire, owner_of
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
         await ctx.session.report_progress(value, total, message)
@@ -74,7 +78,7 @@ async def call_tool(gateway: Gateway, ctx: Any, params: Any) -> Any:
     try:
         sup = owner_of(gateway.manager, tool)
         with peer.calling(tool.server, ctx):
-            return await call_tool_raw(sup, tool.name, arguments, progress=progress)
+            return await call_tool_wire(sup, tool.name, arguments, progress=progress)
     except OrbError as err:
         return error_result(err).to_json()
 

@@ -15,12 +15,15 @@ import json
 import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from orbmcp.log import log_event
+
+if TYPE_CHECKING:
+    from orbmcp.serve.lane import FastLane
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
@@ -39,9 +42,14 @@ def _error_line(request_id: Any, code: int, message: str) -> bytes:
 
 @asynccontextmanager
 async def message_streams(
-    receive: ByteReceiveStream, send: ByteSendStream, *, max_line_bytes: int = MAX_LINE_BYTES
+    receive: ByteReceiveStream,
+    send: ByteSendStream,
+    *,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    lane: FastLane | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """``(read_stream, write_stream)`` of SDK ``SessionMessage``s over a byte stream pair."""
+    """``(read_stream, write_stream)`` of SDK ``SessionMessage``s over a byte stream pair; lines
+    the ``lane`` takes are handled there (it writes on the same wire, in order)."""
     import mcp_types as types
     from mcp.shared.message import SessionMessage
     from pydantic import ValidationError
@@ -55,6 +63,8 @@ async def message_streams(
             await send.send(data)
 
     async def take(line: bytes) -> None:
+        if lane is not None and lane.take(line):
+            return
         try:
             message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValidationError:
@@ -97,6 +107,8 @@ async def message_streams(
                     return  # the agent left; the read side ends the session
 
     async with anyio.create_task_group() as tg:
+        if lane is not None:
+            lane.attach(write, tg)
         tg.start_soon(reader)
         tg.start_soon(writer)
         try:
@@ -116,6 +128,20 @@ def _refusal(line: bytes) -> bytes:
     return _error_line(request_id, INVALID_REQUEST, "Invalid Request")
 
 
+PIPE_BYTES = 1024 * 1024
+
+
+def _widen_pipe(fd: int) -> None:
+    """A 1 MiB pipe buffer (Linux; the default is 64 KiB): a ten-thousand-tool listing then
+    crosses in two writes instead of twenty, each of which waits for the reader to be scheduled."""
+    import fcntl
+
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is not None:
+        with suppress(OSError):  # not a pipe, or over the system's limit: keep the default
+            fcntl.fcntl(fd, set_size, PIPE_BYTES)
+
+
 @contextmanager
 def claimed_stdio() -> Iterator[tuple[int, int]]:
     """Private duplicates of fd 0 and fd 1 for the wire; fd 0 reads /dev/null and fd 1 writes to
@@ -123,6 +149,8 @@ def claimed_stdio() -> Iterator[tuple[int, int]]:
     closed: streams over them must leave closing to this."""
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved = (os.get_blocking(wire_in), os.get_blocking(wire_out))
+    for fd in (wire_in, wire_out):
+        _widen_pipe(fd)
     devnull = os.open(os.devnull, os.O_RDONLY)
     try:
         os.dup2(devnull, 0)
