@@ -59,9 +59,13 @@ async def serve(scoped: Scoped, *args: str) -> AsyncIterator[Process]:
     try:
         yield proc
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            with anyio.move_on_after(10, shield=True):
+        with anyio.CancelScope(shield=True):
+            if proc.returncode is None and proc.stdin is not None:
+                await proc.stdin.aclose()
+            with anyio.move_on_after(30):
+                await proc.wait()
+            if proc.returncode is None:
+                proc.kill()
                 await proc.wait()
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 from anyio.abc import Process
-from mcp import Client
+from mcp import Client, MCPError
 
 from orbmcp.core.transports import stdio_pipe_transport
 from tests.core.live import cli_env, raw_entry, write_config
@@ -48,9 +48,13 @@ async def serve_process(config: Path, *args: str) -> AsyncIterator[Process]:
     try:
         yield proc
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            with anyio.move_on_after(10, shield=True):
+        with anyio.CancelScope(shield=True):
+            if proc.returncode is None and proc.stdin is not None:
+                await proc.stdin.aclose()  # the agent leaves: serve stops its servers and exits
+            with anyio.move_on_after(30):
+                await proc.wait()
+            if proc.returncode is None:
+                proc.kill()
                 await proc.wait()
 
 
@@ -84,6 +88,37 @@ async def test_stdin_eof_stops_every_server_serve_started(tmp_path: Path) -> Non
                 code = await proc.wait()
             assert code == 0, await stderr_of(proc)
             await live.wait_all_dead(10)
+
+
+async def test_progress_and_cancellation_cross_the_stdio_wire(tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    entry = everything_entry(env={"ORB_TEST_MARKER_DIR": str(markers)})
+    config = write_config(tmp_path / "mcp.json", {"everything": entry})
+    async with serve_process(config) as proc, agent_over(proc) as client:
+        listing = names(await client.list_tools())
+        slow = next(n for n in listing if n.startswith("mcp__everything__slow_"))
+        sleep = next(n for n in listing if n.startswith("mcp__everything__sleep_"))
+        seen: list[tuple[float, float | None, str | None]] = []
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            seen.append((value, total, message))
+
+        done = await client.call_tool(slow, {"steps": 3, "delay": 0}, progress_callback=progress)
+        assert done.content[0].text == "done 3 steps"
+        assert seen == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, sleep, {"seconds": 600})
+            with anyio.fail_after(30):
+                while not (markers / "sleep-started").exists():
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+        with anyio.fail_after(30):
+            while not (markers / "sleep-cancelled").exists():
+                await anyio.sleep(0.02)
+        with pytest.raises(MCPError, match="Unknown tool"):  # an unknown name takes the checked path
+            await client.call_tool("mcp__everything__nope_00000000", {})
+        assert (await client.call_tool(slow, {"steps": 1, "delay": 0})).content[0].text == "done 1 steps"
 
 
 async def test_sigterm_stops_every_server_and_exits_interrupted(tmp_path: Path) -> None:
