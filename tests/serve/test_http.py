@@ -336,6 +336,29 @@ async def test_elicitation_sampling_and_roots_are_forwarded_to_the_agent(tmp_pat
         assert json.loads(listed.content[0].text) == ["file:///work/project"]
 
 
+async def test_a_server_that_gives_up_its_question_cancels_it_at_the_agent(tmp_path: Path) -> None:
+    asked, cancelled = anyio.Event(), anyio.Event()
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.set()
+        try:
+            await anyio.sleep_forever()  # the person never answers
+        finally:
+            cancelled.set()
+        raise AssertionError("unreachable")
+
+    async with (
+        http_gateway(config(tmp_path, ref=reference_entry())) as served,
+        agent(served, elicitation_callback=elicit) as client,
+    ):
+        tool = tool_named(await client.list_tools(), "test_elicitation_abandoned")
+        result = await client.call_tool(tool.name, {"seconds": 3})
+        assert result.content[0].text.startswith("gave up")
+        assert asked.is_set(), result.content[0].text
+        with anyio.fail_after(30):
+            await cancelled.wait()  # serve passed the server's notifications/cancelled on
+
+
 async def test_without_the_capability_the_request_is_refused_as_not_supported(tmp_path: Path) -> None:
     async with http_gateway(config(tmp_path, ref=reference_entry())) as served, agent(served) as client:
         listing = await client.list_tools()

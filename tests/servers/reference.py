@@ -10,7 +10,8 @@ and behind the serve tests. Tools: ``test_simple_text``, ``test_image_content``,
 ``test_reconnection``, ``test_sampling``, ``test_elicitation``,
 ``test_elicitation_sep1034_defaults``, ``test_elicitation_sep1330_enums``,
 ``json_schema_2020_12_tool``; and ``test_roots`` (the client's roots), ``test_update_resource``
-(sends ``notifications/resources/updated`` for a URI), ``test_subscriptions`` (what is subscribed).
+(sends ``notifications/resources/updated`` for a URI), ``test_subscriptions`` (what is subscribed),
+``test_elicitation_abandoned`` (asks, then cancels its own request after ``seconds``).
 Resources ``test://static-text``, ``test://static-binary``, ``test://watched-resource`` and the
 template ``test://template/{id}/data``; prompts ``test_simple_prompt``,
 ``test_prompt_with_arguments``, ``test_prompt_with_embedded_resource``, ``test_prompt_with_image``;
@@ -232,6 +233,22 @@ async def elicitation(ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
     return await _elicit(ctx, str(args.get("message", "Please respond")), schema)
 
 
+async def elicitation_abandoned(ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+    """Ask, then give up after ``seconds``: the server cancels its own request."""
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    params = types.ElicitRequestFormParams(message="Will you answer in time?", requested_schema=schema)
+    try:
+        await ctx.session.send_request(
+            types.ElicitRequest(params=params),
+            types.ElicitResult,
+            request_read_timeout_seconds=float(args.get("seconds", 0.5)),
+            metadata=related(ctx),
+        )
+    except MCPError as exc:
+        return text(f"gave up: {exc.error.message}")
+    return text("answered")
+
+
 async def elicitation_defaults(ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
     return await _elicit(ctx, "Please review and update the form fields with defaults", DEFAULTS_FORM)
 
@@ -292,6 +309,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any], ToolFn]] = {
         json_schema_tool,
     ),
     "test_roots": ("The client's roots, as a JSON list of URIs", EMPTY, roots),
+    "test_elicitation_abandoned": ("Ask, then cancel the question", EMPTY, elicitation_abandoned),
     "test_update_resource": ("Announce that a resource changed", _string_args("uri"), update_resource),
     "test_subscriptions": ("The resource URIs subscribed now", EMPTY, list_subscriptions),
 }
