@@ -33,11 +33,6 @@ if TYPE_CHECKING:
     from orbmcp.serve.hub import Hub
     from orbmcp.serve.options import ServeOptions
 
-INSTRUCTIONS = (
-    "orbmcp: the MCP servers configured for this user and project, behind one connection. "
-    "mcp_status lists them; mcp_connect connects one; the /mcp prompts (or their tools) run "
-    "orbmcp's commands: status, start, stop, auth, reconnect."
-)
 _NOTICES = {
     "tools": "notifications/tools/list_changed",
     "prompts": "notifications/prompts/list_changed",
@@ -209,4 +204,4 @@ async def serve_stream(gateway: Gateway, read: Any, write: Any) -> None:
     await serve_loop(gateway.server, read, write, lifespan_state={}, init_options=gateway.init_options)
 
 
-__all__ = ["INSTRUCTIONS", "Gateway", "serve_stream"]
+__all__ = ["Gateway", "serve_stream"]

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from orbmcp.serve.gateway import Gateway
 
 Handler = Callable[..., Awaitable[Any]]
+INSTRUCTIONS = (
+    "orbmcp: the MCP servers configured for this user and project, behind one connection. "
+    "mcp_status lists them; mcp_connect connects one; the /mcp prompts (or their tools) run "
+    "orbmcp's commands: status, start, stop, auth, reconnect."
+)
 
 
 def build_server(gateway: Gateway) -> Server[Any]:
@@ -26,7 +31,6 @@ def build_server(gateway: Gateway) -> Server[Any]:
     from mcp.server.lowlevel.server import NotificationOptions, Server
 
     from orbmcp.serve import prompts, resources, tools
-    from orbmcp.serve.gateway import INSTRUCTIONS
 
     def bound(handler: Handler) -> Handler:
         return partial(handler, gateway)
