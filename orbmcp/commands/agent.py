@@ -82,13 +82,18 @@ async def connect_server(
 
     ``servers`` limits which servers may be connected (an agent front serving only some of them).
     """
+    from orbmcp.commands.context import server_entry
     from orbmcp.core.hints import hint_for
     from orbmcp.core.state import State
+    from orbmcp.errors import OrbError
     from orbmcp.suggest import unknown_server
 
-    allowed = list(config.servers) if servers is None else [n for n in config.servers if n in servers]
-    if server not in allowed:
-        return error_result(unknown_server(server, allowed))
+    if servers is not None and server not in servers:
+        return error_result(unknown_server(server, [n for n in config.servers if n in servers]))
+    try:
+        server_entry(config, server)  # an entry that did not load says why, never "unknown"
+    except OrbError as err:
+        return error_result(err)
     sup = await manager.start(server)
     if sup.state != State.READY:
         hint = hint_for(sup)

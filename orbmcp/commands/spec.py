@@ -22,6 +22,7 @@ Completer = Literal[
     "servers:oauth",  # servers with OAuth configured
     "tools",  # tools of the server named earlier on the line (from the discovery cache)
     "shells",  # bash, zsh, fish
+    "check-formats",  # text, github
 ]
 
 

@@ -30,10 +30,18 @@ from orbmcp.config.model import (
     Settings,
     Source,
     TrustState,
+    UnavailableEntry,
 )
-from orbmcp.config.schema import apply_override, is_partial, parse_override, parse_server, servers_block
+from orbmcp.config.schema import (
+    apply_override,
+    document_warnings,
+    is_partial,
+    parse_override,
+    parse_server,
+    servers_block,
+)
 from orbmcp.config.settings import GLOBAL_ONLY, apply_settings, parse_settings
-from orbmcp.errors import ConfigError
+from orbmcp.errors import ConfigError, cmd
 
 if TYPE_CHECKING:
     from orbmcp.config.trust import ProjectReview
@@ -97,7 +105,7 @@ def load_config(
     warnings: list[ConfigWarning] = []
 
     override = _config_override(config_file, env, work)
-    file_layers, project_info = _file_layers(override, gdir, pdir, host_trust, warnings)
+    file_layers, project_info, untrusted = _file_layers(override, gdir, pdir, host_trust, warnings)
     settings = Settings()
     for layer in file_layers:
         stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
@@ -119,7 +127,8 @@ def load_config(
         {name: entry for name, entry, _ in registry.registered_entries()},
         {},
     )
-    winners = _merge([extension, *file_layers], settings, warnings)
+    dropped: dict[str, tuple[Source, ConfigWarning]] = {}
+    winners = _merge([extension, *file_layers], settings, warnings, dropped)
 
     servers: dict[str, ServerConfig] = {}
     for name, winner in winners.items():
@@ -127,6 +136,10 @@ def load_config(
         warnings.extend(final_warnings)
         if final is not None:
             servers[name] = replace(final, override_file=winner.override_file)
+        else:
+            fatal = next((w for w in final_warnings if w.skipped), None)
+            if fatal is not None:
+                dropped[name] = (winner.source, fatal)
 
     return ResolvedConfig(
         servers=servers,
@@ -136,7 +149,35 @@ def load_config(
         global_dir=gdir,
         files=tuple(layer.file for layer in file_layers if layer.file is not None),
         config_override=override,
+        unavailable=_unavailable(servers, dropped, untrusted),
     )
+
+
+def _unavailable(
+    servers: Mapping[str, ServerConfig],
+    dropped: Mapping[str, tuple[Source, ConfigWarning]],
+    untrusted: Mapping[str, UnavailableEntry],
+) -> dict[str, UnavailableEntry]:
+    """Every name a file defines that did not load, and why (a loaded name is never listed)."""
+    out: dict[str, UnavailableEntry] = {}
+    for name, (source, warning) in dropped.items():
+        if name in servers:
+            continue
+        skipped = warning.reason == "env_missing"
+        fix = warning.fix or f"fix the entry (`{cmd('config', 'validate')}` lists every problem)"
+        out[name] = UnavailableEntry(
+            name=name,
+            kind="skipped" if skipped else "invalid",
+            file=warning.file,
+            source=source,
+            message=warning.message.removesuffix("; entry skipped"),
+            reason=warning.reason,
+            fix=fix,
+        )
+    for name, entry in untrusted.items():
+        if name not in servers and name not in out:
+            out[name] = entry
+    return out
 
 
 def _config_override(config_file: Path | None, env: Mapping[str, str], work: Path) -> Path | None:
@@ -156,8 +197,9 @@ def _file_layers(
     pdir: Path,
     host_trust: bool | None,
     warnings: list[ConfigWarning],
-) -> tuple[list[_Layer], ProjectInfo]:
-    """The file layers, lowest first: the one ``--config`` file, or the global and trusted project files."""
+) -> tuple[list[_Layer], ProjectInfo, dict[str, UnavailableEntry]]:
+    """The file layers, lowest first: the one ``--config`` file, or the global and trusted project
+    files; and the project servers left out because nobody approved them."""
     file_layers: list[_Layer] = []
     if override is not None:
         document = read_jsonc(override)
@@ -169,17 +211,20 @@ def _file_layers(
                 reason="file_not_found",
             )
         file_layers.append(_file_layer("config", override, document))
-        return file_layers, _project_info(gdir, pdir, load=False)[0]
+        warnings.extend(document_warnings(document, file=str(override)))
+        return file_layers, _project_info(gdir, pdir, load=False)[0], {}
     for path in paths.global_files(gdir):
         document = read_jsonc(path)
         if document is not None:
             file_layers.append(_file_layer("global", path, document))
-    project_info, project_layers, project_warnings = _project_info(
+            if path.name != paths.SETTINGS_FILE:  # the agent's settings file holds much else
+                warnings.extend(document_warnings(document, file=str(path)))
+    project_info, project_layers, project_warnings, untrusted = _project_info(
         gdir, pdir, load=True, host_trust=host_trust
     )
     file_layers.extend(project_layers)
     warnings.extend(project_warnings)
-    return file_layers, project_info
+    return file_layers, project_info, untrusted
 
 
 def _str(path: Path | None) -> str | None:
@@ -192,11 +237,11 @@ def _file_layer(source: Source, path: Path, document: Mapping[str, object]) -> _
 
 def _project_info(
     gdir: Path, pdir: Path, *, load: bool, host_trust: bool | None = None
-) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning]]:
+) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning], dict[str, UnavailableEntry]]:
     """What the project contributes: nothing unless trusted, and then only approved servers."""
     existing = tuple(p for p in paths.project_files(pdir) if p.is_file())
     if not existing:
-        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], []
+        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], [], {}
     # Only now: most directories have no project config, and trust costs hashing and imports.
     from orbmcp.config.trust import check_trust, has_record, read_project, review_documents
 
@@ -210,7 +255,7 @@ def _project_info(
             raise
         documents, review = [], None
     if review is None:
-        return ProjectInfo(pdir, existing, trusted=False, loaded=False), [], []
+        return ProjectInfo(pdir, existing, trusted=False, loaded=False), [], [], {}
     check = check_trust(gdir, review)
     if host_trust is not None:
         # The host asked its user (an agent host's own project-trust prompt); its answer covers the
@@ -229,18 +274,46 @@ def _project_info(
         pending=check.pending,
     )
     warnings = list(check.warnings)
+    untrusted = {
+        s.name: _untrusted_entry(s.name, s.file, changed=state == "changed")
+        for s in review.servers
+        if s.name not in check.approved
+    }
     if not info.loaded:
-        return info, [], warnings
+        return info, [], warnings, untrusted
     warnings.extend(review.warnings)
     layers = []
     for path, document in documents:
         block = servers_block(document, file=str(path))
         approved = {name: entry for name, entry in block.items() if name in check.approved}
         layers.append(_Layer("project", path, approved, document))
-    return info, layers, warnings
+        warnings.extend(document_warnings(document, file=str(path)))
+    return info, layers, warnings, untrusted
 
 
-def _merge(layers: list[_Layer], settings: Settings, warnings: list[ConfigWarning]) -> dict[str, _Winner]:
+def _untrusted_entry(name: str, file: str, *, changed: bool) -> UnavailableEntry:
+    if changed:
+        message = "its entry is new or changed since the project was approved"
+    else:
+        message = "it is defined in a project config, and the project is not trusted"
+    return UnavailableEntry(
+        name=name,
+        kind="untrusted",
+        file=file,
+        source="project",
+        message=message,
+        reason="project_untrusted",
+        fix=f"review and approve the project's servers: `{cmd('trust')}`",
+    )
+
+
+def _merge(
+    layers: list[_Layer],
+    settings: Settings,
+    warnings: list[ConfigWarning],
+    dropped: dict[str, tuple[Source, ConfigWarning]],
+) -> dict[str, _Winner]:
+    """The winning entry per name; ``dropped`` gets the entries skipped as invalid, and why."""
     winners: dict[str, _Winner] = {}
     invalid: set[str] = set()  # names some layer defined with an invalid entry
     for layer in layers:
@@ -263,7 +336,11 @@ def _merge(layers: list[_Layer], settings: Settings, warnings: list[ConfigWarnin
             warnings.extend(entry_warnings)
             if server is None:
                 invalid.add(name)  # skipped: whatever a lower layer defined stays in effect
+                fatal = next((w for w in entry_warnings if w.skipped), None)
+                if fatal is not None and name not in winners:
+                    dropped[name] = (layer.source, fatal)
                 continue
+            dropped.pop(name, None)
             assert isinstance(raw, dict)  # parse_server accepted it
             winners[name] = _Winner(raw, layer.source, file, server)
     return winners

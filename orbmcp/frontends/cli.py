@@ -54,9 +54,11 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
         if code is not None:
             return code
     if own_process:
+        from orbmcp.commands.argv import ProgramLine
         from orbmcp.frontends.process_tuning import tune_for_cli
 
-        tune_for_cli()
+        path = ProgramLine(argv).command() or ()
+        tune_for_cli(client_only=path[:1] not in (("serve",), ("daemon",)))
     from orbmcp.frontends.typer_app import build_app
 
     app = build_app()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from functools import partial
 
 from orbmcp.core import sdk
 
@@ -22,16 +23,25 @@ _THIRD_PARTY_LOGGERS = ("mcp", "client", "httpx2", "httpcore", "httpcore2", "uvi
 _IMPORT_SWITCH_INTERVAL_S = 0.0005
 
 
-def tune_for_cli() -> None:
-    """Make the SDK import faster and keep third-party log output and warnings off the terminal."""
-    sdk.wrap_import(_tuned_import)
+def tune_for_cli(*, client_only: bool = False) -> None:
+    """Make the SDK import faster and keep third-party log output and warnings off the terminal.
+
+    ``client_only``: this process never hosts an MCP server, so the SDK's server stack is left
+    out of the import (``frontends/sdk_trim.py``).
+    """
+    sdk.wrap_import(partial(_tuned_import, client_only=client_only))
     if sdk.loaded():  # imported before this command (an in-process caller): quiet it now
         _quiet_before_import()
         _quiet_after_import()
 
 
-def _tuned_import(do_import: Callable[[], None]) -> None:
+def _tuned_import(do_import: Callable[[], None], *, client_only: bool = False) -> None:
     import gc
+
+    if client_only:  # only now, when the SDK is really about to load
+        from orbmcp.frontends import sdk_trim
+
+        sdk_trim.install()
 
     _quiet_before_import()
     interval = sys.getswitchinterval()

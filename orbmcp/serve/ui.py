@@ -31,6 +31,7 @@ class ServeUI:
         self._spawn = spawn  # starts a task beside the command (a URL shown while the flow waits)
         self._loop_thread = threading.get_ident()
         self.notices: list[str] = []
+        self._shown: list[str] = []  # blocks shown since the last question
 
     # -- questions --------------------------------------------------------------------------------
 
@@ -49,7 +50,8 @@ class ServeUI:
     def _ask(self, message: str, field: dict[str, Any]) -> Any:
         if threading.get_ident() == self._loop_thread or not self._peer.can_elicit("form"):
             return None
-        return anyio.from_thread.run(self._elicit_form, message, field)
+        shown, self._shown = self._shown, []
+        return anyio.from_thread.run(self._elicit_form, "\n\n".join([*shown, message]), field)
 
     async def _elicit_form(self, message: str, field: dict[str, Any]) -> Any:
         import mcp_types as types
@@ -70,6 +72,12 @@ class ServeUI:
 
     def notify(self, message: str, *, level: str = "info") -> None:
         self.notices.append(message if level == "info" else f"{level}: {message}")
+
+    def show(self, text: str) -> None:
+        """A block a command shows before it asks (a review): with the output, and leading the next
+        question, so the person sees what they answer about."""
+        self.notices.append(text)
+        self._shown.append(text)
 
     def open_url(self, url: str) -> bool:
         from orbmcp.auth.urlpolicy import open_in_browser

@@ -11,6 +11,7 @@ from __future__ import annotations
 from orbmcp.commands.results.auth import Authorized, AuthStatus, LoggedOut
 from orbmcp.commands.results.base import (
     CommandHelp,
+    CommandIndex,
     JsonText,
     Lines,
     Message,
@@ -20,6 +21,7 @@ from orbmcp.commands.results.base import (
     Statement,
 )
 from orbmcp.commands.results.call import CallOutcome
+from orbmcp.commands.results.check import CheckedServer, CheckReport, RequiredTool, SmokeCall
 from orbmcp.commands.results.completion import CompletionInstalled, CompletionScript
 from orbmcp.commands.results.config import (
     ConfigView,
@@ -30,7 +32,8 @@ from orbmcp.commands.results.config import (
 )
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.commands.results.status import (
-    CheckReport,
+    Launch,
+    RetryWait,
     ServerAction,
     ServerDetail,
     StatusReport,
@@ -38,10 +41,12 @@ from orbmcp.commands.results.status import (
     ToolCounts,
 )
 from orbmcp.commands.results.tools import (
+    ParameterInfo,
     PromptListing,
     PromptMessages,
     ResourceContents,
     ResourceListing,
+    ToolDetail,
     ToolEntry,
     ToolListing,
 )
@@ -51,29 +56,37 @@ __all__ = [
     "Authorized",
     "CallOutcome",
     "CheckReport",
+    "CheckedServer",
     "CommandHelp",
+    "CommandIndex",
     "CompletionInstalled",
     "CompletionScript",
     "ConfigView",
     "DaemonStatus",
     "JsonText",
+    "Launch",
     "Lines",
     "LoggedOut",
     "Message",
     "ParamHelp",
+    "ParameterInfo",
     "PathsView",
     "PromptListing",
     "PromptMessages",
+    "RequiredTool",
     "ResourceContents",
     "ResourceListing",
     "Result",
+    "RetryWait",
     "ServerAction",
     "ServerDetail",
     "ShellExit",
+    "SmokeCall",
     "Statement",
     "StatusReport",
     "StatusRow",
     "ToolCounts",
+    "ToolDetail",
     "ToolEntry",
     "ToolListing",
     "TrustReview",
