@@ -2,12 +2,11 @@
 
 One ``Hub`` per ``Manager``, made by the first gateway that needs it (``Hub.of``). It hears the
 session's tool registry, state changes and server notifications, and passes each to the gateways
-serving that server. It answers the requests servers send to their client: an elicitation,
-sampling or roots request goes to an agent that declared the capability (preferring the one
-whose call to that server is in flight), else to whatever answered before serve attached (the
-other fronts), else it is refused as not supported. It keeps each server's prompt and resource
-listings until they change, and one upstream subscription per resource however many agents
-subscribed.
+serving that server. It is the session's front for the questions servers ask (``HubAsker``: an
+agent that declared the capability, preferring the one whose call to that server is in flight,
+else the front that answered before serve attached), and it gives the servers the roots of the
+agent that last declared roots. It keeps each server's prompt and resource listings until they
+change, and one upstream subscription per resource however many agents subscribed.
 """
 
 from __future__ import annotations
@@ -16,21 +15,25 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from orbmcp.errors import OrbError
 from orbmcp.log import log_event
+from orbmcp.serve.asker import HubAsker
 from orbmcp.serve.peer import InFlight, Peer, most_recent
 
 if TYPE_CHECKING:
+    from orbmcp.core.capabilities.roots import Root
     from orbmcp.core.manager import Manager
     from orbmcp.core.state import State
     from orbmcp.core.supervisor import Supervisor
     from orbmcp.core.tools import BridgedTool
 
 KINDS = ("prompts", "resources", "templates")
+MAX_ROOTS = 100  # an agent's roots passed on to servers
 _HUBS: weakref.WeakKeyDictionary[Manager, Hub] = weakref.WeakKeyDictionary()
 
 
@@ -57,14 +60,14 @@ class Hub:
         self._locks: dict[tuple[str, str], anyio.Lock] = {}
         # (server, upstream URI) -> each subscribed peer, with its gateway and the URI it knows
         self._subscribers: dict[tuple[str, str], dict[Peer, tuple[GatewaySide, str]]] = {}
-        runtime = manager.runtime
-        self._previous = (runtime.elicitation, runtime.sampling, runtime.list_roots)
+        self._roots_from: Peer | None = None  # the agent whose roots the servers are told
+        self.asker = HubAsker(self, manager.runtime.asker)
 
     @classmethod
     def of(cls, manager: Manager) -> Hub:
-        """The hub of ``manager``, attached on first use. Servers that connect from then on offer
-        their requests to the agents (elicitation, sampling, roots); connections made before keep
-        what they declared."""
+        """The hub of ``manager``, attached on first use. Sampling is advertised to servers that
+        connect from then on (an agent may answer it; connections made before keep what they
+        declared)."""
         hub = _HUBS.get(manager)
         if hub is None:
             hub = _HUBS[manager] = cls(manager)
@@ -73,9 +76,8 @@ class Hub:
 
     def _attach(self) -> None:
         runtime = self.manager.runtime
-        runtime.elicitation = self._elicit
-        runtime.sampling = self._sample
-        runtime.list_roots = self._roots
+        runtime.asker = self.asker
+        runtime.features = replace(runtime.features, sampling=True)
         runtime.state_listeners.append(self._state_changed)
         runtime.notification_listeners.append(self._notified)
         self.manager.tools.add_listener(self)
@@ -189,7 +191,11 @@ class Hub:
             pass  # the server forgets subscriptions of a connection that ends anyway
 
     def forget(self, peer: Peer) -> None:
-        """A peer left: drop its subscriptions (the last one of a resource ends it upstream)."""
+        """A peer left: drop its subscriptions (the last one of a resource ends it upstream); the
+        servers lose its roots."""
+        if peer is self._roots_from:
+            self._roots_from = None
+            self._set_roots(None)
         for (server, uri), subscribers in list(self._subscribers.items()):
             if subscribers.pop(peer, None) is not None and not subscribers:
                 del self._subscribers[(server, uri)]
@@ -223,16 +229,7 @@ class Hub:
                 except OrbError as err:
                     log_event("serve.resubscribe_failed", level="warn", server=server, reason=err.reason)
 
-    # -- requests from servers -------------------------------------------------------------------
-
-    def server_of(self, context: Any) -> str | None:
-        """The server whose SDK session a request came from."""
-        session = getattr(context, "session", None)
-        for name, sup in list(self.manager.supervisors.items()):
-            client = sup.client
-            if client is not None and client.session is session:
-                return name
-        return None
+    # -- questions and roots --------------------------------------------------------------------
 
     def route(
         self, server: str | None, capable: Callable[[Peer], bool]
@@ -252,52 +249,32 @@ class Hub:
             return None
         return chosen, chosen.call_to(server) if server is not None else None
 
-    async def _elicit(self, context: Any, params: Any) -> Any:
+    async def agent_roots_changed(self, peer: Peer) -> None:
+        """Ask ``peer`` for its roots (it declared roots, and just started or said they changed):
+        they become the servers' roots, and each server whose roots changed is told."""
         import mcp_types as types
 
-        server = self.server_of(context)
-        mode = getattr(params, "mode", None) or "form"
-        target = self.route(server, lambda peer: peer.can_elicit(mode))
-        if target is None:
-            return await _fallback(self._previous[0], "elicitation/create", context, params)
-        peer, via = target
-        if server is not None:  # the person must know which server asks
-            params = params.model_copy(update={"message": f"[{server}] {params.message}"})
-        return await _ask(peer, types.ElicitRequest(params=params), types.ElicitResult, via)
+        from orbmcp.core.capabilities.roots import Root
 
-    async def _sample(self, context: Any, params: Any) -> Any:
-        import mcp_types as types
+        if not peer.has_roots():
+            return
+        try:
+            result = await peer.request(types.ListRootsRequest(), types.ListRootsResult, None)
+        except Exception as exc:  # an agent that cannot say keeps the roots the servers have
+            log_event("serve.agent_roots_failed", level="warn", reason=type(exc).__name__)
+            return
+        roots = tuple(Root(str(r.uri), r.name) for r in result.roots[:MAX_ROOTS])
+        self._roots_from = peer
+        self._set_roots(roots)
 
-        target = self.route(self.server_of(context), Peer.can_sample)
-        if target is None:
-            return await _fallback(self._previous[1], "sampling/createMessage", context, params)
-        peer, via = target
-        with_tools = bool(params.tools or params.tool_choice)
-        result = types.CreateMessageResultWithTools if with_tools else types.CreateMessageResult
-        return await _ask(peer, types.CreateMessageRequest(params=params), result, via)
-
-    async def _roots(self, context: Any) -> Any:
-        import mcp_types as types
-
-        target = self.route(self.server_of(context), Peer.has_roots)
-        if target is None:
-            return await _fallback(self._previous[2], "roots/list", context)
-        peer, via = target
-        return await _ask(peer, types.ListRootsRequest(), types.ListRootsResult, via)
-
-    async def roots_changed(self) -> None:
-        """An agent's roots changed: tell every connected server (they ask again)."""
-        for sup in list(self.manager.supervisors.values()):
-            client = sup.client
-            if client is None or not sup.connected:
-                continue
-            try:
-                with _sdk_deprecations_quiet():
-                    await client.session.send_roots_list_changed()
-            except Exception as exc:  # one server's broken pipe must not keep the others from hearing
-                log_event(
-                    "serve.roots_notice_failed", level="warn", server=sup.name, reason=type(exc).__name__
-                )
+    def _set_roots(self, roots: tuple[Root, ...] | None) -> None:
+        runtime = self.manager.runtime
+        sups = list(self.manager.supervisors.values())
+        before = [runtime.roots_for(sup.cfg) for sup in sups]
+        runtime.agent_roots = roots
+        for sup, old in zip(sups, before, strict=True):
+            if runtime.roots_for(sup.cfg) != old:
+                sup.roots_changed()
 
 
 @contextmanager
@@ -309,31 +286,6 @@ def _sdk_deprecations_quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         yield
-
-
-async def _ask(peer: Peer, request: Any, result_type: type[Any], via: InFlight | None) -> Any:
-    """Forward a server's request to the agent; the agent's refusal goes back as an error."""
-    import mcp_types as types
-    from mcp import MCPError
-
-    try:
-        return await peer.request(request, result_type, via)
-    except MCPError as exc:
-        return exc.error
-    except Exception as exc:  # the agent left, or answered something that is not a result
-        return types.ErrorData(
-            code=types.INTERNAL_ERROR, message=f"the agent did not answer: {type(exc).__name__}"
-        )
-
-
-async def _fallback(previous: Any, method: str, *args: Any) -> Any:
-    if previous is not None:
-        return await previous(*args)
-    import mcp_types as types
-
-    return types.ErrorData(
-        code=types.METHOD_NOT_FOUND, message=f"{method} is not available: no connected agent supports it"
-    )
 
 
 def _offers(sup: Supervisor, kind: str) -> bool:

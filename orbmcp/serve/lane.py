@@ -97,6 +97,7 @@ class FastLane:
     ) -> None:
         from orbmcp.commands.agent import error_result
         from orbmcp.core.calls import call_tool_wire, owner_of
+        from orbmcp.serve.asker import AgentAsker
 
         write = self._write
         assert write is not None
@@ -117,8 +118,13 @@ class FastLane:
             with self._running[request_id]:
                 try:
                     sup = owner_of(self._gateway.manager, tool)
+                    asker = AgentAsker(peer, call, self._gateway.hub.asker)
                     result = await call_tool_wire(
-                        sup, tool.name, arguments, progress=progress if token is not None else None
+                        sup,
+                        tool.name,
+                        arguments,
+                        progress=progress if token is not None else None,
+                        asker=asker,
                     )
                 except OrbError as err:
                     result = error_result(err).to_json()

@@ -56,10 +56,14 @@ async def get_prompt(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
     server, prompt = found
     from orbmcp.core.calls import get_prompt as upstream_get
+    from orbmcp.serve.asker import AgentAsker
 
     try:
-        with peer.calling(server, ctx):
-            return await upstream_get(gateway.manager.get(server), str(prompt["name"]), arguments)
+        with peer.calling(server, ctx) as via:
+            asker = AgentAsker(peer, via, gateway.hub.asker)
+            return await upstream_get(
+                gateway.manager.get(server), str(prompt["name"]), arguments, asker=asker
+            )
     except OrbError as err:
         raise MCPError(code=types.INTERNAL_ERROR, message=agent_message(err)) from None
 
@@ -76,29 +80,28 @@ async def complete(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
     if target is None:
         return _completion([])
     server, upstream_ref = target
-    from orbmcp.core.calls import complete as upstream_complete
+    from orbmcp.core.calls import complete_argument
 
     sup = gateway.manager.get(server)
     capabilities = getattr(sup.client, "server_capabilities", None)
     if not sup.connected or getattr(capabilities, "completions", None) is None:
         return _completion([])
     try:
-        result = await upstream_complete(
-            sup, upstream_ref, {"name": argument.name, "value": argument.value}, context
-        )
+        values = await complete_argument(sup, upstream_ref, argument.name, argument.value, context)
     except OrbError:
         return _completion([])
-    return result
+    return _completion(values)
 
 
-async def _upstream_ref(gateway: Gateway, ref: Any) -> tuple[str, dict[str, Any]] | None:
+async def _upstream_ref(gateway: Gateway, ref: Any) -> tuple[str, tuple[str, str]] | None:
+    """``(server, (kind, name))`` of a gateway prompt or resource template, as the server knows it."""
     if ref.type == "ref/prompt":
         found = (await _server_prompts(gateway)).get(ref.name)
-        return None if found is None else (found[0], {"type": "ref/prompt", "name": found[1]["name"]})
+        return None if found is None else (found[0], ("prompt", str(found[1]["name"])))
     from orbmcp.serve.resources import locate_template
 
     located = await locate_template(gateway, ref.uri)
-    return None if located is None else (located[0], {"type": "ref/resource", "uri": located[1]})
+    return None if located is None else (located[0], ("resource", located[1]))
 
 
 def _completion(values: list[str]) -> dict[str, Any]:

@@ -93,14 +93,16 @@ async def read_resource(gateway: Gateway, ctx: Any, params: Any) -> dict[str, An
     from mcp import MCPError
 
     from orbmcp.core.calls import read_resource as upstream_read
+    from orbmcp.serve.asker import AgentAsker
 
     peer = gateway.peer(ctx)
     peer.touch()
     uri = str(params.uri)
     server, original = await _located(gateway, uri)
     try:
-        with peer.calling(server, ctx):
-            contents = await upstream_read(gateway.manager.get(server), original)
+        with peer.calling(server, ctx) as via:
+            asker = AgentAsker(peer, via, gateway.hub.asker)
+            contents = await upstream_read(gateway.manager.get(server), original, asker=asker)
     except OrbError as err:
         raise MCPError(code=types.INTERNAL_ERROR, message=agent_message(err)) from None
     mode = gateway.options.names

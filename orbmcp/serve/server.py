@@ -109,8 +109,11 @@ async def _set_level(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
 
 
 async def _initialized(gateway: Gateway, ctx: Any, params: Any) -> None:
-    gateway.peer(ctx).touch()  # known from now on: it hears of every change
+    peer = gateway.peer(ctx)
+    peer.touch()  # known from now on: it hears of every change
+    # Asked beside the handler: the agent answers on the wire this handler is reading.
+    gateway.spawn(gateway.hub.agent_roots_changed, peer)
 
 
 async def _roots_changed(gateway: Gateway, ctx: Any, params: Any) -> None:
-    await gateway.hub.roots_changed()
+    gateway.spawn(gateway.hub.agent_roots_changed, gateway.peer(ctx))

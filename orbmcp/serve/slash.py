@@ -136,7 +136,7 @@ async def run(
     from orbmcp.render import present
     from orbmcp.serve.ui import ServeUI
 
-    ui = ServeUI(peer, via, gateway.spawn)
+    ui = ServeUI(peer, via, gateway.spawn, gateway.hub.asker)
     config = gateway.config
     try:
         line = prompt.line(arguments)

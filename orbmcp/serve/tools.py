@@ -71,14 +71,16 @@ async def call(gateway: Gateway, ctx: Any, name: str, arguments: dict[str, Any])
     if tool is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
     from orbmcp.core.calls import call_tool_wire, owner_of
+    from orbmcp.serve.asker import AgentAsker
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
         await ctx.session.report_progress(value, total, message)
 
     try:
         sup = owner_of(gateway.manager, tool)
-        with peer.calling(tool.server, ctx):
-            return await call_tool_wire(sup, tool.name, arguments, progress=progress)
+        with peer.calling(tool.server, ctx) as via:
+            asker = AgentAsker(peer, via, gateway.hub.asker)
+            return await call_tool_wire(sup, tool.name, arguments, progress=progress, asker=asker)
     except OrbError as err:
         return error_result(err).to_json()
 

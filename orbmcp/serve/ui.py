@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.from_thread
 
+from orbmcp.serve.asker import AgentAsker
+
 if TYPE_CHECKING:
+    from orbmcp.core.capabilities.askers import Asker
+    from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
+    from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+    from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.serve.peer import InFlight, Peer
 
 _ANSWER = "answer"
@@ -25,9 +31,10 @@ _ANSWER = "answer"
 class ServeUI:
     interactive = True
 
-    def __init__(self, peer: Peer, via: InFlight | None, spawn: Any) -> None:
+    def __init__(self, peer: Peer, via: InFlight | None, spawn: Any, fallback: Asker) -> None:
         self._peer = peer
         self._via = via
+        self._servers_asker = AgentAsker(peer, via, fallback)  # a server's questions during the command
         self._spawn = spawn  # starts a task beside the command (a URL shown while the flow waits)
         self._loop_thread = threading.get_ident()
         self.notices: list[str] = []
@@ -111,3 +118,17 @@ class ServeUI:
         self, server: str, tool: str, progress: float, total: float | None, message: str | None
     ) -> None:
         """Nothing: the commands served here call no tools."""
+
+    # -- a server's questions during the command ---------------------------------------------------
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return await self._servers_asker.elicit(request)
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        return await self._servers_asker.sample(request)
+
+    def server_log(self, server: str, message: LogMessage) -> None:
+        from orbmcp.text import one_line
+
+        who = f" {one_line(message.logger, max_len=100)}:" if message.logger else ""
+        self.notices.append(f"[{one_line(server)}] {message.level}:{who} {one_line(message.text)}")

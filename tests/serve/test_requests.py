@@ -54,7 +54,7 @@ async def test_the_commands_questions_are_asked_as_form_elicitations(tmp_path: P
     async with http_gateway(config) as served, agent(served, elicitation_callback=elicit) as client:
         await client.list_tools()
         gateway = served.gateway
-        ui = ServeUI(gateway.peers[0], None, gateway.spawn)
+        ui = ServeUI(gateway.peers[0], None, gateway.spawn, gateway.hub.asker)
         assert ui.interactive
         assert await anyio.to_thread.run_sync(ui.confirm, "Proceed?") is True
         assert await anyio.to_thread.run_sync(ui.choose, "Which?", ["a", "b"]) == "b"
@@ -89,7 +89,7 @@ async def test_without_elicitation_a_url_reaches_the_agent_as_a_log_message(tmp_
     async with http_gateway(config) as served, agent(served, message_handler=notices) as client:
         await client.list_tools()
         gateway = served.gateway
-        ui = ServeUI(gateway.peers[0], None, gateway.spawn)
+        ui = ServeUI(gateway.peers[0], None, gateway.spawn, gateway.hub.asker)
         assert await anyio.to_thread.run_sync(ui.confirm, "Proceed?") is False  # nobody to ask
         ui.show_url("https://as.example/authorize")
         await notices.wait_count("notifications/message", 1)

@@ -31,6 +31,7 @@ from orbmcp.commands.results.config import (
     ValidationReport,
 )
 from orbmcp.commands.results.daemon import DaemonStatus
+from orbmcp.commands.results.edit import ImportItem, ImportPlan, ServerEdit
 from orbmcp.commands.results.status import (
     Launch,
     RetryWait,
@@ -63,6 +64,8 @@ __all__ = [
     "CompletionScript",
     "ConfigView",
     "DaemonStatus",
+    "ImportItem",
+    "ImportPlan",
     "JsonText",
     "Launch",
     "Lines",
@@ -80,6 +83,7 @@ __all__ = [
     "RetryWait",
     "ServerAction",
     "ServerDetail",
+    "ServerEdit",
     "ShellExit",
     "SmokeCall",
     "Statement",

@@ -19,6 +19,7 @@ from orbmcp.commands.results import (
     CompletionScript,
     ConfigView,
     DaemonStatus,
+    ImportPlan,
     JsonText,
     Lines,
     PathsView,
@@ -29,6 +30,7 @@ from orbmcp.commands.results import (
     Result,
     ServerAction,
     ServerDetail,
+    ServerEdit,
     ShellExit,
     Statement,
     StatusReport,
@@ -37,7 +39,7 @@ from orbmcp.commands.results import (
     TrustReview,
     ValidationReport,
 )
-from orbmcp.render.plain import basic, call, config, daemon, status, tools
+from orbmcp.render.plain import basic, call, config, daemon, edit, status, tools
 
 R = TypeVar("R", bound=Result)
 
@@ -68,6 +70,8 @@ _register(PathsView, config.paths_view)
 _register(ValidationReport, config.validation_report)
 _register(TrustReview, config.trust_review)
 _register(DaemonStatus, daemon.daemon_status)
+_register(ServerEdit, edit.server_edit)
+_register(ImportPlan, edit.import_plan)
 # A sentence (Message, untrust, auth, logout, install); Statement is abstract, so no _register.
 render_plain.register(Statement, basic.statement)
 _register(Lines, basic.lines)
