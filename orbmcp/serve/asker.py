@@ -7,8 +7,9 @@ between calls ``HubAsker`` is the session's front (the agent calling that server
 most recently active), falling back to the front that answered before serve attached. A question
 an agent cannot take (it did not declare the capability) goes the same way down.
 
-What a server asks is rebuilt on the agent's wire from the checked, bounded form orbmcp parsed,
-with the server's name leading the message so the person knows who asks.
+A form goes to the agent with the server's own schema (orbmcp parsed and bounded it first, and
+checks the answer against it), rebuilt from the parsed fields when a front has only those; the
+server's name leads the message so the person knows who asks.
 """
 
 from __future__ import annotations
@@ -83,7 +84,9 @@ async def elicit_agent(peer: Peer, via: InFlight | None, request: ElicitationReq
             message=message, url=request.url or "", elicitation_id=request.elicitation_id or ""
         )
     else:
-        params = types.ElicitRequestFormParams(message=message, requested_schema=form_schema(request.fields))
+        # The server's own schema when orbmcp has it (every enum spelling kept), else rebuilt.
+        schema = dict(request.schema) if request.schema is not None else form_schema(request.fields)
+        params = types.ElicitRequestFormParams(message=message, requested_schema=schema)
     try:
         result = await peer.request(types.ElicitRequest(params=params), types.ElicitResult, via)
     except Exception as exc:  # the agent refused, left, or answered something else

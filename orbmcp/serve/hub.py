@@ -256,16 +256,19 @@ class Hub:
 
         from orbmcp.core.capabilities.roots import Root
 
-        if not peer.has_roots():
-            return
         try:
-            result = await peer.request(types.ListRootsRequest(), types.ListRootsResult, None)
-        except Exception as exc:  # an agent that cannot say keeps the roots the servers have
-            log_event("serve.agent_roots_failed", level="warn", reason=type(exc).__name__)
-            return
-        roots = tuple(Root(str(r.uri), r.name) for r in result.roots[:MAX_ROOTS])
-        self._roots_from = peer
-        self._set_roots(roots)
+            if not peer.has_roots():
+                return
+            try:
+                result = await peer.request(types.ListRootsRequest(), types.ListRootsResult, None)
+            except Exception as exc:  # an agent that cannot say keeps the roots the servers have
+                log_event("serve.agent_roots_failed", level="warn", reason=type(exc).__name__)
+                return
+            roots = tuple(Root(str(r.uri), r.name) for r in result.roots[:MAX_ROOTS])
+            self._roots_from = peer
+            self._set_roots(roots)
+        finally:
+            peer.roots_known.set()
 
     def _set_roots(self, roots: tuple[Root, ...] | None) -> None:
         runtime = self.manager.runtime

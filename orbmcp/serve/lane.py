@@ -118,6 +118,7 @@ class FastLane:
             with self._running[request_id]:
                 try:
                     sup = owner_of(self._gateway.manager, tool)
+                    await peer.roots_settled()
                     asker = AgentAsker(peer, call, self._gateway.hub.asker)
                     result = await call_tool_wire(
                         sup,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 _STATE_KEY = "orbmcp.serve.peer"
 NOTIFY_TIMEOUT_S = 5.0
+ROOTS_WAIT_S = 5.0
 # notifications/message levels, least severe first (RFC 5424 names, as MCP uses them)
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _activity = itertools.count(1)
@@ -46,6 +47,9 @@ class Peer:
     subscriptions: set[str] = field(default_factory=set)  # gateway resource URIs
     log_level: str = "debug"  # what the agent asked for with logging/setLevel (2025: all by default)
     last_active: int = 0
+    # Set once the agent's roots were asked for (or it has none): its calls wait for it, so the
+    # servers they reach already know the agent's roots.
+    roots_known: anyio.Event = field(default_factory=anyio.Event)
 
     # -- what the agent declared -------------------------------------------------------------------
 
@@ -95,6 +99,13 @@ class Peer:
 
     def touch(self) -> None:
         self.last_active = next(_activity)
+
+    async def roots_settled(self) -> None:
+        """Until the agent's roots were asked for (bounded: an agent that never finishes its
+        handshake is served with the roots the servers have)."""
+        if not self.roots_known.is_set():
+            with anyio.move_on_after(ROOTS_WAIT_S):
+                await self.roots_known.wait()
 
     # -- talking to the agent ----------------------------------------------------------------------
 

@@ -78,6 +78,7 @@ async def call(gateway: Gateway, ctx: Any, name: str, arguments: dict[str, Any])
 
     try:
         sup = owner_of(gateway.manager, tool)
+        await peer.roots_settled()
         with peer.calling(tool.server, ctx) as via:
             asker = AgentAsker(peer, via, gateway.hub.asker)
             return await call_tool_wire(sup, tool.name, arguments, progress=progress, asker=asker)

@@ -359,13 +359,17 @@ async def test_a_server_that_gives_up_its_question_cancels_it_at_the_agent(tmp_p
             await cancelled.wait()  # serve passed the server's notifications/cancelled on
 
 
-async def test_without_the_capability_the_request_is_refused_as_not_supported(tmp_path: Path) -> None:
+async def test_without_the_capability_the_request_is_answered_as_the_other_fronts_would(
+    tmp_path: Path,
+) -> None:
     async with http_gateway(config(tmp_path, ref=reference_entry())) as served, agent(served) as client:
         listing = await client.list_tools()
         answer = await client.call_tool(tool_named(listing, "test_elicitation").name, {"message": "Who?"})
-        assert answer.is_error and "no connected agent supports it" in answer.content[0].text
+        assert answer.content[0].text.startswith("User response: action=decline")
         sampled = await client.call_tool(tool_named(listing, "test_sampling").name, {"prompt": "hi"})
-        assert sampled.is_error and "no connected agent supports it" in sampled.content[0].text
+        assert sampled.is_error and "no sampling command is configured" in sampled.content[0].text
+        roots = await client.call_tool(tool_named(listing, "test_roots").name, {})
+        assert json.loads(roots.content[0].text) == [tmp_path.as_uri()]  # the project's, as elsewhere
 
 
 async def test_a_servers_log_messages_reach_the_agent_at_the_level_it_asked(tmp_path: Path) -> None:

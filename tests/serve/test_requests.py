@@ -15,11 +15,13 @@ import pytest
 
 from orbmcp.config.loader import load_config
 from orbmcp.core.calls import call_tool
+from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
+from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
 from orbmcp.core.manager import Manager
 from orbmcp.serve.hub import Hub
 from orbmcp.serve.ui import ServeUI
 from tests.auth.oauth_server import running_server
-from tests.core.live import FAST_GRACE_S, write_config
+from tests.core.live import FAST_GRACE_S, wait_until, write_config
 from tests.serve import Notices, agent, http_gateway, names, reference_entry
 
 pytestmark = [
@@ -104,24 +106,54 @@ async def test_with_no_capable_agent_a_servers_request_goes_to_what_answered_bef
     manager = Manager(config, retries=False)
     manager.runtime.stdin_grace_s = manager.runtime.term_grace_s = FAST_GRACE_S
 
-    async def shell_elicitation(context: Any, params: Any) -> types.ElicitResult:
-        return types.ElicitResult(action="accept", content={"response": "from the shell"})
+    class Shell:
+        """The front of the session before serve attached (a REPL, an agent host)."""
 
-    async def shell_roots(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri="file:///from/the/shell")])
+        interactive = True
 
-    manager.runtime.elicitation = shell_elicitation
-    manager.runtime.list_roots = shell_roots
+        async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+            return ElicitationAnswer("accept", {"response": f"from the shell to {request.server}"})
+
+        async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+            return SamplingAnswer("reject", reason="the shell has no model")
+
+    manager.runtime.asker = Shell()
     async with manager:
         hub = Hub.of(manager)
         assert Hub.of(manager) is hub  # one per session
+        assert manager.runtime.asker is hub.asker and manager.runtime.features.sampling
         sup = await manager.ready("ref")
         asked = await call_tool(sup, "test_elicitation", {"message": "who?"})
-        assert asked.text() == 'User response: action=accept, content={"response": "from the shell"}'
-        roots = await call_tool(sup, "test_roots", {})
-        assert json.loads(roots.text()) == ["file:///from/the/shell"]
+        assert asked.text() == 'User response: action=accept, content={"response": "from the shell to ref"}'
         sampled = await call_tool(sup, "test_sampling", {"prompt": "x"})
-        assert sampled.is_error and "no connected agent supports it" in sampled.text()
+        assert sampled.is_error and "the shell has no model" in sampled.text()
+        roots = await call_tool(sup, "test_roots", {})
+        assert json.loads(roots.text()) == [tmp_path.as_uri()]
+
+
+async def test_an_agents_roots_are_the_servers_roots_while_it_is_connected(tmp_path: Path) -> None:
+    """Roots come from the agent that declared them (servers are told when they change), and go
+    back to the project's when it leaves."""
+    current = ["file:///agent/one"]
+    notices = Notices()
+
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=uri) for uri in current])
+
+    config = write_config(tmp_path / "mcp.json", {"ref": reference_entry()})
+    async with http_gateway(config) as served:
+        async with agent(served, list_roots_callback=roots, message_handler=notices) as client:
+            tool = next(n for n in names(await client.list_tools()) if "__test_roots_" in n)
+            assert json.loads((await client.call_tool(tool, {})).content[0].text) == ["file:///agent/one"]
+            current[:] = ["file:///agent/two", "file:///agent/three"]
+            await client.session.send_roots_list_changed()
+            runtime = served.gateway.manager.runtime
+            await wait_until(lambda: len(runtime.agent_roots or ()) == 2, what="the agent's new roots")
+            listed = json.loads((await client.call_tool(tool, {})).content[0].text)
+            assert listed == ["file:///agent/two", "file:///agent/three"]
+        await wait_until(lambda: runtime.agent_roots is None, what="the project's roots again")
+        sup = served.gateway.manager.get("ref")
+        assert served.gateway.manager.runtime.roots_for(sup.cfg)[0].uri == tmp_path.as_uri()
 
 
 async def test_prompt_and_resource_changes_and_reconnects_reach_the_agent(tmp_path: Path) -> None:
