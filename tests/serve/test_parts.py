@@ -301,3 +301,31 @@ def test_prompt_lines_are_the_slash_commands() -> None:
     assert tool["inputSchema"]["properties"]["reset"]["type"] == "boolean"
     assert tool["inputSchema"]["required"] == ["server"]
     assert slash._partial("a b") == "'a b" and slash._partial("") == "" and slash._partial("ok") == "ok"
+
+
+def test_a_parsed_form_rebuilds_to_a_schema_that_parses_the_same() -> None:
+    """``form_schema`` (for a front that has only the parsed fields) loses nothing orbmcp checks."""
+    from orbmcp.core.capabilities.elicitation import parse_form
+    from orbmcp.serve.asker import form_schema
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "minLength": 1, "maxLength": 40, "default": "Ada"},
+            "mail": {"type": "string", "format": "email", "description": "Where to write"},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "ratio": {"type": "number"},
+            "ok": {"type": "boolean", "default": True},
+            "one": {"type": "string", "enum": ["a", "b"], "enumNames": ["Option A", "Option B"]},
+            "many": {"type": "array", "items": {"anyOf": [{"const": "x", "title": "X"}]}, "maxItems": 1},
+        },
+        "required": ["name", "one"],
+    }
+    fields = parse_form(schema)
+    rebuilt = form_schema(fields)
+    assert parse_form(rebuilt) == fields
+    assert rebuilt["required"] == ["name", "one"]
+    assert (
+        form_schema(parse_form({"type": "object", "properties": {"x": {"type": "boolean"}}})).get("required")
+        is None
+    )
