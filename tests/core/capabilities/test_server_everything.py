@@ -97,3 +97,26 @@ def test_completable_prompt_values_come_from_the_server(home: dict[str, str]) ->
         "--no-daemon", "complete", "orbmcp prompt everything completable-prompt department=E", env=home
     )
     assert done.code == 0 and done.stdout.split() == ["department=Engineering"], done.stderr
+
+
+def test_a_person_answers_the_research_querys_question_on_a_terminal(
+    home: dict[str, str], tmp_path: Path
+) -> None:
+    from tests.frontends import PY, Pty, env_for
+
+    env = env_for(None, **{k: v for k, v in home.items() if k != "CI"})
+    env.pop("CI", None)
+    argv = [PY, "-m", "orbmcp", "--no-daemon", "call", "everything", "simulate-research-query", "topic=mcp"]
+    pty = Pty([*argv, "ambiguous=true"], env)
+    try:
+        pty.read_until(b"[Y]es, [d]ecline, [c]ancel: ", timeout=60)
+        pty.send(b"y\n")
+        pty.read_until(b"> ", timeout=30)
+        pty.send(b"1\n")  # the first interpretation the server offers
+        pty.read_until(b"Send? [Y/n]: ", timeout=30)
+        pty.send(b"\n")
+        code = pty.wait(60)
+    finally:
+        pty.close()
+    assert code == 0
+    assert b"Clarification**: technical" in pty.buffer  # the task went on with the person's answer
