@@ -99,9 +99,7 @@ def test_completable_prompt_values_come_from_the_server(home: dict[str, str]) ->
     assert done.code == 0 and done.stdout.split() == ["department=Engineering"], done.stderr
 
 
-def test_a_person_answers_the_research_querys_question_on_a_terminal(
-    home: dict[str, str], tmp_path: Path
-) -> None:
+def test_a_person_answers_the_research_querys_question_on_a_terminal(home: dict[str, str]) -> None:
     from tests.frontends import PY, Pty, env_for
 
     env = env_for(None, **{k: v for k, v in home.items() if k != "CI"})
