@@ -1,12 +1,13 @@
 """orbmcp's environment variables, read in one place.
 
 Every variable orbmcp reads for itself is named and parsed here and nowhere else, so each has one
-spelling and one rule: ``ORB_AGENT_DIR``, ``ORBMCP_CONFIG``, ``ORBMCP_PROJECT``, ``ORBMCP_DEBUG``,
-``NO_COLOR``, ``CI`` and ``ORBMCP_NO_DAEMON``; and, to find other MCP clients' config files, the
-variables those clients themselves honour (``HOME``, ``XDG_CONFIG_HOME``, ``APPDATA``,
-``PI_CODING_AGENT_DIR``, ``CODEX_HOME``). A new one is added here. An empty value counts as
-unset. Values come from the real process environment (or a mapping a caller passes), never from a
-``.env`` file or a config file: a cloned project must not be able to move the config or the state.
+spelling and one rule: ``ORB_AGENT_DIR``, ``ORBMCP_CONFIG``, ``ORBMCP_PROJECT``, ``ORBMCP_DEBUG``
+(alias ``PI_MCP_DEBUG``), ``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON`` and ``GITHUB_STEP_SUMMARY``;
+and, to find other MCP clients' config files, the variables those clients themselves honour
+(``HOME``, ``XDG_CONFIG_HOME``, ``APPDATA``, ``PI_CODING_AGENT_DIR``, ``CODEX_HOME``). A new one is
+added here. An empty value counts as unset. Values come from the real process environment (or a
+mapping a caller passes), never from a ``.env`` file or a config file: a cloned project must not be
+able to move the config or the state.
 
 Hand-written rather than pydantic-settings: these are read on the fast paths (completion on every
 keystroke, the config commands, an empty ``status``), where importing pydantic-settings costs
@@ -30,7 +31,11 @@ DEBUG = "ORBMCP_DEBUG"
 NO_COLOR = "NO_COLOR"
 CI = "CI"
 NO_DAEMON = "ORBMCP_NO_DAEMON"
-VARIABLES = (GLOBAL_DIR, CONFIG, PROJECT, DEBUG, NO_COLOR, CI, NO_DAEMON)
+# pi-mcp-extension's name for the debug switch: its users keep their habit.
+PI_DEBUG = "PI_MCP_DEBUG"
+# Set by GitHub Actions: the Markdown file a step appends its summary to.
+GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+VARIABLES = (GLOBAL_DIR, CONFIG, PROJECT, DEBUG, PI_DEBUG, NO_COLOR, CI, NO_DAEMON, GITHUB_STEP_SUMMARY)
 # Where other MCP clients keep their config files (read by ``orbmcp.config.clients``).
 HOME = "HOME"
 XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
@@ -83,8 +88,11 @@ def project_dir(environ: Environ = None) -> Path | None:
 
 
 def debug(environ: Environ = None) -> bool:
-    """``ORBMCP_DEBUG`` is 1, true, yes or on (any case): write the debug log."""
-    return _switch(DEBUG, environ)
+    """``ORBMCP_DEBUG`` (or its alias ``PI_MCP_DEBUG``) is 1, true, yes or on (any case): write
+    the debug log. A stated ``ORBMCP_DEBUG`` wins over the alias."""
+    if _value(DEBUG, environ):
+        return _switch(DEBUG, environ)
+    return _switch(PI_DEBUG, environ)
 
 
 def no_color(environ: Environ = None) -> bool:
@@ -95,6 +103,11 @@ def no_color(environ: Environ = None) -> bool:
 def ci(environ: Environ = None) -> bool:
     """``CI`` is 1, true, yes or on: nobody is there to answer a prompt."""
     return _switch(CI, environ)
+
+
+def github_step_summary(environ: Environ = None) -> Path | None:
+    """``GITHUB_STEP_SUMMARY``: the file a GitHub Actions step appends Markdown to, or None."""
+    return _path(GITHUB_STEP_SUMMARY, environ)
 
 
 def no_daemon(environ: Environ = None) -> bool:

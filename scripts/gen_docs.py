@@ -46,6 +46,11 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
         "1 writes a redacted JSON Lines debug log to <global dir>/logs/orbmcp.log "
         "(0600, rotated at about 2 MB, one backup).",
     ),
+    ("PI_MCP_DEBUG", "pi-mcp-extension's name for ORBMCP_DEBUG; ORBMCP_DEBUG wins when both are set."),
+    (
+        "GITHUB_STEP_SUMMARY",
+        "Set by GitHub Actions: check --format github appends its summary (Markdown) to this file.",
+    ),
     ("NO_COLOR", "Any non-empty value: no colours and no rich tables, as with --no-color."),
     ("CI", "true/1: never prompt and never open a browser (authorization fails fast with exit 5)."),
 )
@@ -102,7 +107,7 @@ class JsonDoc:
     open: bool = False  # True: at least these keys (more depend on the options)
 
 
-ROW_KEYS = ("name", "lifecycle", "state", "tools", "auth", "source")
+ROW_KEYS = ("name", "lifecycle", "state", "tools", "auth", "source", "lastError", "hint", "warnings")
 DAEMON_KEYS = (
     "action",
     "running",
@@ -129,13 +134,17 @@ DETAIL_KEYS = (
     "file",
     "tools",
     "toolNames",
+    "auth",
     "oauth",
     "lastError",
+    "errorCode",
+    "errorReason",
     "hint",
     "recentOutput",
     "projectConfig",
     "protocolVersion",
     "serverInfo",
+    "warnings",
 )
 TOOL_KEYS = ("server", "name", "bridgedName", "description", "inputSchema", "annotations")
 MESSAGE_KEYS = ("ok", "message")
@@ -144,16 +153,37 @@ ERROR_KEYS = ("code", "message", "server")
 
 # Keyed by command name; "status SERVER" is the second shape of status.
 JSON_OUTPUT: dict[str, JsonDoc] = {
-    "status": JsonDoc("array", ROW_KEYS, "one row per server; tools is {discovered, active}"),
-    "status SERVER": JsonDoc("object", DETAIL_KEYS, "projectConfig is null or {loaded, path}"),
-    "start": JsonDoc("array", ROW_KEYS, "the row of the server"),
-    "stop": JsonDoc("array", ROW_KEYS, "the row of the server"),
-    "reconnect": JsonDoc("array", ROW_KEYS, "the rows of the servers reconnected"),
+    "status": JsonDoc(
+        "array",
+        ROW_KEYS,
+        "one row per configured entry; tools is {discovered, active}; state is ready, starting, "
+        "retrying (with retry: {attempt, maxRetries, inSeconds}), stopped, failed or needs-auth, or for "
+        "an entry that did not load invalid, skipped or untrusted (with file)",
+        open=True,
+    ),
+    "status SERVER": JsonDoc(
+        "object",
+        DETAIL_KEYS,
+        "projectConfig is null or {loaded, path}; command, args, cwd, envNames (stdio) or url, "
+        "headerNames (HTTP), secrets masked",
+        open=True,
+    ),
+    "start": JsonDoc(
+        "array", DETAIL_KEYS, "the detail of the server, its last error when it failed", open=True
+    ),
+    "stop": JsonDoc("array", DETAIL_KEYS, "the detail of the server", open=True),
+    "reconnect": JsonDoc("array", DETAIL_KEYS, "the detail of each server reconnected", open=True),
     "auth": JsonDoc(
         "object", (*MESSAGE_KEYS, "server"), "plus details of the outcome; with --status: auth", open=True
     ),
     "logout": JsonDoc("object", (*MESSAGE_KEYS, "server", "removed")),
     "tools": JsonDoc("array", TOOL_KEYS, "inputSchema exactly as the server sent it"),
+    "tools SERVER TOOL": JsonDoc(
+        "object",
+        (*TOOL_KEYS, "title", "parameters", "taskSupport", "outputSchema"),
+        "parameters: {name, type, required, default?, enum?, description}; taskSupport: forbidden, "
+        "optional or required",
+    ),
     "call": JsonDoc(
         "object",
         ("content", "isError"),
@@ -200,7 +230,12 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     },
     "trust": JsonDoc("object", ("ok", "message", "trusted", "review")),
     "untrust": JsonDoc("object", ("ok", "message", "trusted", "revoked")),
-    "check": JsonDoc("object", ("ok", "servers", "missingTools", "problems")),
+    "check": JsonDoc(
+        "object",
+        ("ok", "exitCode", "servers", "missingTools", "requiredTools", "calls", "problems", "junit"),
+        "servers: status rows plus ok, verdict (ok, failed, invalid, skipped, untrusted, disabled), "
+        "file, recentOutput; calls: {call, server, tool, ok, error, expect, output}",
+    ),
     "slash": JsonDoc("inner", (), "the JSON of the command the line runs"),
     "complete": JsonDoc("array of strings", (), "the candidates"),
     "completion show": JsonDoc("object", ("shell", "script")),

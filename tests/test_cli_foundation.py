@@ -163,11 +163,20 @@ def test_trust_untrust_and_changed_definitions(tmp_path: Path, _isolated_agent_d
 
     r = run_cli("status", "--project", str(project))
     assert r.code == 0 and f"Project config: not loaded ({project / '.orb'})" in r.stdout
-    assert "p " not in r.stdout.split("not loaded")[0]
+    # Listed as untrusted, never as ready or stopped.
+    assert r.stdout.split("not loaded")[0].splitlines()[2].split()[:2] == ["p", "untrusted"]
 
-    # Non-interactive without --yes: refuses, never auto-approves.
+    # Non-interactive without --yes: refuses, never auto-approves, and names a review that works.
     r = run_cli("trust", "--project", str(project))
-    assert r.code == 2
+    assert r.code == 2 and "`orbmcp trust --json`" in r.stderr
+    review = run_cli("trust", "--project", str(project), "--json")
+    assert review.code == 0, review.stderr
+    body = review.json()
+    assert body["trusted"] is False and body["review"]["servers"][0]["argv"] == ["srv", "--a b", "c"]
+    assert body["review"]["servers"][0]["envNames"] == ["KEY"] and "secret-value-1" not in review.stdout
+    assert (
+        json.loads(run_cli("status", "--json", "--project", str(project)).stdout)[0]["state"] == "untrusted"
+    )
 
     r = run_cli("trust", "--project", str(project), "--yes")
     assert r.code == 0, r.stderr
@@ -176,22 +185,25 @@ def test_trust_untrust_and_changed_definitions(tmp_path: Path, _isolated_agent_d
     store = _isolated_agent_dir / "trusted-projects.json"
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
 
-    rows = json.loads(run_cli("status", "--json", "--project", str(project)).stdout)
-    assert [(r["name"], r["source"]) for r in rows] == [("p", "project")]
+    def states() -> list[tuple[str, str, str]]:
+        rows = json.loads(run_cli("status", "--json", "--project", str(project)).stdout)
+        return [(r["name"], r["source"], r["state"]) for r in rows]
 
-    # A changed definition is invisible again until approved again.
+    assert states() == [("p", "project", "stopped")]
+
+    # A changed definition is not loaded again until approved again.
     mcp_json.write_text(
         json.dumps({"mcpServers": {"p": {"command": "srv", "args": ["--other"], "lifecycle": "lazy"}}})
     )
-    assert json.loads(run_cli("status", "--json", "--project", str(project)).stdout) == []
+    assert states() == [("p", "project", "untrusted")]
 
     r = run_cli("trust", "--project", str(project), "--yes")
     assert r.code == 0 and "(new or changed)" in r.stdout
-    assert len(json.loads(run_cli("status", "--json", "--project", str(project)).stdout)) == 1
+    assert states() == [("p", "project", "stopped")]
 
     r = run_cli("untrust", "--project", str(project), "--json")
     assert r.code == 0 and json.loads(r.stdout)["revoked"] is True
-    assert json.loads(run_cli("status", "--json", "--project", str(project)).stdout) == []
+    assert states() == [("p", "project", "untrusted")]
 
 
 def test_a_bug_is_one_line_exit_70_and_a_private_crash_log(

@@ -90,10 +90,11 @@ def test_plain_status_of_every_state_shows_errors_of_failed_ones_escaped() -> No
     text = render_plain(report)
     lines = text.splitlines()
     assert lines[0] == "MCP servers (5):"
-    assert lines[1] == "  s-ready  ready  eager  tools 2/3 active  auth: not configured  source: config"
+    assert lines[1] == "  server        state       lifecycle  tools  auth            source"
+    assert lines[2] == "  s-ready       ready       eager      2/3    not configured  config"
     # Errors show for failed and needs-auth only, on one line, with the controls made harmless.
     assert text.count("last error:") == 2
-    assert "    last error: boom red␇ ⏎ second line" in lines
+    assert "      last error: boom red␇ ⏎ second line" in lines
     assert "\x1b" not in text and "\x07" not in text
     assert "Project config: not loaded (/p/.orb)" in lines
     assert lines[-1] == "(one-shot: servers started for this report were stopped again)"
@@ -101,6 +102,13 @@ def test_plain_status_of_every_state_shows_errors_of_failed_ones_escaped() -> No
 
 def test_plain_status_without_servers_or_ready_ones() -> None:
     assert render_plain(StatusReport(rows=())) == "No MCP servers configured."
+    first = StatusReport(rows=(), config_file="/h/.orb/agent/mcp.json", paths_command="orbmcp config paths")
+    assert render_plain(first).splitlines() == [
+        "No MCP servers configured.",
+        "Add one to /h/.orb/agent/mcp.json, for example:",
+        '  {"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}',
+        "(`orbmcp config paths` lists every file orbmcp reads)",
+    ]
     text = render_plain(StatusReport(rows=(_row("failed", error=None),), stopped_after=True))
     assert "last error" not in text and "one-shot" not in text  # nothing was left to stop
 
@@ -157,8 +165,8 @@ def test_plain_actions_messages_lines_documents() -> None:
         message="stopped again\x1b[0m",
     )
     text = render_plain(many)
-    assert text.splitlines()[0].startswith("  gh  ready")
-    assert "  b  needs-auth" in text and text.endswith("stopped again")
+    assert text.splitlines()[1].split()[:2] == ["gh", "ready"]
+    assert text.splitlines()[2].split()[:2] == ["b", "needs-auth"] and text.endswith("stopped again")
     assert many.exit_code == 5
     assert ServerAction("start", (_detail(error_code="timeout"),)).exit_code == 6
     assert ServerAction("stop", (_detail(),)).exit_code == 0
@@ -197,8 +205,8 @@ def test_rich_status_table_escapes_markup_and_controls() -> None:
     for state in STATES:
         assert state in text
     assert "[bold]evil[/bold]" in text  # shown literally, never interpreted as markup
-    assert "[bold]evil[/bold]: [red]x[/red]" in text
-    assert "s-failed: boom red␇ ⏎ second line" in text
+    assert "[bold]evil[/bold]: last error: [red]x[/red]" in text
+    assert "s-failed: last error: boom red␇ ⏎ second line" in text
     assert "s-ready:" not in text and "s-stopped:" not in text
     assert "turned [i]off[/i]" in text
     assert "\x07" not in text and "\x1b[31m" not in text
@@ -272,8 +280,9 @@ def test_exit_code_of_results() -> None:
 def test_action_without_a_message_and_odd_text() -> None:
     stop = ServerAction("stop", (_detail(state="stopped"), _detail(name="b", state="stopped")))
     assert render_plain(stop).splitlines() == [
-        "  gh  stopped  eager  tools 0/0 active  auth: credentials stored  source: global",
-        "  b  stopped  eager  tools 0/0 active  auth: credentials stored  source: global",
+        "  server  state    lifecycle  tools  auth                source",
+        "  gh      stopped  eager      0/0    credentials stored  global",
+        "  b       stopped  eager      0/0    credentials stored  global",
     ]
     assert safe_text(42) == "42"  # type: ignore[arg-type]
     assert safe_text("lone \ud800 surrogate") == "lone \ufffd surrogate"

@@ -22,6 +22,9 @@ class SilentUI:
     def notify(self, message: str, *, level: str = "info") -> None:
         pass
 
+    def show(self, text: str) -> None:
+        self.notify(text)
+
     def open_url(self, url: str) -> bool:
         return False
 

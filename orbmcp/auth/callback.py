@@ -63,6 +63,10 @@ STATE_MISMATCH = "state_mismatch"
 AUTHORIZATION_REFUSED = "authorization_refused"
 NO_CODE = "no_code"
 CALLBACK_TIMEOUT = "callback_timeout"
+CANCELLED = "cancelled"
+# At the paste prompt: pi's "Cancel authentication" and "Retry: open browser again".
+CANCEL_WORDS = frozenset({"c", "cancel", "q", "quit"})
+REOPEN_WORDS = frozenset({"o", "open", "r", "retry"})
 
 
 def check_redirect_params(
@@ -179,8 +183,12 @@ class CallbackListener:
         *,
         paste: Callable[[], str | None] | None = None,
         notify: Callable[[str], None] | None = None,
+        reopen: Callable[[], bool] | None = None,
     ) -> CallbackResult:
-        """Serve until the expected callback (or a valid pasted redirect) arrives; then close."""
+        """Serve until the expected callback (or a valid pasted redirect) arrives; then close.
+
+        What the person types at the paste prompt offers pi's choices: the final redirect URL,
+        ``o`` to open the browser again (``reopen``), or ``c`` to cancel the authorization."""
         if self._listener is None:
             raise RuntimeError("listener not started")
         listener = self._listener
@@ -189,7 +197,7 @@ class CallbackListener:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._accept_loop, listener, tg)
                     if paste is not None:
-                        tg.start_soon(self._paste_loop, paste, notify)
+                        tg.start_soon(self._paste_loop, paste, notify, reopen)
                     await self._done.wait()
                     tg.cancel_scope.cancel()
         finally:
@@ -217,7 +225,10 @@ class CallbackListener:
             tg.start_soon(self._serve_one, stream)
 
     async def _paste_loop(
-        self, paste: Callable[[], str | None], notify: Callable[[str], None] | None
+        self,
+        paste: Callable[[], str | None],
+        notify: Callable[[str], None] | None,
+        reopen: Callable[[], bool] | None = None,
     ) -> None:
         while not self._done.is_set():
             text = await anyio.to_thread.run_sync(paste, abandon_on_cancel=True)
@@ -225,6 +236,26 @@ class CallbackListener:
                 return  # no paste available: keep waiting for the loopback callback
             if self._done.is_set():
                 return
+            choice = text.strip().lower()
+            if choice in CANCEL_WORDS:
+                self._settle(
+                    None,
+                    AuthError("authorization cancelled", server=self.server, hint=None, reason=CANCELLED),
+                )
+                return
+            if choice in REOPEN_WORDS and reopen is not None:
+                opened = False
+                try:
+                    opened = bool(reopen())
+                except Exception:
+                    opened = False
+                if notify is not None:
+                    notify(
+                        "opened the browser again; finish there, or paste the final redirect URL"
+                        if opened
+                        else "could not open a browser; open the URL above, or paste the final redirect URL"
+                    )
+                continue
             try:
                 result = parse_pasted_redirect(text, self._expected_state or "", server=self.server)
             except AuthError as err:

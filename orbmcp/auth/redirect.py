@@ -50,6 +50,7 @@ class LoopbackRedirect:
         self._secrets = secrets
         self._listener: CallbackListener | None = None
         self._browser_opened = False
+        self._url: str | None = None  # the pending authorization URL, to open it again
 
     @property
     def active(self) -> bool:
@@ -98,6 +99,7 @@ class LoopbackRedirect:
         state = (parse_qs(urlsplit(url).query).get("state") or [""])[0]
         self._secrets.add(state)
         listener.expect_state(state)
+        self._url = url
         self._ui.show_url(display_url(url))
         self._browser_opened = False
         if self._no_browser:
@@ -116,7 +118,12 @@ class LoopbackRedirect:
         if listener is None or ui is None:
             raise needs_auth_error(self.server)
         paste = ui.prompt_paste if (self._no_browser or not self._browser_opened) else None
-        result = await listener.wait(self._timeout_s, paste=paste, notify=ui.notify)
+        url = self._url
+
+        def reopen() -> bool:
+            return url is not None and bool(ui.open_url(url))
+
+        result = await listener.wait(self._timeout_s, paste=paste, notify=ui.notify, reopen=reopen)
         self._secrets.add(result.code)
         return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
 

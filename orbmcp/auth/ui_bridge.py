@@ -19,7 +19,8 @@ class ProviderUI:
 
     def prompt_paste(self) -> str | None:
         result = self._ui.prompt_paste(
-            "Paste the final redirect URL from the browser's address bar (http://127.0.0.1:<port>/callback?...):"
+            "Paste the final redirect URL from the browser's address bar "
+            "(http://127.0.0.1:<port>/callback?...), or type o to open the browser again, c to cancel:"
         )
         return result if isinstance(result, str) else None
 

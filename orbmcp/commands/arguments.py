@@ -20,14 +20,16 @@ finally string, so ``string|null`` turns ``null`` into null and anything else in
 (use ``k:='"null"'`` for the word). A parameter with no type information stays a string: the
 parser never guesses that text was meant as JSON; ``k:=`` says so explicitly.
 
-A key the schema does not list is an error (with close names suggested) only when the schema
-says ``additionalProperties: false``; otherwise it is passed through, coerced by the
-``additionalProperties`` schema if there is one. ``required`` parameters missing after the merge
-are listed together.
+A key the schema does not list is refused (exit 2, with the parameter names and a close match
+suggested): a typo must not be sent, silently ignored by the server. It is passed through only
+when the schema allows more keys (``additionalProperties`` true, or a schema that then coerces
+it; a matching ``patternProperties``). ``required`` parameters missing after the merge are listed
+together. ``strict=False`` (``call --no-check``) sends what was given: unknown keys pass, missing
+required ones are not reported, and a value the schema would refuse is sent as text.
 
 Errors are ``UsageError``s naming the parameter and the expected type. Only this module's
-``parse_call_arguments`` plus the schema helpers ``deref``, ``schema_types`` and
-``json_preview`` are meant for other modules.
+``parse_call_arguments`` is meant for other modules (the schema helpers it uses are in
+``orbmcp.commands.jsonschema``).
 """
 
 from __future__ import annotations
@@ -37,15 +39,27 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
-from urllib.parse import unquote
 
+from orbmcp.commands.jsonschema import (
+    TYPE_ORDER,
+    deref,
+    enum_values,
+    json_kind,
+    json_preview,
+    object_schema,
+    properties,
+    schema_types,
+    type_label,
+)
 from orbmcp.errors import UsageError
 
-# Tried in this order when a schema allows several types: the specific before the permissive.
-TYPE_ORDER = ("null", "boolean", "integer", "number", "array", "object", "string")
-_MAX_REF_HOPS = 16
-_MAX_DEPTH = 8
+__all__ = ["deref", "json_preview", "parse_call_arguments", "schema_types", "type_label"]
+
+# Whether this parse refuses what the schema does not allow (``strict``); a context variable so
+# the helpers below need no extra parameter.
+_STRICT: ContextVar[bool] = ContextVar("orbmcp_strict_arguments", default=True)
 _GOT_PREVIEW = 60
 
 
@@ -60,8 +74,25 @@ def parse_call_arguments(
     args_json: str | None = None,
     stdin_text: str | None = None,
     read_file: Callable[[str], str] = _read_text_file,
+    strict: bool = True,
 ) -> dict[str, object]:
-    """Parse and merge the argument tokens; see the module docstring for forms and order."""
+    """Parse and merge the argument tokens; see the module docstring for forms and order.
+    Without a schema only the syntax is checked (nothing is refused for being unknown)."""
+    token = _STRICT.set(strict and isinstance(schema, Mapping))
+    try:
+        return _parse(tokens, schema, args_json=args_json, stdin_text=stdin_text, read_file=read_file)
+    finally:
+        _STRICT.reset(token)
+
+
+def _parse(
+    tokens: Sequence[str],
+    schema: Mapping[str, object] | None,
+    *,
+    args_json: str | None,
+    stdin_text: str | None,
+    read_file: Callable[[str], str],
+) -> dict[str, object]:
     root: Mapping[str, object] = schema if isinstance(schema, Mapping) else {}
     result: dict[str, object] = {}
     assignments: list[str] = []
@@ -83,16 +114,32 @@ def parse_call_arguments(
         _check_known(key, root, root, "")
     for token in assignments:
         _apply_token(token, root, result, read_file)
-    _check_required(root, result)
+    if _STRICT.get():
+        _check_required(root, result)
     return result
 
 
+_OBJECT_EXAMPLE = '{"key": "value", "count": 2}'
+
+
 def _json_object(text: str, source: str) -> dict[str, object]:
-    ok, value = _loads(text)
-    if not ok:
-        raise UsageError(f"{source}: expected a JSON object, got invalid JSON {_preview(text)}")
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        where = ""
+        if isinstance(exc, json.JSONDecodeError):
+            where = f" (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        raise UsageError(
+            f"{source}: expected a JSON object, got invalid JSON {_preview(text)}{where}",
+            hint=f"give one JSON object, e.g. {_OBJECT_EXAMPLE}; k=v arguments go on the command line",
+            reason="bad_json",
+        ) from None
     if not isinstance(value, dict):
-        raise UsageError(f"{source}: expected a JSON object, got {_json_kind(value)}")
+        raise UsageError(
+            f"{source}: expected a JSON object, got {json_kind(value)}",
+            hint=f"wrap the values in an object: {_OBJECT_EXAMPLE}",
+            reason="bad_json",
+        )
     return value
 
 
@@ -156,115 +203,14 @@ def _assign(result: dict[str, object], path: list[str], key: str, value: object)
 # ---------------------------------------------------------------------------------------- schema
 
 
-def deref(node: object, root: Mapping[str, object]) -> object:
-    """Follow local ``$ref`` pointers (``#/...``) from ``node``; remote refs are never fetched.
-
-    Returns the target, or ``None`` for a ref that is remote, dangling or part of a cycle
-    longer than the hop limit, so callers treat it as "no type information".
-    """
-    seen: set[str] = set()
-    for _ in range(_MAX_REF_HOPS):
-        if not isinstance(node, Mapping):
-            return node
-        ref = node.get("$ref")
-        if not isinstance(ref, str):
-            return node
-        if not ref.startswith("#") or ref in seen:
-            return None
-        seen.add(ref)
-        node = _pointer(root, ref[1:])
-    return None
-
-
-def _pointer(root: Mapping[str, object], pointer: str) -> object:
-    current: object = root
-    if not pointer:
-        return current
-    if not pointer.startswith("/"):
-        return None  # an anchor ("#name"), which local schemas rarely use
-    for raw in pointer[1:].split("/"):
-        segment = unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(current, Mapping):
-            current = current.get(segment)
-        elif isinstance(current, list) and segment.isdigit() and int(segment) < len(current):
-            current = current[int(segment)]
-        else:
-            return None
-    return current
-
-
-def schema_types(node: object, root: Mapping[str, object], depth: int = 0) -> set[str] | None:
-    """The JSON types a schema admits, or ``None`` when it does not constrain the type."""
-    node = deref(node, root)
-    if not isinstance(node, Mapping) or depth > _MAX_DEPTH:
-        return None
-    enum = _enum_values(node)
-    if enum is not None:
-        return {_json_kind(value) for value in enum}
-    declared = node.get("type")
-    if isinstance(declared, str):
-        return {declared} & set(TYPE_ORDER) or None
-    if isinstance(declared, list):
-        return {item for item in declared if isinstance(item, str) and item in TYPE_ORDER} or None
-    for keyword in ("anyOf", "oneOf"):
-        branches = node.get(keyword)
-        if isinstance(branches, list) and branches:
-            union: set[str] = set()
-            for branch in branches:
-                types = schema_types(branch, root, depth + 1)
-                if types is None:
-                    return None
-                union |= types
-            return union
-    branches = node.get("allOf")
-    if isinstance(branches, list):
-        for branch in branches:
-            types = schema_types(branch, root, depth + 1)
-            if types is not None:
-                return types
-    if isinstance(node.get("properties"), Mapping):
-        return {"object"}
-    if "items" in node or "prefixItems" in node:
-        return {"array"}
-    return None
-
-
-def _enum_values(node: Mapping[str, object]) -> list[object] | None:
-    if "const" in node:
-        return [node["const"]]
-    enum = node.get("enum")
-    return enum if isinstance(enum, list) and enum else None
-
-
-def _object_schema(node: object, root: Mapping[str, object]) -> Mapping[str, object] | None:
-    """The schema itself when it describes an object with properties (one level of allOf)."""
-    node = deref(node, root)
-    if not isinstance(node, Mapping):
-        return None
-    if isinstance(node.get("properties"), Mapping):
-        return node
-    branches = node.get("allOf")
-    if isinstance(branches, list):
-        for branch in branches:
-            found = deref(branch, root)
-            if isinstance(found, Mapping) and isinstance(found.get("properties"), Mapping):
-                return found
-    return None
-
-
-def _properties(node: Mapping[str, object] | None) -> Mapping[str, object]:
-    props = node.get("properties") if node is not None else None
-    return props if isinstance(props, Mapping) else {}
-
-
 def _resolve_path(key: str, root: Mapping[str, object]) -> tuple[list[str], object]:
     """Split ``a.b.c`` into the path the schema supports and return the leaf's schema."""
     path: list[str] = []
     node: object = root
     remaining = key
     while True:
-        obj = _object_schema(node, root)
-        props = _properties(obj)
+        obj = object_schema(node, root)
+        props = properties(obj)
         if remaining in props:
             return [*path, remaining], props[remaining]
         split = _split_nested(remaining, props, root)
@@ -283,51 +229,73 @@ def _split_nested(
     start = 0
     while (dot := key.find(".", start)) != -1:
         head = key[:dot]
-        if head in props and _object_schema(props[head], root) is not None:
+        if head in props and object_schema(props[head], root) is not None:
             return head, key[dot + 1 :]
         start = dot + 1
     return None
 
 
 def _check_known(key: str, obj: Mapping[str, object], root: Mapping[str, object], prefix: str) -> object:
-    """The schema for ``key`` when ``obj`` does not list it: an error if extra keys are forbidden."""
-    obj_node = _object_schema(obj, root) or obj
-    props = _properties(obj_node)
+    """The schema for ``key`` when ``obj`` does not list it: refused unless the schema allows
+    more keys (see the module docstring)."""
+    obj_node = object_schema(obj, root) or obj
+    props = properties(obj_node)
     if key in props:
         return props[key]
     extra = obj_node.get("additionalProperties")
-    if extra is False:
-        name = f"{prefix}.{key}" if prefix else key
-        known = [str(p) for p in props]
-        close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
-        if close:
-            advice = "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
-        elif known:
-            advice = "parameters: " + ", ".join(_truncate_list(known, 12))
-        else:
-            advice = "it takes no parameters here"
-        raise UsageError(f"unknown argument '{name}'; {advice}")
-    return extra if isinstance(extra, Mapping) else None
+    if isinstance(extra, Mapping):
+        return extra
+    patterns = obj_node.get("patternProperties")
+    if isinstance(patterns, Mapping):
+        for pattern, node in patterns.items():
+            if _matches(str(pattern), key):
+                return node
+    if extra is True or not _STRICT.get():
+        return None
+    name = f"{prefix}.{key}" if prefix else key
+    known = [str(p) for p in props]
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+    listed = ", ".join(_truncate_list([_described(p, props, obj_node, root) for p in known], 12))
+    takes = f"the arguments are {listed}" if known else "it takes no arguments here"
+    if close:
+        message = f"unknown argument '{name}' — did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+    else:
+        message = f"unknown argument '{name}'"
+    raise UsageError(
+        message,
+        hint=f"{takes}; --no-check sends arguments as given",
+        reason="unknown_argument",
+    )
+
+
+def _matches(pattern: str, key: str) -> bool:
+    import re
+
+    try:
+        return re.search(pattern, key) is not None
+    except re.error:
+        return False
+
+
+def _described(
+    name: str, props: Mapping[str, object], obj: Mapping[str, object], root: Mapping[str, object]
+) -> str:
+    required = obj.get("required")
+    mark = ", required" if isinstance(required, list) and name in required else ""
+    return f"{name} ({type_label(props.get(name), root)}{mark})"
 
 
 def _check_required(root: Mapping[str, object], result: Mapping[str, object]) -> None:
     required = root.get("required")
     if not isinstance(required, list):
         return
-    props = _properties(root)
+    props = properties(root)
     missing = [name for name in required if isinstance(name, str) and name not in result]
     if not missing:
         return
     described = ", ".join(f"'{name}' ({type_label(props.get(name), root)})" for name in missing)
     noun = "argument" if len(missing) == 1 else "arguments"
     raise UsageError(f"missing required {noun}: {described}", hint="pass them as k=v")
-
-
-def type_label(node: object, root: Mapping[str, object]) -> str:
-    types = schema_types(node, root)
-    if types is None:
-        return "any"
-    return " or ".join(t for t in TYPE_ORDER if t in types)
 
 
 # -------------------------------------------------------------------------------------- coercion
@@ -337,7 +305,7 @@ def coerce(key: str, raw: str, node: object, root: Mapping[str, object]) -> obje
     """Coerce the text of ``key=raw`` to what the parameter's schema ``node`` admits."""
     resolved = deref(node, root)
     types = schema_types(resolved, root)
-    enum = _enum_values(resolved) if isinstance(resolved, Mapping) else None
+    enum = enum_values(resolved) if isinstance(resolved, Mapping) else None
     if enum is not None:
         return _coerce_enum(key, raw, enum)
     if types is None:
@@ -347,6 +315,8 @@ def coerce(key: str, raw: str, node: object, root: Mapping[str, object]) -> obje
             ok, value = _COERCERS[kind](raw)
             if ok:
                 return value
+    if not _STRICT.get():
+        return raw  # --no-check: sent as given; the server says what it makes of it
     expected = " or ".join(t for t in TYPE_ORDER if t in types)
     hint = None
     if types & {"array", "object"}:
@@ -362,6 +332,8 @@ def _coerce_enum(key: str, raw: str, enum: list[object]) -> object:
         for member in enum:
             if _same_json(member, value):
                 return member
+    if not _STRICT.get():
+        return raw
     choices = "|".join(_truncate_list([json_preview(member) for member in enum], 10))
     raise UsageError(f"argument '{key}': expected one of {choices}, got {_preview(raw)}")
 
@@ -434,35 +406,10 @@ def _loads(text: str) -> tuple[bool, object]:
 
 
 def _same_json(left: object, right: object) -> bool:
-    kinds = {_json_kind(left), _json_kind(right)}
+    kinds = {json_kind(left), json_kind(right)}
     if kinds <= {"integer", "number"}:
         return left == right
     return len(kinds) == 1 and left == right
-
-
-def _json_kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return "string"
-
-
-def json_preview(value: object, limit: int = 40) -> str:
-    """Compact JSON for messages and signatures, never raising on odd values."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (ValueError, TypeError, RecursionError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _preview(text: str) -> str:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 PROGRAM = "orbmcp"
 SLASH_ROOT = "/mcp"
 SHELLS = ("bash", "zsh", "fish")
+CHECK_FORMATS = ("text", "github")
 # Commands that only make sense in a terminal of their own (and trust, which must stay a deliberate
 # act of the person at the terminal, never a line an agent forwards) are not slash commands.
 NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
@@ -282,6 +283,8 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
         names = list(CLIENTS)
     elif c == "scopes":
         names = ["global", "project"]
+    elif c == "check-formats":
+        names = list(CHECK_FORMATS)
     else:
         names = []
     if p.multiple:  # don't offer what the line already names

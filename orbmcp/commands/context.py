@@ -31,6 +31,10 @@ class UI(Protocol):
 
     def notify(self, message: str, *, level: str = "info") -> None: ...
 
+    def show(self, text: str) -> None:
+        """Show a block of lines a front rendered (safe to print): a review before a question."""
+        ...
+
     def open_url(self, url: str) -> bool: ...
 
     def show_url(self, url: str) -> None: ...
@@ -82,6 +86,20 @@ def json_presentation(result: Result) -> str:
     return json.dumps(result.to_json(), indent=2, ensure_ascii=False)
 
 
+def server_entry(config: ResolvedConfig, name: str) -> ServerConfig:
+    """A configured server's entry; else why not: the entry that exists but did not load (invalid,
+    skipped, untrusted), or a usage error with a close name suggested."""
+    cfg = config.servers.get(name)
+    if cfg is not None:
+        return cfg
+    entry = config.unavailable.get(name)
+    if entry is not None:
+        raise entry.error()
+    from orbmcp.suggest import unknown_server
+
+    raise unknown_server(name, [*config.servers, *config.unavailable])
+
+
 @dataclass
 class CommandContext:
     ui: UI
@@ -108,13 +126,7 @@ class CommandContext:
 
     def server(self, name: str) -> ServerConfig:
         """A configured server's entry, or a usage error that lists what exists."""
-        config = self.config()
-        cfg = config.servers.get(name)
-        if cfg is None:
-            from orbmcp.suggest import unknown_server
-
-            raise unknown_server(name, list(config.servers))
-        return cfg
+        return server_entry(self.config(), name)
 
     @property
     def persistent(self) -> bool:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 
 from orbmcp.commands.arguments import deref, json_preview
+from orbmcp.commands.results.tools import ParameterInfo
 
 MAX_SIGNATURE_LENGTH = 240
 _MAX_TYPE_LENGTH = 80
@@ -175,3 +176,34 @@ def _ref_name(ref: str) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def parameter_rows(schema: Mapping[str, object] | None) -> tuple[ParameterInfo, ...]:
+    """Each top-level parameter of an input schema, for the view of one tool."""
+    if not isinstance(schema, Mapping):
+        return ()
+    node = deref(schema, schema)
+    props = node.get("properties") if isinstance(node, Mapping) else None
+    if not isinstance(props, Mapping) or not isinstance(node, Mapping):
+        return ()
+    required = node.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    writer = _TypeWriter(schema)
+    rows: list[ParameterInfo] = []
+    for name, raw in list(props.items())[:200]:
+        prop = deref(raw, schema)
+        spec = prop if isinstance(prop, Mapping) else {}
+        enum = spec.get("enum")
+        desc = spec.get("description")
+        rows.append(
+            ParameterInfo(
+                name=str(name),
+                type=_clip(writer.type_of(raw, 0), _MAX_TYPE_LENGTH),
+                required=name in needed,
+                has_default="default" in spec,
+                default=spec.get("default"),
+                choices=tuple(enum[:50]) if isinstance(enum, list) else (),
+                description=desc if isinstance(desc, str) else None,
+            )
+        )
+    return tuple(rows)

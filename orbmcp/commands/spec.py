@@ -26,6 +26,7 @@ Completer = Literal[
     "shells",  # bash, zsh, fish
     "clients",  # other MCP clients orbmcp imports from
     "scopes",  # global, project
+    "check-formats",  # text, github
 ]
 
 

@@ -61,7 +61,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
         slash=("/mcp",),
         connects=True,
-        examples=("orbmcp status", "orbmcp status github --json"),
+        examples=("orbmcp status", "orbmcp status everything --json"),
     ),
     CommandSpec(
         ("start",),
@@ -109,14 +109,20 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("tools",),
-        "List tools with readable signatures.",
+        "List tools with readable signatures, or show one tool: every parameter and how to call it.",
         f"{H}.tools:tools",
         (
             Param("server", "Only this server.", completer="servers"),
+            Param(
+                "tool",
+                "Show this tool of the server: its parameters (type, default, choices) and task support.",
+                completer="tools",
+            ),
             Param("schema", "Show each tool's input schema.", kind="flag"),
             JSON,
         ),
         connects=True,
+        examples=("orbmcp tools everything", "orbmcp tools everything get-sum"),
     ),
     CommandSpec(
         ("call",),
@@ -131,10 +137,20 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param("save_images", "Save images and audio into this directory.", kind="option", type="path"),
             Param("max_output", "Truncate text output beyond this many bytes.", kind="option", type="int"),
             Param("output", "Write the full text output to this file.", kind="option", type="path"),
+            Param(
+                "no_check",
+                "Send the arguments as given: no check of names, types or required ones against the "
+                "tool's schema.",
+                kind="flag",
+            ),
             JSON,
         ),
         connects=True,
-        examples=('orbmcp call everything echo text="hello"', "echo '{\"a\": 1}' | orbmcp call srv add -"),
+        examples=(
+            "orbmcp call everything echo message=hello",
+            "orbmcp call everything get-sum a=2 b=3",
+            'echo \'{"message": "hi"}\' | orbmcp call everything echo -',
+        ),
     ),
     CommandSpec(
         ("resources",),
@@ -285,32 +301,95 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(("untrust",), "Revoke a project's approval.", f"{H}.config:untrust", (JSON,)),
     CommandSpec(
         ("check",),
-        "Smoke-test servers for CI: connect, discover, optionally require tools; exit 1 on failure.",
-        f"{H}.status:check",
+        "Smoke-test servers for CI: exit 1 unless every configured server is ready and every check passes."
+        "\n\nEvery entry a config file names counts: invalid, skipped (a ${VAR} is unset) and untrusted "
+        "entries fail (exit 3 when one is invalid); disabled ones are reported as skipped. Required tools "
+        "must exist and smoke calls must answer as expected. Reports: a summary, --json, --junit FILE, "
+        "--format github.",
+        f"{H}.check:check",
         (
             Param(
                 "servers",
-                "Servers to check (default: every enabled server).",
+                "Servers to check (default: every configured entry; a named disabled one is checked).",
                 multiple=True,
                 completer="servers",
             ),
             Param(
                 "require_tool",
-                "Fail unless this tool exists (server/tool or tool).",
+                "Fail unless this tool exists (server/tool, or a tool of any checked server).",
                 kind="option",
                 multiple=True,
                 flags=("--require-tool",),
+                metavar="SERVER/TOOL",
+            ),
+            Param(
+                "call",
+                "Call a tool: 'SERVER/TOOL k=v ...', optionally with --expect TEXT or "
+                "--expect-json PATH=VALUE inside the quotes; repeatable.",
+                kind="option",
+                multiple=True,
+                metavar="'SERVER/TOOL K=V...'",
+            ),
+            Param(
+                "expect",
+                "With one --call: its text output must contain TEXT.",
+                kind="option",
+                multiple=True,
+                metavar="TEXT",
+            ),
+            Param(
+                "expect_json",
+                "With one --call: the result's JSON at PATH (content[0].text, "
+                "structuredContent.x) must equal VALUE.",
+                kind="option",
+                multiple=True,
+                metavar="PATH=VALUE",
+            ),
+            Param(
+                "wait",
+                "Retry servers that are not ready for up to this long (30s, 2m), for CI services "
+                "that boot slowly.",
+                kind="option",
+                metavar="DURATION",
+            ),
+            Param(
+                "timeout",
+                "Bound each connection attempt and each call to this long (10s, 1m).",
+                kind="option",
+                metavar="DURATION",
+            ),
+            Param(
+                "junit",
+                "Also write a JUnit XML report to this file (for CI test reporters).",
+                kind="option",
+                type="path",
+                metavar="FILE",
+            ),
+            Param(
+                "format",
+                "text (default) or github (annotations, and a step summary when GITHUB_STEP_SUMMARY "
+                "is set); JSON is --json.",
+                kind="option",
+                metavar="FORMAT",
+                completer="check-formats",
             ),
             JSON,
         ),
         connects=True,
+        examples=(
+            "orbmcp check",
+            "orbmcp check everything --require-tool everything/echo",
+            "orbmcp check --call 'everything/get-sum a=2 b=3' --expect 'is 5'",
+            "orbmcp check --wait 30s --timeout 20s --junit orbmcp-junit.xml --format github",
+        ),
     ),
     CommandSpec(
         ("slash",),
-        'Run one slash command line, e.g. orbmcp slash "/mcp:start github".',
+        'Run one slash command line, for example orbmcp slash "/mcp:start everything".',
         "orbmcp.frontends.handlers:slash",
         (Param("line", "The slash command line.", required=True), JSON),
         connects=True,
+        examples=('orbmcp slash "/mcp:start everything"', 'orbmcp slash "/mcp help"'),
     ),
     CommandSpec(
         ("complete",),

@@ -5,14 +5,17 @@ Kept free of the SDK: a status of servers that are all disabled must not import 
 
 from __future__ import annotations
 
+import math
+import time
 from typing import TYPE_CHECKING
 
 from orbmcp.commands.results import ServerDetail, StatusReport, StatusRow, ToolCounts
+from orbmcp.commands.results.status import Launch, RetryWait
 from orbmcp.commands.spelling import spell_for
 from orbmcp.errors import cmd
 
 if TYPE_CHECKING:
-    from orbmcp.config.model import ResolvedConfig, ServerConfig
+    from orbmcp.config.model import ResolvedConfig, ServerConfig, UnavailableEntry
     from orbmcp.core.manager import Manager
     from orbmcp.core.supervisor import Supervisor
 
@@ -32,21 +35,52 @@ def project_notice(config: ResolvedConfig) -> str | None:
     return None
 
 
+def config_warnings(config: ResolvedConfig, name: str) -> tuple[str, ...]:
+    """The config file's warnings about one server's entry (an unknown key, an ignored one)."""
+    return tuple(w.message for w in config.warnings if w.server == name and not w.skipped)
+
+
+def retry_wait(sup: Supervisor | None) -> RetryWait | None:
+    """The retry a server is waiting for, if it is waiting for one."""
+    if sup is None or sup.snap.retry_at is None or str(sup.state) != "starting":
+        return None
+    left = max(0, math.ceil(sup.snap.retry_at - time.time()))
+    return RetryWait(sup.snap.retries, sup.max_retries, left)
+
+
 def status_row(
     cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None, *, front: str = "cli"
 ) -> StatusRow:
+    from orbmcp.core.hints import hint_for
+
     state = str(sup.state) if sup is not None else "stopped"
+    retry = retry_wait(sup)
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
     return StatusRow(
         name=cfg.name,
         lifecycle=cfg.lifecycle,
-        state=state,
+        state="retrying" if retry is not None else state,
         tools=ToolCounts(discovered, active),
         auth=auth_line(cfg, config),
         source=cfg.source,
         error=_spelled(sup.snap.last_error, front) if sup is not None else None,
-        warning=sup.snap.warnings[-1] if sup is not None and sup.snap.warnings else None,
-        warnings=len(sup.snap.warnings) if sup is not None else 0,
+        hint=_spelled(hint_for(sup, detail=False), front) if sup is not None else None,
+        warnings=config_warnings(config, cfg.name) + (tuple(sup.snap.warnings) if sup is not None else ()),
+        retry=retry,
+    )
+
+
+def unavailable_row(entry: UnavailableEntry, *, front: str = "cli") -> StatusRow:
+    return StatusRow(
+        name=entry.name,
+        lifecycle=None,
+        state=entry.kind,
+        tools=ToolCounts(0, 0),
+        auth="-",
+        source=entry.source,
+        error=entry.message,
+        hint=_spelled(entry.fix, front),
+        file=entry.file,
     )
 
 
@@ -61,7 +95,7 @@ def status_report(
     rows = tuple(
         status_row(cfg, config, manager.supervisors.get(name) if manager else None, front=front)
         for name, cfg in config.servers.items()
-    )
+    ) + tuple(unavailable_row(entry, front=front) for entry in config.unavailable.values())
     notices: list[str] = []
     nl = project_notice(config)
     if nl:
@@ -69,12 +103,35 @@ def status_report(
         notices.append(f"Project config: not loaded ({nl}) — run `{trust}` to review and approve it")
     if not config.settings.extension_enabled:
         notices.append("MCP is turned off (goExtensions.mcp: false)")
-    notices.extend(str(w) for w in config.warnings)
-    return StatusReport(rows=rows, notices=tuple(notices), stopped_after=stopped_after, daemon_pid=daemon_pid)
+    # A server's own warnings are on its row; the rest (a file without servers, a bad setting) here.
+    shown = {r.name for r in rows}
+    notices.extend(str(w) for w in config.warnings if w.server not in shown)
+    first = None
+    if not rows:
+        first = str(config.config_override or config.global_dir / "mcp.json")
+    return StatusReport(
+        rows=rows,
+        notices=tuple(notices),
+        stopped_after=stopped_after,
+        daemon_pid=daemon_pid,
+        config_file=first,
+        paths_command=spell_for(cmd("config", "paths"), front) if first else None,
+    )
 
 
 def _spelled(text: str | None, front: str) -> str | None:
     return None if text is None else spell_for(text, front)
+
+
+def launch_of(cfg: ServerConfig) -> Launch:
+    """The command and args (secrets masked) or the URL (redacted) a server is reached by."""
+    from orbmcp.redact import redact
+
+    if not cfg.is_stdio:
+        return Launch(url=redact(cfg.url or ""), header_names=tuple(cfg.headers))
+    secrets = [v for v in (*cfg.env.values(), *cfg.headers.values()) if len(v) >= 4]
+    argv = [redact(part, extra_secrets=secrets) for part in (cfg.command or "", *cfg.args)]
+    return Launch(command=tuple(argv), cwd=cfg.cwd, env_names=tuple(cfg.env))
 
 
 def server_detail(
@@ -91,9 +148,14 @@ def server_detail(
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
     recent = tuple(sup.stderr_tail()) if sup is not None else ()
     warnings = tuple(sup.snap.warnings) if sup is not None else ()
+    retry = retry_wait(sup)
+    hint = _spelled(hint_for(sup), front) if sup is not None else None
+    if hint is None and not cfg.enabled:
+        # No command named: the same words fit every front (start connects it anyway).
+        hint = 'disabled in its entry ("enabled": false); starting it connects it anyway'
     return ServerDetail(
         name=cfg.name,
-        state=str(sup.state) if sup is not None else "stopped",
+        state="retrying" if retry is not None else (str(sup.state) if sup is not None else "stopped"),
         retries=sup.snap.retries if sup is not None else 0,
         max_retries=max(0, min(cfg.max_retries, 10)),
         transport=(sup.snap.transport if sup is not None else None) or cfg.transport,
@@ -103,7 +165,7 @@ def server_detail(
         tools=ToolCounts(discovered, active),
         oauth=None if cfg.auth is None else auth_line(cfg, config),
         last_error=_spelled(sup.snap.last_error, front) if sup is not None else None,
-        hint=_spelled(hint_for(sup), front) if sup is not None else None,
+        hint=hint,
         recent_output=recent + tuple(f"[orbmcp] {w}" for w in warnings),
         project_not_loaded=project_notice(config),
         protocol_version=sup.snap.protocol_version if sup is not None else None,
@@ -111,4 +173,33 @@ def server_detail(
         tool_names=tuple(t.name for t in tools),
         message=message,
         error_code=sup.snap.last_error_code if sup is not None else None,
+        error_reason=sup.snap.last_error_reason if sup is not None else None,
+        launch=launch_of(cfg),
+        retry=retry,
+        warnings=config_warnings(config, cfg.name),
+    )
+
+
+def unavailable_detail(
+    entry: UnavailableEntry, config: ResolvedConfig, *, front: str = "cli"
+) -> ServerDetail:
+    """``status NAME`` of an entry that did not load: what it is, and why."""
+    return ServerDetail(
+        name=entry.name,
+        state=entry.kind,
+        retries=0,
+        max_retries=0,
+        transport="-",
+        lifecycle="-",
+        source=entry.source,
+        file=entry.file,
+        tools=ToolCounts(0, 0),
+        oauth=None,
+        last_error=entry.message,
+        hint=_spelled(entry.fix, front),
+        recent_output=(),
+        project_not_loaded=project_notice(config),
+        error_code="config",
+        error_reason=entry.reason,
+        warnings=config_warnings(config, entry.name),
     )

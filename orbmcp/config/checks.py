@@ -25,6 +25,7 @@ class Problems:
         self.file = file
         self.fatal: list[str] = []
         self.ignored: list[tuple[str, str]] = []
+        self.fixes: list[str] = []  # what would fix a fatal problem (a misspelled key, a variable)
         self._fatal_reason = "invalid_entry"
 
     def invalid(self, message: str, *, reason: str = "invalid_entry") -> None:
@@ -36,11 +37,18 @@ class Problems:
     def ignore(self, message: str, *, reason: str = "ignored_key") -> None:
         self.ignored.append((message, reason))
 
+    def suggest(self, fix: str) -> None:
+        if fix not in self.fixes:
+            self.fixes.append(fix)
+
     def warnings(self) -> list[ConfigWarning]:
         out = [ConfigWarning(m, self.file, self.server, reason) for m, reason in self.ignored]
         if self.fatal:
             message = "; ".join(self.fatal) + "; entry skipped"
-            out.append(ConfigWarning(message, self.file, self.server, self._fatal_reason))
+            fix = "; ".join(self.fixes) or None
+            out.append(
+                ConfigWarning(message, self.file, self.server, self._fatal_reason, fix=fix, skipped=True)
+            )
         return out
 
 

@@ -93,12 +93,15 @@ def finalize(
 ) -> tuple[ServerConfig | None, list[ConfigWarning]]:
     """Expand ``${VAR}`` in command, args, env, cwd, url and header values; resolve cwd; check the URL."""
     problems = Problems(server.name, server.file)
+    missing: list[str] = []
 
     def one(key: str, value: str) -> str:
         try:
             return expand(value, environ)
         except ExpansionError as exc:
             reason = "env_missing" if isinstance(exc, MissingVariable) else "invalid_variable_reference"
+            if isinstance(exc, MissingVariable) and exc.name not in missing:
+                missing.append(exc.name)
             problems.invalid(f'"{key}": {exc}', reason=reason)
             return value
 
@@ -111,12 +114,20 @@ def finalize(
     if server.cwd is not None:
         expanded = one("cwd", server.cwd)
         work_dir = str(_resolve_dir(expanded, environ=environ, cwd=cwd))
+    if missing:
+        problems.suggest(missing_fix(missing))
     if problems.fatal:
         return None, problems.warnings()
     _check_expanded(problems, command=command, url=url, headers=headers)
     if problems.fatal:
         return None, problems.warnings()
     return replace(server, command=command, args=args, env=env, cwd=work_dir, url=url, headers=headers), []
+
+
+def missing_fix(names: list[str]) -> str:
+    """What to do about unset variables: ``set GITHUB_TOKEN`` (and a default as the other way)."""
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"set {listed} in the environment orbmcp runs in, or give a default: ${{{names[0]}:-value}}"
 
 
 def _check_expanded(

@@ -33,10 +33,18 @@ from orbmcp.config.model import (
     Settings,
     Source,
     TrustState,
+    UnavailableEntry,
 )
-from orbmcp.config.schema import apply_override, is_partial, parse_override, parse_server, servers_block
+from orbmcp.config.schema import (
+    apply_override,
+    document_warnings,
+    is_partial,
+    parse_override,
+    parse_server,
+    servers_block,
+)
 from orbmcp.config.settings import GLOBAL_ONLY, apply_settings, parse_settings
-from orbmcp.errors import ConfigError
+from orbmcp.errors import ConfigError, cmd
 
 if TYPE_CHECKING:
     from orbmcp.config.trust import ProjectReview
@@ -107,7 +115,9 @@ def load_config(
     warnings: list[ConfigWarning] = []
 
     override = _config_override(config_file, env, work)
-    file_layers, project_info, reads, approved = _file_layers(override, gdir, pdir, host_trust, env, warnings)
+    file_layers, project_info, reads, approved, untrusted = _file_layers(
+        override, gdir, pdir, host_trust, env, warnings
+    )
     settings = Settings()
     for layer in file_layers:
         stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
@@ -133,7 +143,8 @@ def load_config(
     import_layers = [
         _Layer(imports.source_of(c.file.client), c.file.path, {c.name: c.entry}, {}) for c in chosen
     ]
-    winners = _merge([extension, *import_layers, *file_layers], settings, warnings)
+    dropped: dict[str, tuple[Source, ConfigWarning]] = {}
+    winners = _merge([extension, *import_layers, *file_layers], settings, warnings, dropped)
 
     servers: dict[str, ServerConfig] = {}
     for name, winner in winners.items():
@@ -141,6 +152,10 @@ def load_config(
         warnings.extend(final_warnings)
         if final is not None:
             servers[name] = replace(final, override_file=winner.override_file)
+        else:
+            fatal = next((w for w in final_warnings if w.skipped), None)
+            if fatal is not None:
+                dropped[name] = (winner.source, fatal)
 
     return ResolvedConfig(
         servers=servers,
@@ -152,7 +167,35 @@ def load_config(
         + tuple(dict.fromkeys(read.file.path for read in reads)),
         config_override=override,
         import_candidates=_candidates(override, settings, pdir, env),
+        unavailable=_unavailable(servers, dropped, untrusted),
     )
+
+
+def _unavailable(
+    servers: Mapping[str, ServerConfig],
+    dropped: Mapping[str, tuple[Source, ConfigWarning]],
+    untrusted: Mapping[str, UnavailableEntry],
+) -> dict[str, UnavailableEntry]:
+    """Every name a file defines that did not load, and why (a loaded name is never listed)."""
+    out: dict[str, UnavailableEntry] = {}
+    for name, (source, warning) in dropped.items():
+        if name in servers:
+            continue
+        skipped = warning.reason == "env_missing"
+        fix = warning.fix or f"fix the entry (`{cmd('config', 'validate')}` lists every problem)"
+        out[name] = UnavailableEntry(
+            name=name,
+            kind="skipped" if skipped else "invalid",
+            file=warning.file,
+            source=source,
+            message=warning.message.removesuffix("; entry skipped"),
+            reason=warning.reason,
+            fix=fix,
+        )
+    for name, entry in untrusted.items():
+        if name not in servers and name not in out:
+            out[name] = entry
+    return out
 
 
 def _candidates(
@@ -184,10 +227,10 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
     host_trust: bool | None,
     env: Mapping[str, str],
     warnings: list[ConfigWarning],
-) -> tuple[list[_Layer], ProjectInfo, list[imports.ClientRead], frozenset[str]]:
+) -> tuple[list[_Layer], ProjectInfo, list[imports.ClientRead], frozenset[str], dict[str, UnavailableEntry]]:
     """The file layers, lowest first: the one ``--config`` file, or the global and trusted project
-    files; then the other clients' files that were read, and the keys of the approved imported
-    project servers."""
+    files; then the other clients' files that were read, the keys of the approved imported project
+    servers, and the project servers (own or imported) left out because nobody approved them."""
     file_layers: list[_Layer] = []
     if override is not None:
         document = read_jsonc(override)
@@ -199,11 +242,14 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
                 reason="file_not_found",
             )
         file_layers.append(_file_layer("config", override, document))
-        return file_layers, _project_info(gdir, pdir, load=False, reads=[])[0], [], frozenset()
+        warnings.extend(document_warnings(document, file=str(override)))
+        return file_layers, _project_info(gdir, pdir, load=False, reads=[])[0], [], frozenset(), {}
     for path in paths.global_files(gdir):
         document = read_jsonc(path)
         if document is not None:
             file_layers.append(_file_layer("global", path, document))
+            if path.name != paths.SETTINGS_FILE:  # the agent's settings file holds much else
+                warnings.extend(document_warnings(document, file=str(path)))
     clients = imports.active_clients(_global_settings(file_layers))
     reads = (
         imports.read_clients(clients, pdir, environ=env, warnings=warnings, cache_dir=gdir / "cache")
@@ -211,12 +257,12 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
         else []
     )
     project_reads = [read for read in reads if read.file.scope == "project"]
-    project_info, project_layers, project_warnings, approved = _project_info(
+    project_info, project_layers, project_warnings, approved, untrusted = _project_info(
         gdir, pdir, load=True, host_trust=host_trust, reads=project_reads
     )
     file_layers.extend(project_layers)
     warnings.extend(project_warnings)
-    return file_layers, project_info, reads, approved
+    return file_layers, project_info, reads, approved, untrusted
 
 
 def _global_settings(layers: list[_Layer]) -> Settings:
@@ -242,14 +288,14 @@ def _project_info(
     load: bool,
     reads: list[imports.ClientRead],
     host_trust: bool | None = None,
-) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning], frozenset[str]]:
+) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning], frozenset[str], dict[str, UnavailableEntry]]:
     """What the project contributes: nothing unless trusted, and then only approved servers (its
     own files' layers, and the keys of the approved servers of other clients' project files)."""
     own = tuple(p for p in paths.project_files(pdir) if p.is_file())
     imported = tuple(read.file.path for read in reads)
     existing = own + imported
     if not existing:
-        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], [], frozenset()
+        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], [], frozenset(), {}
     # Only now: most directories have no project config, and trust costs hashing and imports.
     from orbmcp.config.trust import check_trust, has_record, read_project, review_documents
 
@@ -268,6 +314,7 @@ def _project_info(
             [],
             [],
             frozenset(),
+            {},
         )
     check = check_trust(gdir, review)
     if host_trust is not None:
@@ -288,18 +335,46 @@ def _project_info(
         import_files=imported,
     )
     warnings = list(check.warnings)
+    untrusted: dict[str, UnavailableEntry] = {}
+    for s in review.servers:  # the project's own files first: theirs is the name's entry
+        if s.key not in check.approved:
+            source: Source = "project" if s.client is None else imports.source_of(s.client)
+            untrusted.setdefault(s.name, _untrusted_entry(s.name, s.file, source, changed=state == "changed"))
     if not info.loaded:
-        return info, [], warnings, frozenset()
+        return info, [], warnings, frozenset(), untrusted
     warnings.extend(review.warnings)
     layers = []
     for path, document in documents:
         block = servers_block(document, file=str(path))
         approved = {name: entry for name, entry in block.items() if name in check.approved}
         layers.append(_Layer("project", path, approved, document))
-    return info, layers, warnings, check.approved
+        warnings.extend(document_warnings(document, file=str(path)))
+    return info, layers, warnings, check.approved, untrusted
 
 
-def _merge(layers: list[_Layer], settings: Settings, warnings: list[ConfigWarning]) -> dict[str, _Winner]:
+def _untrusted_entry(name: str, file: str, source: Source, *, changed: bool) -> UnavailableEntry:
+    if changed:
+        message = "its entry is new or changed since the project was approved"
+    else:
+        message = "it is defined in a project config, and the project is not trusted"
+    return UnavailableEntry(
+        name=name,
+        kind="untrusted",
+        file=file,
+        source=source,
+        message=message,
+        reason="project_untrusted",
+        fix=f"review and approve the project's servers: `{cmd('trust')}`",
+    )
+
+
+def _merge(
+    layers: list[_Layer],
+    settings: Settings,
+    warnings: list[ConfigWarning],
+    dropped: dict[str, tuple[Source, ConfigWarning]],
+) -> dict[str, _Winner]:
+    """The winning entry per name; ``dropped`` gets the entries skipped as invalid, and why."""
     winners: dict[str, _Winner] = {}
     invalid: set[str] = set()  # names some layer defined with an invalid entry
     for layer in layers:
@@ -326,7 +401,11 @@ def _merge(layers: list[_Layer], settings: Settings, warnings: list[ConfigWarnin
             warnings.extend(entry_warnings)
             if server is None:
                 invalid.add(name)  # skipped: whatever a lower layer defined stays in effect
+                fatal = next((w for w in entry_warnings if w.skipped), None)
+                if fatal is not None and name not in winners:
+                    dropped[name] = (layer.source, fatal)
                 continue
+            dropped.pop(name, None)
             assert isinstance(raw, dict)  # parse_server accepted it
             base = winners.get(name)
             if base is not None and _shadows_import(layer, base, server):

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from orbmcp.errors import ConfigError
+
 Transport = Literal["stdio", "streamable-http", "sse"]
 Lifecycle = Literal["eager", "lazy"]
 # Other MCP clients whose config files orbmcp reads through (config/clients.py).
@@ -138,10 +140,51 @@ class ConfigWarning:
     file: str | None = None
     server: str | None = None
     reason: str = field(default="warning", compare=False)
+    # What fixes it, for a person (a variable to set, a misspelled key): the hint of the errors
+    # and status rows that name this server.
+    fix: str | None = field(default=None, compare=False)
+    # The entry of ``server`` was dropped because of this (not merely a key ignored).
+    skipped: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         where = ", ".join(p for p in (self.file, f"server {self.server!r}" if self.server else None) if p)
         return f"{where}: {self.message}" if where else self.message
+
+
+UnavailableKind = Literal["invalid", "skipped", "untrusted"]
+
+
+@dataclass(frozen=True)
+class UnavailableEntry:
+    """A server a config file names that is not loaded, and why: ``invalid`` (the entry is wrong),
+    ``skipped`` (a ``${VAR}`` it needs is not set), ``untrusted`` (its project is not approved).
+
+    Every command that takes a server name reports these as what they are, never as unknown.
+    """
+
+    name: str
+    kind: UnavailableKind
+    file: str | None
+    source: Source
+    message: str  # what is wrong, one line (a warning's text)
+    reason: str  # the machine reason: invalid_entry, env_missing, project_untrusted, ...
+    fix: str | None = None  # what to do about it; may hold command references (errors.cmd)
+
+    @property
+    def summary(self) -> str:
+        """One line: what this entry is and why, e.g. ``skipped: ${GITHUB_TOKEN} is not set``."""
+        return f"{self.kind}: {self.message}"
+
+    def error(self) -> ConfigError:
+        """What a command that needs this server raises: the entry as it is, never "unknown"."""
+        where = f" ({self.file})" if self.file else ""
+        if self.kind == "skipped":
+            text = f"server '{self.name}' was skipped{where}: {self.message}"
+        elif self.kind == "untrusted":
+            text = f"server '{self.name}' is not loaded{where}: {self.message}"
+        else:
+            text = f"server '{self.name}' is invalid{where}: {self.message}"
+        return ConfigError(text, file=self.file, server=self.name, hint=self.fix, reason=self.reason)
 
 
 @dataclass(frozen=True)
@@ -178,6 +221,8 @@ class ResolvedConfig:
     config_override: Path | None = None  # --config / ORBMCP_CONFIG
     # Other clients' files that were looked for (existing or not): one appearing changes the config.
     import_candidates: tuple[Path, ...] = ()
+    # Names a config file defines that are not in ``servers``: invalid, skipped or untrusted.
+    unavailable: Mapping[str, UnavailableEntry] = field(default_factory=dict)
 
     def enabled_servers(self) -> list[ServerConfig]:
         if not self.settings.extension_enabled:

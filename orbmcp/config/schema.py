@@ -17,10 +17,37 @@ from orbmcp.config.checks import Problems
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.model import DEFAULT_TIMEOUT_MS, ConfigWarning, ServerConfig, Settings, Source
 from orbmcp.errors import ConfigError
+from orbmcp.suggest import close_names
 
 # An entry with none of these keys is a partial override of a lower layer's server.
 DEFINING_KEYS = ("command", "url", "type", "transport")
 OVERRIDE_KEYS = ("enabled", "disabled", "lifecycle", "exposure", "toolExposure")
+# Every key an entry may have (the trust keys aside); any other key is ignored with a warning.
+ENTRY_KEYS = (
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "transport",
+    "type",
+    "lifecycle",
+    "enabled",
+    "disabled",
+    "timeoutMs",
+    "requestTimeoutMs",
+    "timeout",
+    "maxRetries",
+    "healthCheckIntervalMs",
+    "auth",
+    "oauth",
+    "exposure",
+    "toolExposure",
+    "description",  # other clients' files describe their servers; nothing to do with it
+)
+# The keys of a file's server block: orbmcp's (both seeds) and VS Code's ``servers``.
+SERVER_BLOCK_KEYS = ("mcpServers", "servers")
 # Keys a project file might use to grant itself trust. Trust lives only in the user's global dir.
 TRUST_KEYS = frozenset(
     {
@@ -40,19 +67,90 @@ _TRUST_KEY_IGNORED = "cannot be set by a project: trust is granted only by `orbm
 # ---- the mcpServers block ----------------------------------------------------------------------
 
 
+def servers_key(document: Mapping[str, object]) -> str | None:
+    """The key holding a file's servers: ``mcpServers``, else VS Code's ``servers``, else None."""
+    return next((key for key in SERVER_BLOCK_KEYS if key in document), None)
+
+
 def servers_block(document: Mapping[str, object], *, file: str | None) -> Mapping[str, object]:
-    """The ``mcpServers`` object of one file. Anything but an object fails the whole file (exit 3)."""
-    block = document.get("mcpServers")
-    if block is None and "mcpServers" not in document:
+    """The ``mcpServers`` (or VS Code ``servers``) object of one file. Anything but an object fails
+    the whole file (exit 3)."""
+    key = servers_key(document)
+    if key is None:
         return {}
+    block = document[key]
     if not isinstance(block, dict):
         where = f"{file}: " if file else ""
         raise ConfigError(
-            f'{where}"mcpServers" must be an object mapping server names to entries, not {type_name(block)}',
+            f'{where}"{key}" must be an object mapping server names to entries, not {type_name(block)}',
             file=file,
             reason="not_an_object",
         )
     return cast("dict[str, object]", block)
+
+
+def document_warnings(document: Mapping[str, object], *, file: str | None) -> list[ConfigWarning]:
+    """What is wrong with a server file as a whole: no server block at all (a misspelled
+    ``mcpServers``, servers at the top level), or two blocks of which one is ignored."""
+    if "mcpServers" in document and "servers" in document:
+        return [
+            ConfigWarning(
+                '"servers" is ignored: this file also has "mcpServers", which orbmcp reads',
+                file,
+                reason="servers_key_ignored",
+            )
+        ]
+    if servers_key(document) is not None:
+        return []
+    for key in document:
+        if close_names(key, ["mcpServers"]):
+            return [
+                ConfigWarning(
+                    f"no servers read from this file: '{key}' — did you mean 'mcpServers'?",
+                    file,
+                    reason="no_servers_key",
+                    fix=f"rename '{key}' to 'mcpServers'",
+                )
+            ]
+    entries = [key for key, value in document.items() if isinstance(value, dict) and is_entry_like(value)]
+    if entries:
+        names = ", ".join(f"'{k}'" for k in entries[:5])
+        return [
+            ConfigWarning(
+                f'no servers read from this file: {names} must go inside an "mcpServers" object',
+                file,
+                reason="no_servers_key",
+                fix='put the server entries inside {"mcpServers": {...}}',
+            )
+        ]
+    if "settings" in document or "goExtensions" in document:
+        return []  # settings only: nothing wrong with that
+    return [
+        ConfigWarning(
+            'no "mcpServers" object: orbmcp read no servers and no settings from this file',
+            file,
+            reason="no_servers_key",
+            fix='servers go in {"mcpServers": {"NAME": {"command": ...} or {"url": ...}}}',
+        )
+    ]
+
+
+def is_entry_like(value: Mapping[str, object]) -> bool:
+    return any(key in value for key in ("command", "url"))
+
+
+def unknown_keys(problems: Problems, entry: Mapping[str, object], known: tuple[str, ...]) -> None:
+    """An ignored-key warning for each key orbmcp does not read, with a close match suggested."""
+    for key in entry:
+        if key in known or key in TRUST_KEYS:
+            continue
+        close = close_names(key, known, n=1)
+        if close:
+            hint = f"'{key}' — did you mean '{close[0]}'?"
+            problems.ignore(f"unknown key {hint} (ignored)", reason="unknown_key")
+            problems.suggest(hint)
+        else:
+            problems.ignore(f"unknown key '{key}' ignored", reason="unknown_key")
 
 
 def trust_key_warnings(document: Mapping[str, object], *, file: str | None) -> list[ConfigWarning]:
@@ -70,7 +168,8 @@ def trust_key_warnings(document: Mapping[str, object], *, file: str | None) -> l
     settings = document.get("settings")
     if isinstance(settings, dict):
         scan(settings, "settings.", None)
-    servers = document.get("mcpServers")
+    key = servers_key(document)
+    servers = document.get(key) if key is not None else None
     if isinstance(servers, dict):
         for name, entry in servers.items():
             if isinstance(entry, dict):
@@ -103,6 +202,7 @@ def parse_server(
         for key in entry:
             if key in TRUST_KEYS:
                 problems.ignore(f'"{key}" {_TRUST_KEY_IGNORED}', reason="trust_key")
+    unknown_keys(problems, entry, ENTRY_KEYS)
     transport, command, url = fields.transport_fields(problems, entry)
     stdio = transport == "stdio"
     args, env, cwd = fields.stdio_fields(problems, entry, transport)
@@ -151,6 +251,9 @@ def parse_override(
         elif key in OVERRIDE_KEYS:
             kept[key] = value
         else:
+            close = close_names(key, [*ENTRY_KEYS, *OVERRIDE_KEYS], n=1)
+            if close and close[0] != key:
+                problems.suggest(f"'{key}' — did you mean '{close[0]}'?")
             problems.invalid(
                 f'"{key}" is not allowed in a partial override (only {", ".join(OVERRIDE_KEYS)}); '
                 'give "command" or "url" to replace the whole entry',

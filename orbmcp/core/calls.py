@@ -20,6 +20,7 @@ import anyio
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
 
 if TYPE_CHECKING:
+    from orbmcp.core.process import ManagedProcess
     from orbmcp.core.results import ToolResult
     from orbmcp.core.supervisor import Supervisor
 
@@ -65,11 +66,35 @@ def _client(sup: Supervisor) -> Any:
     return client
 
 
+async def _connection_died(
+    sup: Supervisor, process: ManagedProcess | None, what: str, *, how: str = "closed the connection"
+) -> ConnectionFailed:
+    """The error for a request whose connection died: why, when that is known (a line over the
+    size cap; the server exited, with its code and last stderr lines), not just "closed"."""
+    loss = sup.loss
+    if loss is not None and loss[1] not in ("connection_closed", "server_exited"):
+        message, reason = f"{loss[0]} (during {what})", loss[1]
+    else:
+        message, reason = f"server '{sup.name}' {how} during {what}", "connection_closed"
+        if process is not None and process.stopping:
+            message, reason = f"server '{sup.name}' was stopped during {what}", "server_stopped"
+        elif process is not None:
+            from orbmcp.core.exits import exit_text, settle_exit
+
+            code = await settle_exit(process)
+            if code is not None and not process.stopping:
+                text = exit_text(sup.name, code, sup.attempt_stderr(), during=f"during {what}")
+                message, reason = sup.runtime.redact(text), "server_exited"
+    sup.connection_lost(message, reason=reason)
+    return ConnectionFailed(message, server=sup.name, hint=NOT_RETRIED, reason=reason)
+
+
 async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]]) -> T:
     """Run one request on the live client and translate its failures."""
     from mcp import MCPError
 
     client = _client(sup)
+    process = sup.process  # the owner task forgets it once the connection is gone
     try:
         return await fn(client)
     except MCPError as exc:
@@ -89,11 +114,7 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
                 raise AuthError(
                     sup.auth_challenge, server=sup.name, hint=cmd("auth", sup.name), reason="auth_required"
                 ) from None
-            msg = f"server '{sup.name}' closed the connection during {what}"
-            sup.connection_lost(msg)
-            raise ConnectionFailed(
-                msg, server=sup.name, hint=NOT_RETRIED, reason="connection_closed"
-            ) from None
+            raise await _connection_died(sup, process, what) from None
         if code == REQUEST_TIMEOUT:
             raise _timed_out(sup, what) from None
         raise ProtocolError(
@@ -102,9 +123,7 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
             reason="request_failed",
         ) from None
     except _DEAD_STREAM_ERRORS:
-        msg = f"server '{sup.name}' connection died during {what}"
-        sup.connection_lost(msg)
-        raise ConnectionFailed(msg, server=sup.name, hint=NOT_RETRIED, reason="connection_closed") from None
+        raise await _connection_died(sup, process, what, how="connection died") from None
     except TimeoutError:
         raise _timed_out(sup, what) from None
     except OrbError:

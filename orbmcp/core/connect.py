@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from orbmcp.core.runtime import Runtime
     from orbmcp.core.stderr_tail import StderrTail
 
+# How long a failed connection waits for its stdio server to finish exiting, to learn its code.
+EXIT_NOTE_S = 0.5
 SSE_FALLBACK_NOTE = (
     "connected over legacy SSE: the URL refused Streamable HTTP; "
     'set "transport": "sse" for this server to skip that attempt'
@@ -58,6 +60,17 @@ class HttpResponses:
         return self.status in (400, 404, 405)
 
 
+@dataclass
+class ProcessExit:
+    """How a connection's stdio server ended, when it ended by itself (not stopped by orbmcp):
+    the owner reads it after a failed connect to say "exited with code 3" instead of "closed"."""
+
+    code: int | None = None
+
+    def reset(self) -> None:
+        self.code = None
+
+
 @dataclass(frozen=True)
 class SessionCallbacks:
     """What a connection reports while it lives, to whoever owns it."""
@@ -65,6 +78,8 @@ class SessionCallbacks:
     warn: Callable[[str], None]  # something the server did that a person should see
     rediscover: Callable[[], None]  # the server's tool list changed
     auth_challenged: Callable[[str], None]  # a 401/403 the OAuth provider could not resolve
+    # The transport is killing the connection: (message, reason), before requests fail.
+    lost: Callable[[str, str], None] = field(default=lambda message, reason: None)
 
 
 @dataclass(frozen=True)
@@ -87,12 +102,17 @@ async def open_client(
     stderr_tail: StderrTail,
     callbacks: SessionCallbacks,
     http: HttpResponses,
+    exit_record: ProcessExit | None = None,
 ) -> AsyncIterator[Connection]:
-    """Yield a ``Connection``; the caller's task must be the one that leaves the block."""
-    opener = _Opener(cfg, runtime, stderr_tail, callbacks, http)
+    """Yield a ``Connection``; the caller's task must be the one that leaves the block.
+    ``exit_record`` learns the exit code of a stdio server that ended by itself."""
+    opener = _Opener(cfg, runtime, stderr_tail, callbacks, http, exit_record=exit_record)
     try:
         async with opener.connect() as connection:
             yield connection
+    except Exception:
+        await opener.note_exit()
+        raise
     finally:
         await opener.stop_process()
 
@@ -107,12 +127,15 @@ class _Opener:
         stderr_tail: StderrTail,
         callbacks: SessionCallbacks,
         http: HttpResponses,
+        *,
+        exit_record: ProcessExit | None = None,
     ) -> None:
         self.cfg = cfg
         self.runtime = runtime
         self.stderr_tail = stderr_tail
         self.callbacks = callbacks
         self.http = http
+        self.exit_record = exit_record
         self.process: ManagedProcess | None = None
 
     @asynccontextmanager
@@ -211,9 +234,21 @@ class _Opener:
             stderr_tail=self.stderr_tail,
         )
 
+    async def note_exit(self) -> None:
+        """After a failure: a server that is exiting by itself (its stdout just closed) gets a
+        moment to be reaped, so its exit code is what the error reports."""
+        process = self.process
+        if process is None or self.exit_record is None:
+            return
+        with anyio.move_on_after(EXIT_NOTE_S):
+            self.exit_record.code = await process.wait()
+
     async def stop_process(self) -> None:
         process, self.process = self.process, None
         if process is not None:
+            code = process.returncode  # before the stop: an exit of its own, not our SIGTERM
+            if code is not None and self.exit_record is not None:
+                self.exit_record.code = code
             with anyio.CancelScope(shield=True):
                 await process.stop(
                     stdin_grace=self.runtime.stdin_grace_s, term_grace=self.runtime.term_grace_s
@@ -248,8 +283,14 @@ class _Opener:
             def garbage(line: str) -> None:
                 warn(f"skipped a non-JSON line from stdout: {line[:200]}")
 
+            lost = self.callbacks.lost
             return transports.stdio_pipe_transport(
-                proc.stdin, proc.stdout, server=cfg.name, on_garbage=garbage, discover_timeout_s=probe_timeout
+                proc.stdin,
+                proc.stdout,
+                server=cfg.name,
+                on_garbage=garbage,
+                discover_timeout_s=probe_timeout,
+                on_fatal=lambda error: lost(error.template, error.reason),
             )
         assert cfg.url is not None
         auth = await self._auth()

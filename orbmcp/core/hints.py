@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 _RESET_REASONS = frozenset({"invalid_client", "invalid_grant", "credentials_rejected"})
 
 
-def hint_for(sup: Supervisor) -> str | None:
+def hint_for(sup: Supervisor, *, detail: bool = True) -> str | None:
     """What the person can do about ``sup``'s state, with command references (``cmd``) unspelled:
-    the front that shows it spells them (``orbmcp.commands.spelling``)."""
+    the front that shows it spells them (``orbmcp.commands.spelling``). ``detail``: the hint is
+    shown in the detail view, above the server's recent output (elsewhere it points there)."""
     state, code, reason, name = sup.state, sup.snap.last_error_code, sup.snap.last_error_reason, sup.name
     if code == "auth" and sup.cfg.auth is None and state != State.NEEDS_AUTH:
         # The auth command refuses servers without OAuth settings: point at the entry instead.
@@ -59,9 +60,14 @@ def hint_for(sup: Supervisor) -> str | None:
         return f"fix the entry shown by `{cmd('config', 'validate')}`"
     if sup.snap.last_error_hint:  # what the error itself knows to suggest (a URL to check, ...)
         return sup.snap.last_error_hint
+    if reason == "server_exited":
+        # The error already quotes its last stderr lines: the rest of them is what helps.
+        if detail:
+            return "the server exited by itself: see Recent output below for why"
+        return f"the server exited by itself; `{cmd('status', name)}` shows all of its recent output"
+    output = "check Recent output below" if detail else f"`{cmd('status', name)}` shows its recent output"
     return (
-        f"run {debug} to log redacted diagnostics "
-        f"(see `{cmd('config', 'paths')}` for the log file), and check Recent output below"
+        f"run {debug} to log redacted diagnostics (see `{cmd('config', 'paths')}` for the log file); {output}"
     )
 
 
@@ -79,4 +85,4 @@ def failure_error(sup: Supervisor) -> OrbError:
     elif code == "protocol":
         kind = ProtocolError
     reason = sup.snap.last_error_reason if kind.code == code else None
-    return kind(msg, server=sup.name, hint=hint_for(sup), reason=reason)
+    return kind(msg, server=sup.name, hint=hint_for(sup, detail=False), reason=reason)

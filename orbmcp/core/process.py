@@ -87,6 +87,7 @@ class ManagedProcess:
         self._registry = registry
         self._record: Path | None = None
         self._exited = anyio.Event()
+        self._stderr_closed = anyio.Event()
         self._stopped = anyio.Event()
         self._stopping = False
         self._escalated = False
@@ -115,6 +116,10 @@ class ManagedProcess:
             with anyio.move_on_after(_WAIT_BACKSTOP_INTERVAL):
                 await self._exited.wait()
         return code
+
+    async def stderr_closed(self) -> None:
+        """Wait until everything the process wrote to stderr is in its tail (EOF, or released)."""
+        await self._stderr_closed.wait()
 
     async def stop(self, *, stdin_grace: float = 2.0, term_grace: float = 2.0) -> None:
         """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group; release every fd.
@@ -218,6 +223,7 @@ class ManagedProcess:
         self.stderr_tail.feed(self._stderr.read_nowait(_FINAL_STDERR_LIMIT))
         self.stderr_tail.flush()
         self._stderr.close_now()
+        self._stderr_closed.set()
         pidfd, self._pidfd = self._pidfd, -1
         if pidfd >= 0:
             anyio.notify_closing(pidfd)
@@ -228,9 +234,13 @@ class ManagedProcess:
 
     async def _drain_stderr(self) -> None:
         # Without a reader the child blocks once the 64 KiB pipe is full and stops answering.
-        with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            while True:
-                self.stderr_tail.feed(await self._stderr.receive())
+        try:
+            with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                while True:
+                    self.stderr_tail.feed(await self._stderr.receive())
+        finally:
+            self.stderr_tail.flush()
+            self._stderr_closed.set()
 
     async def _watch_exit(self) -> None:
         pidfd = self._pidfd

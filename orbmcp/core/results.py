@@ -1,12 +1,14 @@
 """orbmcp's own tool-result model, free of SDK types so renderers and hosts never import ``mcp``.
 
 ``from_sdk`` converts an ``mcp_types.CallToolResult`` (imported lazily: it costs start-up time);
-``ToolResult.to_json`` gives back the MCP wire shape for ``--json``; ``ToolResult.text`` is the
-plain-text view for terminals and agents.
+each block keeps its wire form (``wire``), so ``ToolResult.to_json`` gives back every field the
+server sent (annotations, ``_meta``) for ``--json``; ``ToolResult.text`` is the plain-text view of
+the content blocks for agents (structured content goes beside it, as details).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -17,18 +19,21 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class TextBlock:
     text: str
+    wire: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ImageBlock:
     data_b64: str
     mime_type: str
+    wire: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class AudioBlock:
     data_b64: str
     mime_type: str
+    wire: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,7 @@ class ResourceTextBlock:
     uri: str
     text: str
     mime_type: str | None = None
+    wire: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,7 @@ class ResourceBlobBlock:
     uri: str
     blob_b64: str
     mime_type: str | None = None
+    wire: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +58,7 @@ class ResourceLinkBlock:
     name: str
     mime_type: str | None = None
     description: str | None = None
+    wire: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
 
 Block: TypeAlias = (
@@ -79,7 +87,9 @@ class ToolResult:
         return body
 
     def text(self) -> str:
-        """Text and embedded text resources verbatim; one summary line per binary or linked block."""
+        """Text and embedded text resources verbatim; one summary line per binary or linked block.
+        Structured content is not in it: an agent host passes it as details; the transcript of
+        ``orbmcp call`` (``commands/results/call.py``) is where people see it."""
         return "\n".join(block_text(block) for block in self.content)
 
     @staticmethod
@@ -88,6 +98,8 @@ class ToolResult:
 
 
 def block_to_json(block: Block) -> dict[str, object]:
+    if block.wire is not None:
+        return dict(block.wire)  # every field the server sent, not only those orbmcp models
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
     if isinstance(block, ImageBlock):
@@ -112,6 +124,35 @@ def block_to_json(block: Block) -> dict[str, object]:
     if block.description is not None:
         link["description"] = block.description
     return link
+
+
+def structured_is_redundant(result: ToolResult) -> bool:
+    """True when a text block already says what ``structuredContent`` says.
+
+    Servers commonly send both (the spec asks for a text copy); showing the same JSON twice, or
+    ``3`` followed by ``{"result": 3}``, is noise.
+    """
+    import json
+
+    wanted = [result.structured]
+    if isinstance(result.structured, dict) and set(result.structured) == {"result"}:
+        wanted.append(result.structured["result"])
+    for block in result.content:
+        if not isinstance(block, TextBlock):
+            continue
+        try:
+            parsed: object = json.loads(block.text)
+        except ValueError:
+            parsed = block.text
+        if any(w in (parsed, block.text) for w in wanted):
+            return True
+    return False
+
+
+def block_annotations(block: Block) -> Mapping[str, object] | None:
+    """The block's ``annotations`` (audience, priority, lastModified) as the server sent them."""
+    found = block.wire.get("annotations") if block.wire is not None else None
+    return found if isinstance(found, Mapping) and found else None
 
 
 def block_text(block: Block) -> str:
@@ -166,23 +207,37 @@ def from_sdk(result: mcp_types.CallToolResult) -> ToolResult:
 
     blocks: list[Block] = []
     for item in result.content:
+        wire = _wire(item)
         if isinstance(item, mcp_types.TextContent):
-            blocks.append(TextBlock(item.text))
+            blocks.append(TextBlock(item.text, wire=wire))
         elif isinstance(item, mcp_types.ImageContent):
-            blocks.append(ImageBlock(item.data, item.mime_type))
+            blocks.append(ImageBlock(item.data, item.mime_type, wire=wire))
         elif isinstance(item, mcp_types.AudioContent):
-            blocks.append(AudioBlock(item.data, item.mime_type))
+            blocks.append(AudioBlock(item.data, item.mime_type, wire=wire))
         elif isinstance(item, mcp_types.ResourceLink):
-            blocks.append(ResourceLinkBlock(item.uri, item.name, item.mime_type, item.description))
+            blocks.append(ResourceLinkBlock(item.uri, item.name, item.mime_type, item.description, wire=wire))
         elif isinstance(item, mcp_types.EmbeddedResource):
             resource = item.resource
             if isinstance(resource, mcp_types.TextResourceContents):
-                blocks.append(ResourceTextBlock(resource.uri, resource.text, resource.mime_type))
+                blocks.append(ResourceTextBlock(resource.uri, resource.text, resource.mime_type, wire=wire))
             else:
-                blocks.append(ResourceBlobBlock(resource.uri, resource.blob, resource.mime_type))
+                blocks.append(ResourceBlobBlock(resource.uri, resource.blob, resource.mime_type, wire=wire))
         else:
             # A content type newer than this SDK's union: say so rather than drop it silently.
             kind = getattr(item, "type", type(item).__name__)
             blocks.append(TextBlock(f"[unsupported content: {kind}]"))
     meta = dict(result.meta) if result.meta is not None else None
     return ToolResult(blocks, result.structured_content, meta, bool(result.is_error))
+
+
+def _wire(item: object) -> Mapping[str, object] | None:
+    """A content block as the server sent it (camelCase, ``_meta`` included); None if it cannot
+    be serialised, and the modelled fields then stand for it."""
+    dump = getattr(item, "model_dump", None)
+    if dump is None:
+        return None
+    try:
+        wire = dump(by_alias=True, exclude_none=True, mode="json")
+    except Exception:
+        return None
+    return wire if isinstance(wire, dict) else None

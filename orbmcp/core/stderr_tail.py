@@ -39,6 +39,7 @@ class StderrTail:
         self._raw: deque[tuple[bytes, bool]] = deque(maxlen=max_lines)
         self._pending = bytearray()
         self._pending_truncated = False
+        self.committed = 0  # lines kept so far, ever: ``lines_since`` counts from a mark of it
 
     def feed(self, data: bytes) -> None:
         """Add a chunk of raw stderr bytes."""
@@ -78,9 +79,15 @@ class StderrTail:
             part = part[: max(room, 0)]
         self._pending += part
 
+    def lines_since(self, mark: int) -> list[str]:
+        """The retained lines committed after ``committed`` was ``mark`` (one process's output)."""
+        fresh = self.committed - mark
+        return self.lines()[-fresh:] if fresh > 0 else []
+
     def _commit(self, raw: bytes, truncated: bool) -> None:
         if raw.strip():
             self._raw.append((raw, truncated))
+            self.committed += 1
 
     def _clean(self, raw: bytes, truncated: bool) -> str:
         text = raw.decode("utf-8", "replace")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from orbmcp.core.connect import Connection, HttpResponses, SessionCallbacks, open_client
+from orbmcp.core.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
 from orbmcp.core.state import State, effective_max_retries, retry_delay
 from orbmcp.core.stderr_tail import StderrTail
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, cmd
@@ -51,6 +51,7 @@ class Snapshot:
     transport: str | None = None  # of the last connection; "sse" when a URL refused Streamable HTTP
     server_info: str | None = None
     warnings: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+    retry_at: float | None = None  # wall-clock time of the next attempt while waiting for it
 
 
 class Supervisor:
@@ -70,6 +71,8 @@ class Supervisor:
         self._want_running = False
         self._retry_wait: anyio.CancelScope | None = None
         self.http = HttpResponses()  # what the current connection attempt's responses said
+        self.exit = ProcessExit()  # how the current attempt's stdio server ended by itself
+        self._stderr_mark = 0  # the stderr tail's ``committed`` when the current attempt began
         self._auth_challenge: str | None = None
         self._lost_reason = "connection_closed"
 
@@ -93,6 +96,10 @@ class Supervisor:
 
     def stderr_tail(self) -> list[str]:
         return self.stderr.lines() if self.stderr is not None else []
+
+    def attempt_stderr(self) -> list[str]:
+        """What the current (or last) connection attempt's process wrote to stderr."""
+        return self.stderr.lines_since(self._stderr_mark) if self.stderr is not None else []
 
     # -- control (any task) ----------------------------------------------------------------------
 
@@ -147,6 +154,14 @@ class Supervisor:
             # "ready" by a state it has not updated yet.
             self._settled = anyio.Event()
         self._lost.set()
+
+    @property
+    def loss(self) -> tuple[str, str] | None:
+        """(message, reason) of a connection that died under requests, once the supervisor knows
+        why (a line over the size cap, the process exited); None while it is connected."""
+        if not self._lost.is_set() or self.snap.last_error is None:
+            return None
+        return self.snap.last_error, self._lost_reason
 
     @property
     def connected(self) -> bool:
@@ -217,7 +232,11 @@ class Supervisor:
                     )
                     with anyio.CancelScope() as wait:
                         self._retry_wait = wait
-                        await anyio.sleep(delay)
+                        self.snap.retry_at = time.time() + delay
+                        try:
+                            await anyio.sleep(delay)
+                        finally:
+                            self.snap.retry_at = None
                     self._retry_wait = None
                     # After each wait: the user may have stopped it meanwhile.
         finally:
@@ -233,6 +252,8 @@ class Supervisor:
         self._lost = anyio.Event()
         self._lost_reason = "connection_closed"
         self.http.reset()
+        self.exit.reset()
+        self._stderr_mark = self.stderr.committed if self.stderr is not None else 0
         self._auth_challenge = None
         self.snap.started_at = time.time()
         self._set_state(State.STARTING)
@@ -284,10 +305,18 @@ class Supervisor:
         if self.stderr is None:  # one tail per server, kept across restarts for its status view
             self.stderr = StderrTail(redact=self.runtime.redact)
         callbacks = SessionCallbacks(
-            warn=self.warn, rediscover=self.request_rediscovery, auth_challenged=self.auth_challenged
+            warn=self.warn,
+            rediscover=self.request_rediscovery,
+            auth_challenged=self.auth_challenged,
+            lost=lambda message, reason: self.connection_lost(message, reason=reason),
         )
         async with open_client(
-            self.cfg, self.runtime, stderr_tail=self.stderr, callbacks=callbacks, http=self.http
+            self.cfg,
+            self.runtime,
+            stderr_tail=self.stderr,
+            callbacks=callbacks,
+            http=self.http,
+            exit_record=self.exit,
         ) as connection:
             self._take(connection)
             await self._discover(connection.client)
@@ -355,10 +384,14 @@ class Supervisor:
             _log("server.listen_unavailable", server=self.name, reason=type(exc).__name__)
 
     async def _watch_process(self) -> None:
+        from orbmcp.core.exits import STDERR_WAIT_S, exit_text
+
         proc = self.process
         assert proc is not None
         code = await proc.wait()
-        self.connection_lost(f"server '{self.name}' exited (code {code})", reason="server_exited")
+        with anyio.move_on_after(STDERR_WAIT_S):
+            await proc.stderr_closed()
+        self.connection_lost(exit_text(self.name, code, self.attempt_stderr()), reason="server_exited")
 
     async def _health_checks(self, client: Any) -> None:
         interval = (self.cfg.health_check_interval_ms or 0) / 1000
@@ -387,7 +420,16 @@ class Supervisor:
         from orbmcp.core.classify import classify_error
 
         status, www = self.http.refusal or (self.http.status, None)
-        return classify_error(exc, server=self.name, http_status=status, www_authenticate=www)
+        error = classify_error(exc, server=self.name, http_status=status, www_authenticate=www)
+        if error.reason == "connection_closed" and self.exit.code is not None:
+            # The server died on its own: its exit code and last words say why, "closed" does not.
+            from orbmcp.core.exits import exit_text
+
+            text = exit_text(self.name, self.exit.code, self.attempt_stderr(), during="while connecting")
+            return ConnectionFailed(
+                self.runtime.redact(text), server=self.name, hint=error.hint_template, reason="server_exited"
+            )
+        return error
 
     def _auth_required(self) -> AuthError:
         assert self._auth_challenge is not None

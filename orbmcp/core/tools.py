@@ -45,6 +45,9 @@ class BridgedTool:
     annotations: Mapping[str, Any] | None
     title: str | None = None
     output_schema: Mapping[str, Any] | None = None
+    # execution.taskSupport: "forbidden", "optional" or "required" (task-augmented calls); None
+    # when the server does not say (which means forbidden).
+    task_support: str | None = None
     active: bool = False
     present: bool = True  # False once the server stopped listing it (list_changed removal)
     # The annotations as last listed (an SDK model), to tell a changed listing from the same one.
@@ -170,6 +173,8 @@ class ToolRegistry:
                 _describe(existing, desc, title, annotations)
             existing.input_schema = listed.input_schema or {"type": "object"}
             existing.output_schema = listed.output_schema
+            execution = getattr(listed, "execution", None)
+            existing.task_support = None if execution is None else getattr(execution, "task_support", None)
             if fresh:
                 for listener in self._listeners:
                     listener.tool_registered(existing)

@@ -36,6 +36,7 @@ from orbmcp.net.http import ResponseHook, make_http_client
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "EndpointOriginMismatch",
+    "FatalHook",
     "GarbageHook",
     "LineTooLong",
     "http_transport",
@@ -55,6 +56,8 @@ DISCOVER_METHOD = "server/discover"
 
 GarbageHook = Callable[[str], None]
 """Receives a skipped stdout line (decoded leniently, at most GARBAGE_PREVIEW_CHARS characters)."""
+FatalHook = Callable[[ConnectionFailed], None]
+"""Told why the transport is about to kill the connection, before anything fails because of it."""
 
 logger = get_logger(__name__)
 
@@ -80,6 +83,7 @@ async def _stdio_pipe_streams(
     max_line_bytes: int,
     on_garbage: GarbageHook | None,
     discover_timeout_s: float | None,
+    on_fatal: FatalHook | None = None,
 ) -> AsyncIterator[TransportStreams]:
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -109,6 +113,16 @@ async def _stdio_pipe_streams(
                     timer.cancel()
         return message
 
+    def fatal(error: ConnectionFailed) -> ConnectionFailed:
+        # Told first: requests in flight fail with a vague "connection closed" once the session
+        # is torn down, and whoever reports them must know the real cause by then.
+        if on_fatal is not None:
+            try:
+                on_fatal(error)
+            except Exception:
+                logger.debug("on_fatal callback raised", exc_info=True)
+        return error
+
     async def deliver(item: SessionMessage) -> bool:
         try:
             await read_writer.send(item)
@@ -133,13 +147,13 @@ async def _stdio_pipe_streams(
                 start = newline + 1
                 scanned = 0
                 if len(line) > max_line_bytes:
-                    raise _line_too_long(server, max_line_bytes)
+                    raise fatal(_line_too_long(server, max_line_bytes))
                 if line.strip() and (item := parse(line)) is not None and not await deliver(item):
                     return
             del buffer[:start]
             scanned = len(buffer)
             if len(buffer) > max_line_bytes:
-                raise _line_too_long(server, max_line_bytes)
+                raise fatal(_line_too_long(server, max_line_bytes))
         # A last message without its newline is still a message.
         tail = bytes(buffer).strip()
         if tail and (item := parse(tail)) is not None:
@@ -246,6 +260,7 @@ def stdio_pipe_transport(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     on_garbage: GarbageHook | None = None,
     discover_timeout_s: float | None = None,
+    on_fatal: FatalHook | None = None,
 ) -> Transport:
     """A ``Transport`` for ``mcp.Client`` over a server process's stdin/stdout pipes.
 
@@ -259,7 +274,8 @@ def stdio_pipe_transport(
     ``discover_timeout_s`` answers an unanswered ``server/discover`` with a timeout error after
     that long, for this connection only, so ``mode="auto"`` falls back to ``initialize`` early.
 
-    The transport never owns the process: leaving it closes stdin only.
+    ``on_fatal`` hears why the transport kills the connection (a line over the cap) before the
+    session fails. The transport never owns the process: leaving it closes stdin only.
     """
     return _stdio_pipe_streams(
         stdin,
@@ -268,6 +284,7 @@ def stdio_pipe_transport(
         max_line_bytes=max_line_bytes,
         on_garbage=on_garbage,
         discover_timeout_s=discover_timeout_s,
+        on_fatal=on_fatal,
     )
 
 

@@ -25,6 +25,7 @@ from orbmcp.commands.complete import (
     is_program_word,
     next_words,
     option_table,
+    primary_slash,
     resolve,
     shell_commands,
     slash_commands,
@@ -34,7 +35,7 @@ from orbmcp.commands.complete import (
 )
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
-from orbmcp.commands.results import CommandHelp, ParamHelp, Result
+from orbmcp.commands.results import CommandHelp, CommandIndex, ParamHelp, Result
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names
@@ -51,6 +52,7 @@ class Invocation:
     json: bool = False  # the line itself asked for --json
     help: bool = False  # --help / -h: show the command's help instead of running it
     front: str = "slash"  # "slash" or "shell": hints name commands the way this front spells them
+    index: bool = False  # `/mcp help`: list the commands instead of running one
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,10 @@ def parse_slash(line: str, *, servers: Callable[[], Sequence[str]] | None = None
     spec, n = resolve(verbs, seq)
     if spec is not None:
         return _invocation(spec, seq[n:], slash=True)
+    if seq[:1] in (["help"], ["?"]) and (servers is None or "help" not in servers()):
+        bare = bare_slash_command()
+        assert bare is not None
+        return Invocation(bare, {}, json="--json" in seq[1:], index=True)
     bare = bare_slash_command()
     following = next_words(verbs, seq) if seq else set()
     if following or head or bare is None:
@@ -259,7 +265,30 @@ def help_document(spec: CommandSpec, *, slash: bool) -> CommandHelp:
 # ------------------------------------------------------------------------------------- running
 
 
+def slash_index() -> CommandIndex:
+    """``/mcp help``: every slash command, then every command an agent may run after ``/mcp``."""
+    seen: set[str] = set()
+    entries: list[tuple[str, str]] = []
+    for spec in slash_commands().values():
+        if spec.name in seen:
+            continue
+        seen.add(spec.name)
+        # Arguments only: each command's options are in its own --help.
+        args = [
+            (f"<{p.name}>" if p.required else f"[<{p.name}>]") + ("..." if p.multiple else "")
+            for p in spec.params
+            if p.kind == "argument" and not p.hidden
+        ]
+        entries.append((" ".join([primary_slash(spec), *args]), spec.summary))
+    notes = (
+        f"  {SLASH_ROOT} <server>  shows why a server is in its state; COMMAND --help shows one command.",
+    )
+    return CommandIndex("Commands (in an agent, after /mcp):", tuple(entries), notes)
+
+
 async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Result | None, int]:
+    if inv.index:
+        return slash_index(), 0
     if inv.help:
         return help_document(inv.spec, slash=inv.front == "slash"), 0
     from orbmcp.frontends.runner import call_handler

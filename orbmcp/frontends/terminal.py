@@ -69,6 +69,11 @@ class TerminalUI:
         prefix = "" if level == "info" else f"{level}: "
         self._err(f"orbmcp: {prefix}{one_line(message)}\n")
 
+    def show(self, text: str) -> None:
+        # Rendered by a plain renderer (every server or file string already escaped): kept as
+        # the lines it is, not squeezed onto one line like a notice.
+        self._err(text if text.endswith("\n") else text + "\n")
+
     def open_url(self, url: str) -> bool:
         return self.console.open_url(url)
 

@@ -19,6 +19,14 @@ from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS, GROUPS
 
+# Click keeps lines after "\b" as they are (no rewrapping).
+GETTING_STARTED = (
+    "\b\nGet started:\n"
+    "  orbmcp config paths      where your servers go: mcpServers in mcp.json\n"
+    "  orbmcp status            every server and its state; status NAME says why\n"
+    "  orbmcp tools SERVER      what a server offers; tools SERVER TOOL for one tool\n"
+    "  orbmcp call SERVER TOOL k=v    call a tool"
+)
 # Typer 0.29 converts Path parameters through pydantic (~50 ms of imports): paths stay strings here
 # and become Paths in the handlers.
 _TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "path": str}
@@ -66,6 +74,10 @@ def _root_callback() -> Any:
             no_color=bool(options.get("no_color")),
             json=bool(options.get("json")),
         )
+        if ctx.invoked_subcommand is None and not ctx.resilient_parsing:
+            # Bare `orbmcp`: a newcomer's first command gets the help and where to begin, exit 0.
+            typer.echo(ctx.get_help())
+            raise typer.Exit(0)
 
     params = [_context_param(), *(_global_param(p) for p in GLOBAL_OPTIONS if p.name != "help")]
     root.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -120,13 +132,15 @@ def build_app() -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
         # Plain click help: rich-formatted help imports most of rich and doubles --help's time.
         rich_markup_mode=None,
-        epilog="Exit codes: 0 ok, 1 tool error or failed check, 2 usage, 3 config, 4 connection/protocol, "
+        epilog=GETTING_STARTED
+        + "\n\nExit codes: 0 ok, 1 tool error or failed check, 2 usage, 3 config, 4 connection/protocol, "
         "5 auth, 6 timeout, 130 interrupted, 70 internal error.",
     )
     app.callback()(_root_callback())
     groups: dict[str, typer.Typer] = {}
     for spec in COMMANDS:
-        epilog = "\n\n".join(["Examples:", *spec.examples]) if spec.examples else None
+        # "\b": Click keeps the lines as they are; a rewrapped example could not be copied.
+        epilog = "\b\nExamples:\n" + "\n".join(f"  {e}" for e in spec.examples) if spec.examples else None
         if len(spec.path) == 1:
             target = app
         else:
@@ -135,11 +149,13 @@ def build_app() -> typer.Typer:
                 groups[group] = typer.Typer(
                     help=GROUPS.get(group), no_args_is_help=True, rich_markup_mode=None
                 )
-                app.add_typer(groups[group], name=group)
+                app.add_typer(groups[group], name=group, short_help=GROUPS.get(group))
             target = groups[group]
-        target.command(name=spec.path[-1], help=spec.help, hidden=spec.hidden, epilog=epilog)(
-            _make_command(spec)
-        )
+        # The listing shows the whole first line: Click's default cuts it at the first period
+        # ("Run one slash command line, e.g.").
+        target.command(
+            name=spec.path[-1], help=spec.help, short_help=spec.summary, hidden=spec.hidden, epilog=epilog
+        )(_make_command(spec))
     return app
 
 

@@ -95,14 +95,17 @@ async def connect_server(
     externally_active: Callable[[BridgedTool], bool],
 ) -> ToolResult:
     """Connect ``server`` (lazy ones too) and say honestly how many of its tools are active."""
+    from orbmcp.commands.context import server_entry
     from orbmcp.core.hints import hint_for
     from orbmcp.core.state import State
+    from orbmcp.errors import OrbError
     from orbmcp.host.spelling import agent_text
     from orbmcp.host.tools import error_result
-    from orbmcp.suggest import unknown_server
 
-    if server not in config.servers:
-        return error_result(unknown_server(server, list(config.servers)))
+    try:
+        server_entry(config, server)  # an entry that did not load says why, never "unknown"
+    except OrbError as err:
+        return error_result(err)
     sup = await manager.start(server)
     if sup.state != State.READY:
         hint = hint_for(sup)

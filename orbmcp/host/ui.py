@@ -57,6 +57,10 @@ class HostUI:
         except Exception as exc:
             callback_failed("notify", exc)
 
+    def show(self, text: str) -> None:
+        """A rendered block of lines (a review), as one ``Host.notify``."""
+        self.notify(text, "info")
+
     def open_url(self, url: str) -> bool:
         """Open an authorization URL: through the host when it can, else the system browser."""
         if isinstance(self.host, OpensUrls):

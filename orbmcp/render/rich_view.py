@@ -14,7 +14,7 @@ from rich.table import Table
 
 from orbmcp.commands.results import Result, ServerAction, StatusReport
 from orbmcp.render.plain import render_plain
-from orbmcp.render.plain.status import warning_summary
+from orbmcp.render.plain.status import row_notes
 from orbmcp.text import one_line
 
 if TYPE_CHECKING:
@@ -23,14 +23,18 @@ if TYPE_CHECKING:
 STATE_STYLE = {
     "ready": "green",
     "starting": "yellow",
+    "retrying": "yellow",
     "stopped": "dim",
     "failed": "red",
     "needs-auth": "magenta",
+    "invalid": "red",
+    "skipped": "red",
+    "untrusted": "magenta",
 }
 
 
-def _state(state: str) -> str:
-    return f"[{STATE_STYLE.get(state, 'white')}]{escape(state)}[/]"
+def _state(state: str, shown: str) -> str:
+    return f"[{STATE_STYLE.get(state, 'white')}]{escape(shown)}[/]"
 
 
 def terminal_console(target: OutputTarget) -> Console:
@@ -63,18 +67,19 @@ def _status_table(result: StatusReport, console: Console) -> None:
     for r in result.rows:
         table.add_row(
             escape(one_line(r.name)),
-            _state(r.state),
-            r.lifecycle,
-            f"{r.tools.active}/{r.tools.discovered}",
+            _state(r.state, r.shown_state),
+            r.lifecycle or "-",
+            "-" if r.unavailable else f"{r.tools.active}/{r.tools.discovered}",
             escape(one_line(r.auth)),
             r.source,
         )
     console.print(table)
     for r in result.rows:
-        if r.error and r.state in ("failed", "needs-auth"):
-            console.print(f"[red]{escape(one_line(r.name))}[/]: {escape(one_line(r.error, max_len=300))}")
-        elif r.warning:
-            console.print(f"[yellow]{escape(one_line(r.name))}[/]: {escape(warning_summary(r))}")
+        notes = row_notes(r, indent="")
+        colour = "yellow" if r.warning and not r.error else "red"
+        for note in notes:
+            # Plain text is already escaped for the terminal; rich markup must not see it.
+            console.print(f"[{colour}]{escape(one_line(r.name))}[/]: {escape(note)}")
     for n in result.notices:
         console.print(f"[yellow]{escape(one_line(n))}[/]")
     if result.daemon_pid is not None:

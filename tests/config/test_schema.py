@@ -115,11 +115,26 @@ def test_enabled_true_and_disabled_false_are_on() -> None:
     assert (server.enabled, server.lifecycle) == (True, "eager")
 
 
-def test_exposure_keys_and_unknown_fields_are_ignored_silently() -> None:
-    server = ok(
-        {"command": "x", "exposure": "all", "toolExposure": {"a": 1}, "description": "y", "futureKey": []}
-    )
+def test_compatibility_keys_are_ignored_silently() -> None:
+    server = ok({"command": "x", "exposure": "all", "toolExposure": {"a": 1}, "description": "y"})
     assert server.command == "x"
+
+
+def test_an_unknown_key_warns_and_suggests_only_a_close_match() -> None:
+    server, warnings = parse({"command": "x", "lifecycel": "lazy", "futureKey": []})
+    assert server is not None and server.lifecycle == "eager"
+    assert [(w.message, w.reason) for w in warnings] == [
+        ("unknown key 'lifecycel' — did you mean 'lifecycle'? (ignored)", "unknown_key"),
+        ("unknown key 'futureKey' ignored", "unknown_key"),
+    ]
+
+
+def test_an_entry_invalid_for_a_misspelled_key_says_which_key_it_meant() -> None:
+    server, warnings = parse({"comand": "x"})
+    assert server is None
+    fatal = [w for w in warnings if w.skipped]
+    assert len(fatal) == 1 and fatal[0].reason == "invalid_entry"
+    assert fatal[0].fix == "'comand' — did you mean 'command'?"
 
 
 def test_defaults_come_from_settings() -> None:

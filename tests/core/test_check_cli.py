@@ -63,7 +63,7 @@ def test_lazy_servers_are_checked_only_when_named(tmp_path: Path) -> None:
 def test_nothing_to_check_is_a_failure(tmp_path: Path) -> None:
     cfg = _config(tmp_path, {})
     code, body, _ = _check(cfg)
-    assert code == 1 and body["problems"] == ["no enabled server to check"]
+    assert code == 1 and body["problems"] == ["no server to check"]
 
 
 def test_unknown_server_is_a_usage_error(tmp_path: Path) -> None:

@@ -204,7 +204,11 @@ async def test_crash_loop_ends_in_failed_with_retries_counted(tmp_path: Path) ->
             sup = await manager.start("loop")
             await wait_until(lambda: sup.state == State.FAILED, 10, "the crash loop to end")
         assert sup.snap.retries == 2
-        assert sup.snap.last_error is not None and "closed the connection" in sup.snap.last_error
+        # Each attempt's server exited by itself: the error says so, with its last stderr line.
+        assert sup.snap.last_error == (
+            "server 'loop' exited with code 0 while connecting; "
+            "last stderr: raw stderr line 0: Authorization: Bearer <redacted>"
+        )
         assert not sup.running
         # The tail outlives the processes: one line per attempt, secrets masked.
         assert sup.stderr_tail() == ["raw stderr line 0: Authorization: Bearer <redacted>"] * 3
@@ -329,7 +333,9 @@ async def test_call_on_a_dead_server_deactivates_its_tools_at_once_then_it_recon
         with anyio.fail_after(10), pytest.raises(ConnectionFailed) as caught:
             await call_tool(sup, "crash", {})
         # The crash ended the call (not the 30 s request timeout, which the bound above excludes).
-        assert "closed the connection during tools/call crash" in caught.value.message
+        # ...and says how the server ended: its exit code (its stderr tail is quoted when it wrote one).
+        assert caught.value.message == "server 'e' exited with code 3 during tools/call crash"
+        assert caught.value.reason == "server_exited"
         # Deactivated before the error reached the caller; the other server is untouched.
         assert manager.tools.counts("e") == (len(before), 0)
         assert manager.tools.counts("r") == (2, 2)

@@ -23,6 +23,9 @@ HUNG_TIMEOUT_MS = 1200
 SECRET_VALUE = FAKE_SECRET.rsplit(" ", 1)[1]
 
 
+ROW_KEYS = ("name", "lifecycle", "state", "tools", "auth", "source")
+
+
 def row(
     name: str, state: str, *, lifecycle: str = "eager", tools: int = 0, active: int | None = None
 ) -> dict[str, Any]:
@@ -34,6 +37,11 @@ def row(
         "auth": "not configured",
         "source": "config",
     }
+
+
+def base(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows' keys that say what a server is, without why (lastError, hint, warnings)."""
+    return [{k: r[k] for k in ROW_KEYS} for r in rows]
 
 
 def status_cli(config: Path | None, *args: str, cwd: Path) -> CliResult:
@@ -67,27 +75,41 @@ def test_status_reports_every_server_and_returns_when_the_hung_one_times_out(
     plain = status_cli(mixed, "status", cwd=tmp_path)
     baseline = run_probed(only_ok, "status", "--json", cwd=tmp_path)
     assert as_json.code == 0, as_json.stderr
-    assert as_json.json() == [
+    rows = as_json.json()
+    assert base(rows) == [
         row("ok", "ready", tools=2),
         row("later", "stopped", lifecycle="lazy"),
         row("broken", "failed"),
         row("off", "stopped", lifecycle="lazy"),
         row("hung", "failed"),
     ]
+    # Why each failed server failed, and the one hint, are in the JSON rows too.
+    why = {r["name"]: (r["lastError"], r["hint"]) for r in rows}
+    assert why["ok"] == why["later"] == why["off"] == (None, None)
+    assert why["broken"][0] == f"server 'broken': command not found: {MISSING_COMMAND}"
+    assert why["broken"][1] == "check the command and PATH"
+    assert why["hung"][0].startswith(f"server 'hung' did not become ready within {HUNG_TIMEOUT_MS} ms")
+    assert "raise timeoutMs" in why["hung"][1]
     assert as_json.stderr == ""
-    assert baseline.json() == [row("ok", "ready", tools=2), row("light", "ready", tools=1)]
+    assert base(baseline.json()) == [row("ok", "ready", tools=2), row("light", "ready", tools=1)]
     assert "mcp" in heavy_modules(baseline.stderr)  # connecting loads the SDK (see the zero-work test)
     assert baseline.stderr.splitlines()[:-1] == []  # nothing but the module probe's line
 
     assert plain.code == 0, plain.stderr
     lines = plain.stdout.splitlines()
     assert lines[0] == "MCP servers (5):"
-    assert any(line.split()[:2] == ["ok", "ready"] and "tools 2/2 active" in line for line in lines)
+    assert lines[1].split() == ["server", "state", "lifecycle", "tools", "auth", "source"]
+    assert any(line.split()[:4] == ["ok", "ready", "eager", "2/2"] for line in lines)
     assert any(line.split()[:3] == ["later", "stopped", "lazy"] for line in lines)
-    assert f"    last error: server 'broken': command not found: {MISSING_COMMAND}" in lines
+    # Piped, the table is still aligned: every row's state starts in the header's column.
+    column = lines[1].index("state")
+    assert all(
+        line[column - 2 : column] == "  " and line[column] != " " for line in lines[2:7] if line[2] != " "
+    )
+    assert f"      last error: server 'broken': command not found: {MISSING_COMMAND}" in lines
     # The hung server cost its own timeoutMs, not the 30 s default.
     assert any(
-        line.startswith(f"    last error: server 'hung' did not become ready within {HUNG_TIMEOUT_MS} ms")
+        line.startswith(f"      last error: server 'hung' did not become ready within {HUNG_TIMEOUT_MS} ms")
         for line in lines
     )
     assert lines[-1] == "(one-shot: servers started for this report were stopped again)"
@@ -165,7 +187,7 @@ def test_no_enabled_server_means_no_mcp_work(tmp_path: Path) -> None:
     ):
         result = run_probed(config, "status", "--json", cwd=tmp_path)
         assert result.code == 0, result.stderr
-        assert result.json() == expected
+        assert base(result.json()) == expected
         assert heavy_modules(result.stderr) == []
     detail = run_probed(disabled, "status", "off", cwd=tmp_path)
     assert detail.code == 0
@@ -196,8 +218,14 @@ def test_untrusted_project_config_is_named_and_never_run(tmp_path: Path) -> None
         assert notice in lines
         assert "Source: global" in " ".join(lines)
     assert report.code == 0
-    assert "from-project" not in report.stdout
+    # The project's server is named for what it is (untrusted, and how to fix that), never run.
+    rows = [line.split() for line in report.stdout.splitlines()]
+    assert ["from-project", "untrusted", "-", "-", "-", "project"] in rows
+    assert "      fix: review and approve the project's servers: `orbmcp trust`" in report.stdout.splitlines()
     assert any(line.startswith(notice) for line in report.stdout.splitlines())
+    call = status_cli(None, "call", "from-project", "echo", "text=x", cwd=project)
+    assert call.code == 3
+    assert "server 'from-project' is not loaded" in call.stderr and "unknown" not in call.stderr
     assert not spawned.exists()
 
 
@@ -221,7 +249,8 @@ def test_start_stop_reconnect_one_shot(tmp_path: Path) -> None:
     lines = start_broken.stdout.splitlines()
     assert "State:  failed" in lines
     assert [line for line in lines if MISSING_COMMAND in line] == [
-        f"Last error: server 'broken': command not found: {MISSING_COMMAND}"
+        f"Command: {MISSING_COMMAND}",
+        f"Last error: server 'broken': command not found: {MISSING_COMMAND}",
     ]
 
     assert stop.code == 0, stop.stderr
@@ -230,7 +259,11 @@ def test_start_stop_reconnect_one_shot(tmp_path: Path) -> None:
 
     # Every eager server is recreated (the lazy one is left alone); the broken one fails the command.
     assert reconnect_all.code == 4
-    assert reconnect_all.json() == [row("ok", "ready", tools=2), row("broken", "failed")]
+    details = reconnect_all.json()
+    assert base(details) == [row("ok", "ready", tools=2), row("broken", "failed")]
+    # --json says why the command failed: each server's detail, its last error included.
+    assert details[1]["lastError"] == f"server 'broken': command not found: {MISSING_COMMAND}"
+    assert details[1]["errorCode"] == "connection" and details[1]["command"] == MISSING_COMMAND
 
 
 def test_unknown_server_is_a_usage_error_listing_the_names(mixed: Path, tmp_path: Path) -> None:
@@ -263,13 +296,13 @@ def test_status_over_streamable_http_and_sse(tmp_path: Path) -> None:
     lines = status.stdout.splitlines()
     rows = {
         line.split()[0]: line.split()
-        for line in lines
+        for line in lines[2:]
         if line.startswith("  ") and not line.startswith("    ")
     }
     assert rows["http"][1] == rows["sse"][1] == "ready"
     assert rows["refused"][1] == "failed"
-    counts = {name: int(row_[row_.index("tools") + 1].split("/")[0]) for name, row_ in rows.items()}
+    counts = {name: int(row_[3].split("/")[0]) for name, row_ in rows.items()}
     assert counts["http"] == counts["sse"] >= 15
-    errors = [line.strip() for line in lines if line.startswith("    last error: ")]
+    errors = [line.strip() for line in lines if line.startswith("      last error: ")]
     assert len(errors) == 1
     assert errors[0].startswith("last error: cannot connect to server 'refused'")

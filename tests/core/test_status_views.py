@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.handlers import check as check_handler
 from orbmcp.commands.handlers import status as handlers
 from orbmcp.commands.results import ServerDetail, StatusReport
 from orbmcp.commands.spelling import spell_for
@@ -111,21 +112,24 @@ async def test_check_names_missing_tools_and_servers_not_ready(tmp_path: Path) -
         tmp_path / "mcp.json", {"raw": raw_entry(), "gone": {"command": str(tmp_path / "missing-binary")}}
     )
     report = await _one_shot(
-        config, handlers.check, require_tool=["raw/echo", "echo", "raw/missing", "other/echo"]
+        config, check_handler.check, require_tool=["raw/echo", "echo", "raw/missing", "other/echo"]
     )
     assert not report.ok and report.exit_code == 1
-    assert report.missing_tools == ("raw/missing", "other/echo")
+    body = report.to_json()
+    assert body["missingTools"] == ["raw/missing", "other/echo"]
     assert report.problems[0].startswith("gone: failed (server 'gone': command not found")
     assert report.problems[1:] == ("required tool missing: raw/missing", "required tool missing: other/echo")
-    body = report.to_json()
     assert [s["name"] for s in body["servers"]] == ["raw", "gone"] and body["ok"] is False
 
-    good = await _one_shot(config, handlers.check, servers=["raw"], require_tool=["raw/echo"])
-    assert good.ok and good.exit_code == 0 and good.missing_tools == ()
+    good = await _one_shot(config, check_handler.check, servers=["raw"], require_tool=["raw/echo"])
+    assert good.ok and good.exit_code == 0 and good.to_json()["missingTools"] == []
 
+    # A disabled server is reported, as skipped: the check passes without connecting it.
     empty = write_config(tmp_path / "empty.json", {"off": raw_entry(enabled=False)})
-    nothing = await _one_shot(empty, handlers.check)
-    assert nothing.problems == ("no enabled server to check",)
+    nothing = await _one_shot(empty, check_handler.check)
+    assert nothing.ok and [(s.name, s.verdict) for s in nothing.servers] == [("off", "disabled")]
+    none_at_all = await _one_shot(write_config(tmp_path / "none.json", {}), check_handler.check)
+    assert none_at_all.problems == ("no server to check",) and none_at_all.exit_code == 1
 
 
 async def test_persistent_session_start_stop_reconnect_everything(tmp_path: Path) -> None:
@@ -148,7 +152,7 @@ async def test_persistent_session_start_stop_reconnect_everything(tmp_path: Path
             assert {d.state for d in again.details} == {"ready"} and again.message is None
             stopped = await handlers.stop(ctx, "a")
         assert stopped.exit_code == 0 and stopped.details[0].state == "stopped"
-        assert "a  stopped" in render_plain(stopped)
+        assert render_plain(stopped).split()[:2] == ["a", "stopped"]
         assert "stopped 'a'; its tools are inactive" in render_plain(stopped)
 
 
@@ -177,13 +181,19 @@ def test_views_name_an_untrusted_project_and_a_disabled_extension(
     config = load_config(project=project, cwd=project)
     assert project_notice(config) == str(project / ".orb")
     report = status_report(config, None)
-    assert [r.name for r in report.rows] == ["web"]
+    # The invalid entry and the untrusted project's server are rows that say what they are.
+    assert [(r.name, r.state) for r in report.rows] == [
+        ("web", "stopped"),
+        ("bad", "invalid"),
+        ("p", "untrusted"),
+    ]
+    assert report.rows[1].error == '"command" must be a string, not a number'
+    assert report.rows[2].hint == "review and approve the project's servers: `orbmcp trust`"
     assert report.rows[0].auth == auth_line(config.servers["web"], config) == "authorization may be required"
     assert report.notices[0] == (
         f"Project config: not loaded ({project / '.orb'}) — run `orbmcp trust` to review and approve it"
     )
-    assert report.notices[1] == "MCP is turned off (goExtensions.mcp: false)"
-    assert any("bad" in n for n in report.notices[2:])
+    assert report.notices[1:] == ("MCP is turned off (goExtensions.mcp: false)",)
     text = render_plain(report)
     assert "Project config: not loaded" in text and "MCP is turned off" in text
 
@@ -286,15 +296,15 @@ def test_a_ready_server_with_warnings_says_so_in_the_overview() -> None:
         ToolCounts(2, 2),
         "not configured",
         "config",
-        warning="server 'p': tool 'bad\x1b[31m' is not available",
-        warnings=3,
+        warnings=("first", "second", "server 'p': tool 'bad\x1b[31m' is not available"),
     )
     quiet = StatusRow("q", "eager", "ready", ToolCounts(1, 1), "not configured", "config")
     text = render_plain(StatusReport((row, quiet)))
-    assert text.splitlines()[1:4] == [
-        "  p  ready  eager  tools 2/2 active  auth: not configured  source: config",
-        "    warning: server 'p': tool 'bad' is not available (+2 more in its detail view)",
-        "  q  ready  eager  tools 1/1 active  auth: not configured  source: config",
+    assert text.splitlines()[1:5] == [
+        "  server  state  lifecycle  tools  auth            source",
+        "  p       ready  eager      2/2    not configured  config",
+        "      warning: server 'p': tool 'bad' is not available (+2 more in its detail view)",
+        "  q       ready  eager      1/1    not configured  config",
     ]
     out = io.StringIO()
     render_rich(StatusReport((row, quiet)), Console(file=out, width=200, color_system=None))

@@ -193,6 +193,10 @@ def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
         ("call", "r", "echo", "--args", "{not json"),
         ("enable", "ghost"),
         ("--json", "disable", "ghost"),
+        ("call", "r", "echo", "txt=x"),
+        ("tools", "r", "echo", "--json"),
+        ("check", "--call", "r/echo text=x --expect x"),
+        ("--json", "check", "r", "off"),
     ]
     one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
     with daemon(scoped):

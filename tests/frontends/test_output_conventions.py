@@ -230,4 +230,4 @@ def test_errors_are_one_json_line_on_stderr(offline: Path) -> None:
     lines = r.stderr.splitlines()
     assert len(lines) == 1
     error = json.loads(lines[0])["error"]
-    assert set(gen_docs().ERROR_KEYS) <= set(error) <= {*gen_docs().ERROR_KEYS, "hint"}
+    assert set(gen_docs().ERROR_KEYS) <= set(error) <= {*gen_docs().ERROR_KEYS, "hint", "reason"}

@@ -87,6 +87,9 @@ class ScriptedUI:
     def notify(self, message: str, *, level: str = "info") -> None:
         self.notes.append(message)
 
+    def show(self, text: str) -> None:
+        self.notes.append(text)
+
     def open_url(self, url: str) -> bool:
         return bool(self.browser.open_url(url)) if self.browser is not None else False
 

@@ -220,6 +220,9 @@ async def test_mcp_status_and_mcp_connect(session: Session) -> None:
             "tools": {"discovered": 18, "active": 18},
             "auth": "not configured",
             "source": "config",
+            "lastError": None,
+            "hint": None,
+            "warnings": [],
         }
         assert before["lz"]["state"] == "stopped" and before["lz"]["tools"] == {"discovered": 0, "active": 0}
 

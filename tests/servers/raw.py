@@ -70,6 +70,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--page-size", type=int, default=0, metavar="K")
     p.add_argument("--repeat-cursor", action="store_true")
     p.add_argument("--record", metavar="PATH", help="append every received message as a JSON line")
+    p.add_argument("--die-at", choices=("start", "call"), help="print --fatal to stderr and exit there")
+    p.add_argument("--fatal", default="fatal: missing API_KEY", metavar="TEXT")
+    p.add_argument("--exit-code", type=int, default=3, metavar="N", help="the code --die-at exits with")
+    p.add_argument("--huge-on-call", type=int, default=0, metavar="BYTES", help="answer tools/call so")
+    p.add_argument("--open-tool", action="store_true", help="a tool 'open' whose schema allows any key")
+    p.add_argument("--rich-tool", action="store_true", help="a tool 'configure' with every schema detail")
+    p.add_argument("--annotated", action="store_true", help="echo's content carries annotations and _meta")
+    p.add_argument(
+        "--fail-first",
+        metavar="N:PATH",
+        help="the first N starts (counted as lines of PATH) die at start like --die-at start",
+    )
     # internal: descendant mode
     p.add_argument("--liveness-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--role", default="server", help=argparse.SUPPRESS)
@@ -142,6 +154,34 @@ def run_descendant(args: argparse.Namespace) -> int:
 # --- protocol ---------------------------------------------------------------------------------
 
 
+OPEN_TOOL = {
+    "name": "open",
+    "description": "Takes any argument",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "additionalProperties": True,
+    },
+}
+RICH_TOOL = {
+    "name": "configure",
+    "title": "Configure the thing",
+    "description": "Set the mode and the level of the thing.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": ["fast", "safe"], "description": "How to run"},
+            "level": {"type": "integer", "default": 3, "description": "From 1 to 5"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["mode"],
+        "additionalProperties": False,
+    },
+    "execution": {"taskSupport": "optional"},
+    "annotations": {"readOnlyHint": True},
+}
+
+
 def tool_list(args: argparse.Namespace) -> list[dict[str, Any]]:
     empty: dict[str, Any] = {"type": "object", "properties": {}}
     if args.tools is not None:
@@ -149,7 +189,9 @@ def tool_list(args: argparse.Namespace) -> list[dict[str, Any]]:
             {"name": f"t{i:04d}", "description": f"synthetic tool {i}", "inputSchema": empty}
             for i in range(args.tools)
         ]
+    extra = ([OPEN_TOOL] if args.open_tool else []) + ([RICH_TOOL] if args.rich_tool else [])
     return [
+        *extra,
         {
             "name": "echo",
             "description": "Echo the text back",
@@ -264,17 +306,46 @@ class RawServer:
     def call_tool(self, req_id: Any, params: dict[str, Any]) -> None:
         if self.args.crash_on_call:
             os._exit(1)
+        if self.args.die_at == "call":
+            die(self.args)
+        if self.args.huge_on_call:
+            self.write_huge(self.args.huge_on_call)
+            self.write_line(b"")
+            return
         name = params.get("name")
         if name == "never":
             return
+        arguments = params.get("arguments") or {}
+        block: dict[str, Any] = {"type": "text"}
         if name == "echo":
-            text = str((params.get("arguments") or {}).get("text", ""))
+            block["text"] = str(arguments.get("text", ""))
+            if self.args.annotated:
+                block["annotations"] = {"audience": ["user", "assistant"], "priority": 0.9}
+                block["_meta"] = {"example.com/trace": "t-1"}
+        elif name in ("open", "configure"):
+            block["text"] = json.dumps(arguments, sort_keys=True)
         elif any(t["name"] == name for t in self.tools):
-            text = str(name)
+            block["text"] = str(name)
         else:
             self.error(req_id, -32602, f"Unknown tool: {name}")
             return
-        self.result(req_id, {"content": [{"type": "text", "text": text}], "isError": False})
+        self.result(req_id, {"content": [block], "isError": False})
+
+
+def count_start(spec: str) -> bool:
+    """Record this start in PATH; True while it is one of the first N (it must fail)."""
+    count, _, path = spec.partition(":")
+    with open(path, "a+", encoding="utf-8") as f:
+        f.write("start\n")
+        f.seek(0)
+        starts = len(f.read().splitlines())
+    return starts <= int(count)
+
+
+def die(args: argparse.Namespace) -> None:
+    sys.stderr.write(args.fatal + "\n")
+    sys.stderr.flush()
+    os._exit(args.exit_code)
 
 
 def wait_at_barrier(spec: str) -> None:
@@ -326,6 +397,8 @@ def main(argv: list[str]) -> int:
         for _ in range(args.stderr_flood // len(line)):
             sys.stderr.buffer.write(line)
     sys.stderr.flush()
+    if args.die_at == "start" or (args.fail_first and count_start(args.fail_first)):
+        die(args)
     if args.liveness:
         connect_liveness(args.liveness, "server")
     if args.spawn_child or args.spawn_grandchild or args.daemon_child:

@@ -70,7 +70,6 @@ def parse(
         ("num_or_str=abc", "num_or_str", "abc"),
         ("ref=7", "ref", 7),
         ("anything=42", "anything", "42"),  # no type information: the text as given
-        ("extra=1", "extra", "1"),  # additionalProperties not false: passed through
     ],
 )
 def test_coercion_by_schema(token: str, key: str, value: object) -> None:
@@ -114,10 +113,10 @@ def test_array_error_hints_at_json() -> None:
 
 
 def test_forced_json() -> None:
-    assert parse('text:="42"', "anything:=42", 'extra:={"a": [1, null]}') == {
+    assert parse('text:="42"', "anything:=42", 'opts:={"a": [1, null]}') == {
         "text": "42",
         "anything": 42,
-        "extra": {"a": [1, None]},
+        "opts": {"a": [1, None]},
     }
     with pytest.raises(UsageError, match=r"argument 'count': ':=' needs valid JSON, got 'nope'"):
         parse("text=x", "count:=nope")
@@ -182,8 +181,17 @@ def test_later_tokens_win() -> None:
     ("kwargs", "tokens", "message"),
     [
         ({"args_json": "[1]"}, (), "--args: expected a JSON object, got array"),
-        ({"args_json": "{oops"}, (), "--args: expected a JSON object, got invalid JSON '{oops'"),
-        ({"stdin_text": ""}, ("-",), "stdin ('-'): expected a JSON object, got invalid JSON ''"),
+        (
+            {"args_json": "{oops"},
+            (),
+            "--args: expected a JSON object, got invalid JSON '{oops' (line 1, column 2: "
+            "Expecting property name enclosed in double quotes)",
+        ),
+        (
+            {"stdin_text": ""},
+            ("-",),
+            "stdin ('-'): expected a JSON object, got invalid JSON '' (line 1, column 1: Expecting value)",
+        ),
         ({}, ("-",), "'-' reads a JSON object from stdin, but there is no stdin"),
         ({"stdin_text": "{}"}, ("-", "-"), "'-' (a JSON object on stdin) given more than once"),
         ({}, ("text",), "argument 'text': expected k=v, k:=JSON, k=@FILE or '-'"),
@@ -213,14 +221,54 @@ STRICT = {
 
 
 def test_unknown_argument_suggests_close_names() -> None:
-    with pytest.raises(UsageError, match=r"^unknown argument 'cuont'; did you mean 'count' or 'content'\?$"):
+    with pytest.raises(UsageError) as info:
         parse("cuont=1", schema=STRICT)
-    with pytest.raises(UsageError, match=r"^unknown argument 'zzz'; parameters: count, content, path$"):
+    assert info.value.message == "unknown argument 'cuont' — did you mean 'count' or 'content'?"
+    assert info.value.reason == "unknown_argument"
+    assert info.value.hint == (
+        "the arguments are count (integer), content (string), path (string); --no-check sends arguments as given"
+    )
+    with pytest.raises(UsageError, match=r"^unknown argument 'zzz'$"):
         parse("zzz=1", schema=STRICT)
-    with pytest.raises(UsageError, match=r"unknown argument 'pth'; did you mean 'path'\?"):
+    with pytest.raises(UsageError, match=r"unknown argument 'pth' — did you mean 'path'\?"):
         parse(schema=STRICT, args_json='{"pth": "/"}')
-    with pytest.raises(UsageError, match=r"unknown argument 'x'; it takes no parameters here"):
+    with pytest.raises(UsageError) as info:
         parse("x=1", schema={"type": "object", "properties": {}, "additionalProperties": False})
+    assert info.value.hint == "it takes no arguments here; --no-check sends arguments as given"
+
+
+@pytest.mark.parametrize("schema_extra", [{}, {"additionalProperties": False}])
+def test_an_unlisted_argument_is_refused_unless_the_schema_allows_more(
+    schema_extra: dict[str, object],
+) -> None:
+    schema = {"type": "object", "properties": {"message": {"type": "string"}}, **schema_extra}
+    with pytest.raises(UsageError, match=r"^unknown argument 'mesage' — did you mean 'message'\?$"):
+        parse("message=hi", "mesage=x", schema=schema)
+    # --no-check sends what was given.
+    unchecked = parse_call_arguments(["message=hi", "mesage=x"], schema, strict=False)
+    assert unchecked == {"message": "hi", "mesage": "x"}
+
+
+def test_a_schema_that_allows_more_keys_takes_unlisted_ones() -> None:
+    open_schema = {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": True}
+    assert parse("a=x", "b=2", schema=open_schema) == {"a": "x", "b": "2"}
+    patterned = {"type": "object", "properties": {}, "patternProperties": {"^x-": {"type": "integer"}}}
+    assert parse("x-count=2", schema=patterned) == {"x-count": 2}
+    with pytest.raises(UsageError, match="unknown argument 'count'"):
+        parse("count=2", schema=patterned)
+    bad_pattern = {"type": "object", "properties": {}, "patternProperties": {"(": {}}}
+    with pytest.raises(UsageError, match="unknown argument 'a'"):
+        parse("a=1", schema=bad_pattern)
+
+
+def test_no_check_sends_values_and_missing_arguments_as_given() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "mode": {"enum": ["a", "b"]}},
+        "required": ["n", "mode"],
+    }
+    assert parse_call_arguments(["n=abc"], schema, strict=False) == {"n": "abc"}
+    assert parse_call_arguments(["mode=c", "n=1"], schema, strict=False) == {"mode": "c", "n": 1}
 
 
 def test_additional_properties_schema_coerces_extra_keys() -> None:
@@ -238,8 +286,9 @@ def test_nested_keys() -> None:
     # a parameter literally named with a dot wins over nesting
     dotted = {"properties": {"a.b": {"type": "integer"}, "a": {"type": "object", "properties": {}}}}
     assert parse("a.b=1", schema=dotted) == {"a.b": 1}
-    # not an object parameter: the key is taken literally
-    assert parse("text=x", "text.x=1") == {"text": "x", "text.x": "1"}
+    # not an object parameter: the key is taken literally, and so refused as unknown
+    with pytest.raises(UsageError, match=r"^unknown argument 'text\.x'"):
+        parse("text=x", "text.x=1")
     with pytest.raises(UsageError, match="'opts' is already set to a non-object value"):
         parse("text=x", "opts.depth=1", args_json='{"opts": 3}')
 
@@ -254,7 +303,7 @@ def test_nested_unknown_key_in_strict_object() -> None:
             }
         }
     }
-    with pytest.raises(UsageError, match=r"unknown argument 'opts.dept'; did you mean 'depth'\?"):
+    with pytest.raises(UsageError, match=r"unknown argument 'opts.dept' — did you mean 'depth'\?"):
         parse("opts.dept=1", schema=schema)
     with pytest.raises(UsageError, match=r"argument 'opts\.depth': expected integer"):
         parse("opts.depth=x", schema=schema)

@@ -168,8 +168,12 @@ async def test_tools_of_every_server_in_a_session(session: Session) -> None:
 
 async def test_unknown_server_is_a_usage_error_with_close_names(session: Session) -> None:
     with pytest.raises(UsageError) as info:
-        await handlers.tools(session.ctx(connect=False), "ee")
+        await handlers.tools(session.ctx(connect=False), "E")
     assert info.value.code == "usage" and "did you mean 'e'" in (info.value.hint or "")
+    # Only close names are suggested: "ee" is not close enough to "e" to guess.
+    with pytest.raises(UsageError) as info:
+        await handlers.tools(session.ctx(connect=False), "ee")
+    assert info.value.hint == "known servers: e"
     with pytest.raises(UsageError):
         await handlers.call(session.ctx(connect=False), "nope", "echo")
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import mcp_types
 import pytest
 
+from orbmcp.commands.results.call import transcript_text
 from orbmcp.core.results import (
     AudioBlock,
     ImageBlock,
@@ -107,6 +109,38 @@ def test_text_joins_text_and_summarises_the_rest() -> None:
         "# notes",
         "[resource file:///doc.pdf application/pdf, 2.9 KB]",
         "[resource link: https://example.test/r/1]",
+    ]
+
+
+def test_structured_content_renders_once_in_the_call_transcript() -> None:
+    # Every text front (plain, rich, slash, shell, --output, check --call) shows a call through
+    # this one transcript: structured content after the blocks, unless a text block says it.
+    result = from_sdk(every_kind())
+    text = transcript_text(result, {})
+    assert text.startswith("hello\n") and text.endswith(json.dumps(result.structured, indent=2))
+    said = from_sdk(
+        mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text="3")], structured_content={"result": 3}
+        )
+    )
+    assert transcript_text(said, {}) == "3"
+
+
+def test_every_field_of_a_block_is_kept_for_json() -> None:
+    block = mcp_types.TextContent(
+        type="text",
+        text="hi",
+        annotations=mcp_types.Annotations(audience=["user"], priority=0.5),
+        _meta={"x": 1},
+    )
+    wire = from_sdk(mcp_types.CallToolResult(content=[block])).to_json()["content"]
+    assert wire == [
+        {
+            "type": "text",
+            "text": "hi",
+            "annotations": {"audience": ["user"], "priority": 0.5},
+            "_meta": {"x": 1},
+        }
     ]
 
 

@@ -128,16 +128,23 @@ async def test_a_fresh_sessions_listing_waits_for_first_attempts(session: Sessio
     assert any(n.startswith("hang:") and "not connected" in n for n in listings[0].notices)
 
 
-async def test_when_nothing_listed_could_connect_the_failure_is_the_error(session: Session) -> None:
+async def test_with_several_servers_a_broken_one_is_a_warning_even_when_nothing_else_is_listed(
+    session: Session,
+) -> None:
     manager = session.manager
     with anyio.fail_after(10):
         await manager.start("dead")
     await manager.stop("r")
     try:
+        ctx = session.ctx()
+        listing = await handlers.tools(ctx)
+        assert listing.tools == () and listing.servers == ()
+        warnings = [text for level, text in ui_of(ctx).notes if level == "warning"]
+        assert len(warnings) == 1 and warnings[0].startswith("server 'dead' is failed: ")
+        # Naming the broken server still makes its failure the error.
         with pytest.raises(OrbError) as info:
-            await handlers.tools(session.ctx())
+            await handlers.tools(session.ctx(), "dead")
         assert info.value.server == "dead" and info.value.code == "connection"
-        assert "server 'dead'" in info.value.message
     finally:
         with anyio.fail_after(10):
             await manager.start("r")

@@ -130,12 +130,15 @@ def trust(ctx: CommandContext, yes: bool = False) -> TrustReview:
         return TrustReview(review, check.pending, "already-trusted")
     if not yes:
         if not ctx.ui.interactive:
+            if ctx.json:
+                return TrustReview(review, check.pending)  # the review itself, nothing approved
             raise UsageError(
                 f"approval needs a person: run `{cmd('trust')}` in a terminal, or pass --yes "
-                f"after reviewing `{cmd('trust', '--json')}` output"
+                f"after reviewing `{cmd('trust', '--json')}` output",
+                reason="needs_a_person",
             )
         # The person approves what they were shown: the review, as this front shows results.
-        ctx.ui.notify(ctx.present(TrustReview(review, check.pending)))
+        ctx.ui.show(ctx.present(TrustReview(review, check.pending)))
         if not ctx.ui.confirm("Trust this project?", default=False):
             return TrustReview(review, check.pending, "declined")
     trust_mod.approve(gdir, pdir, review.digest)

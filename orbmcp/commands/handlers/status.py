@@ -1,10 +1,10 @@
-"""/mcp, /mcp <name>, start, stop, reconnect, check."""
+"""/mcp, /mcp <name>, start, stop, reconnect (``check`` is in ``handlers/check.py``)."""
 
 from __future__ import annotations
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results.status import CheckReport, ServerAction, ServerDetail, StatusReport
-from orbmcp.commands.views import server_detail, status_report
+from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport
+from orbmcp.commands.views import server_detail, status_report, unavailable_detail
 
 ONE_SHOT_NOTE = (
     "stopped again: this one-shot command exits now (use `orbmcp shell` to keep servers connected)"
@@ -13,6 +13,9 @@ ONE_SHOT_NOTE = (
 
 async def status(ctx: CommandContext, server: str | None = None) -> StatusReport | ServerDetail:
     config = ctx.config()
+    if server is not None and server in config.unavailable:
+        # An entry that did not load: the detail view says what it is and why (status reports).
+        return unavailable_detail(config.unavailable[server], config, front=ctx.front)
     if server is not None:
         cfg = ctx.server(server)
         if not config.enabled_servers() and not ctx.persistent:
@@ -69,30 +72,3 @@ async def reconnect(ctx: CommandContext, server: str | None = None) -> ServerAct
     note = None if ctx.persistent else ONE_SHOT_NOTE
     details = tuple(server_detail(s.cfg, config, s, front=ctx.front) for s in sups)
     return ServerAction("reconnect", details, message=note)
-
-
-async def check(
-    ctx: CommandContext, servers: list[str] | None = None, require_tool: list[str] | None = None
-) -> CheckReport:
-    config = ctx.config()
-    names = list(servers or [s.name for s in config.enabled_servers()])
-    for n in names:
-        ctx.server(n)
-    if not names:
-        return CheckReport((), problems=("no enabled server to check",))
-    manager = await ctx.manager()
-    await manager.start_many(names)
-    details = tuple(server_detail(config.servers[n], config, manager.get(n), front=ctx.front) for n in names)
-    problems = [
-        f"{d.name}: {d.state}" + (f" ({d.last_error})" if d.last_error else "")
-        for d in details
-        if d.state != "ready"
-    ]
-    missing: list[str] = []
-    for req in require_tool or []:
-        srv, _, tool = req.rpartition("/")
-        pool = [t for t in manager.tools.all() if (not srv or t.server == srv)]
-        if not any(t.name == tool for t in pool):
-            missing.append(req)
-            problems.append(f"required tool missing: {req}")
-    return CheckReport(details, tuple(missing), tuple(problems))

@@ -27,6 +27,7 @@ from orbmcp.commands.results.tools import (
     PromptMessages,
     ResourceContents,
     ResourceListing,
+    ToolDetail,
     ToolEntry,
     ToolListing,
     prompt_arguments,
@@ -103,8 +104,9 @@ async def _ready_servers(
     """The connected servers a listing covers, plus notices about the ones it leaves out.
 
     One server: connect it (lazy ones too) or raise why not. Every server: a one-shot command
-    connects the eager ones; a persistent session lists what is connected. Failures are warnings
-    unless nothing could be listed at all.
+    connects the eager ones; a persistent session lists what is connected. With several servers a
+    failure is a warning, even when it leaves nothing to list (the only eager server broke, the
+    rest are lazy): the listing still says what the others are.
     """
     config = ctx.config()
     if server is not None:
@@ -139,7 +141,8 @@ async def _ready_servers(
         else:
             connect = spell_for(cmd(verb, cfg.name), ctx.front)
             notices.append(f"{cfg.name}: {cfg.lifecycle}, not connected (`{connect}` connects it)")
-    if failed and not ready:
+    if failed and len(enabled) == 1:
+        # The only server there is: its failure is the answer, with its exit status.
         from orbmcp.core.hints import failure_error
 
         raise failure_error(failed[0])
@@ -180,12 +183,32 @@ def _entry(tool: BridgedTool) -> ToolEntry:
     )
 
 
-async def tools(ctx: CommandContext, server: str | None = None, schema: bool = False) -> ToolListing:
+async def tools(
+    ctx: CommandContext, server: str | None = None, tool: str | None = None, schema: bool = False
+) -> ToolListing | ToolDetail:
+    if server is not None and tool is not None:
+        return await _one_tool(ctx, server, tool)
     sups, notices = await _ready_servers(ctx, server, "tools")
     entries: list[ToolEntry] = []
     for sup in sups:
         entries += [_entry(t) for t in sup.runtime.tools.for_server(sup.name)]
     return ToolListing(tuple(entries), tuple(s.name for s in sups), schema=schema, notices=tuple(notices))
+
+
+async def _one_tool(ctx: CommandContext, server: str, name: str) -> ToolDetail:
+    from orbmcp.commands.signature import parameter_rows
+
+    ctx.server(server)
+    manager = await ctx.manager()
+    await manager.ready(server)
+    tool = find_tool(manager, server, name)
+    return ToolDetail(
+        entry=_entry(tool),
+        title=tool.title,
+        parameters=parameter_rows(tool.input_schema),
+        task_support=tool.task_support,
+        output_schema=tool.output_schema,
+    )
 
 
 # -- call ----------------------------------------------------------------------------------------
@@ -288,6 +311,7 @@ async def call(
     save_images: Path | None = None,
     max_output: int | None = None,
     output: Path | None = None,
+    no_check: bool = False,
 ) -> CallOutcome:
     from orbmcp.core.calls import call_tool
 
@@ -305,7 +329,9 @@ async def call(
     manager = await ctx.manager()
     sup = await manager.ready(server)
     bridged = find_tool(manager, server, tool)
-    values = parse_call_arguments(tokens, bridged.input_schema, args_json=args, stdin_text=stdin_text)
+    values = parse_call_arguments(
+        tokens, bridged.input_schema, args_json=args, stdin_text=stdin_text, strict=not no_check
+    )
 
     def on_progress(value: float, total: float | None, message: str | None) -> None:
         ctx.ui.progress(server, bridged.name, value, total, message)

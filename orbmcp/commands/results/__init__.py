@@ -11,6 +11,7 @@ from __future__ import annotations
 from orbmcp.commands.results.auth import Authorized, AuthStatus, LoggedOut
 from orbmcp.commands.results.base import (
     CommandHelp,
+    CommandIndex,
     JsonText,
     Lines,
     Message,
@@ -20,6 +21,7 @@ from orbmcp.commands.results.base import (
     Statement,
 )
 from orbmcp.commands.results.call import CallOutcome
+from orbmcp.commands.results.check import CheckedServer, CheckReport, RequiredTool, SmokeCall
 from orbmcp.commands.results.completion import CompletionInstalled, CompletionScript
 from orbmcp.commands.results.config import (
     ConfigView,
@@ -31,7 +33,8 @@ from orbmcp.commands.results.config import (
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.commands.results.edit import ImportItem, ImportPlan, ServerEdit
 from orbmcp.commands.results.status import (
-    CheckReport,
+    Launch,
+    RetryWait,
     ServerAction,
     ServerDetail,
     StatusReport,
@@ -39,10 +42,12 @@ from orbmcp.commands.results.status import (
     ToolCounts,
 )
 from orbmcp.commands.results.tools import (
+    ParameterInfo,
     PromptListing,
     PromptMessages,
     ResourceContents,
     ResourceListing,
+    ToolDetail,
     ToolEntry,
     ToolListing,
 )
@@ -52,7 +57,9 @@ __all__ = [
     "Authorized",
     "CallOutcome",
     "CheckReport",
+    "CheckedServer",
     "CommandHelp",
+    "CommandIndex",
     "CompletionInstalled",
     "CompletionScript",
     "ConfigView",
@@ -60,24 +67,30 @@ __all__ = [
     "ImportItem",
     "ImportPlan",
     "JsonText",
+    "Launch",
     "Lines",
     "LoggedOut",
     "Message",
     "ParamHelp",
+    "ParameterInfo",
     "PathsView",
     "PromptListing",
     "PromptMessages",
+    "RequiredTool",
     "ResourceContents",
     "ResourceListing",
     "Result",
+    "RetryWait",
     "ServerAction",
     "ServerDetail",
     "ServerEdit",
     "ShellExit",
+    "SmokeCall",
     "Statement",
     "StatusReport",
     "StatusRow",
     "ToolCounts",
+    "ToolDetail",
     "ToolEntry",
     "ToolListing",
     "TrustReview",

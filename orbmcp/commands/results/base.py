@@ -106,6 +106,18 @@ class JsonText(Result):
 
 
 @dataclass(frozen=True)
+class CommandIndex(Result):
+    """Every command a front offers, one line each (``/mcp help``): (usage, summary) pairs."""
+
+    title: str
+    entries: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> list[dict[str, str]]:
+        return [{"usage": usage, "summary": summary} for usage, summary in self.entries]
+
+
+@dataclass(frozen=True)
 class ParamHelp:
     name: str  # as the user writes it: <server>, SERVER or --timeout, -t
     help: str

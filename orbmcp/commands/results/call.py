@@ -22,7 +22,9 @@ from orbmcp.core.results import (
     ResourceTextBlock,
     TextBlock,
     ToolResult,
+    block_annotations,
     block_text,
+    structured_is_redundant,
 )
 
 
@@ -69,6 +71,11 @@ def transcript(result: ToolResult, saved: Mapping[int, str]) -> list[TranscriptP
         parts.append(TranscriptPart("label", value))
 
     for index, block in enumerate(result.content):
+        annotations = block_annotations(block)
+        if annotations is not None:
+            line = annotation_line(annotations)
+            if line:
+                label(line)
         if isinstance(block, TextBlock):
             text(block.text)
         elif isinstance(block, ResourceTextBlock):
@@ -102,22 +109,13 @@ def transcript_text(result: ToolResult, saved: Mapping[int, str]) -> str:
     return "\n".join(part.value for part in transcript(result, saved))
 
 
-def structured_is_redundant(result: ToolResult) -> bool:
-    """True when a text block already says what ``structuredContent`` says.
-
-    Servers commonly send both (the spec asks for a text copy); printing the same JSON twice, or
-    ``3`` followed by ``{"result": 3}``, is noise.
-    """
-    wanted = [result.structured]
-    if isinstance(result.structured, dict) and set(result.structured) == {"result"}:
-        wanted.append(result.structured["result"])
-    for block in result.content:
-        if not isinstance(block, TextBlock):
-            continue
-        try:
-            parsed: object = json.loads(block.text)
-        except ValueError:
-            parsed = block.text
-        if any(w in (parsed, block.text) for w in wanted):
-            return True
-    return False
+def annotation_line(annotations: Mapping[str, object]) -> str | None:
+    """``[audience: user; priority: 0.9]`` for a block the server annotated; None for none of those."""
+    bits: list[str] = []
+    audience = annotations.get("audience")
+    if isinstance(audience, list) and audience:
+        bits.append("audience: " + ", ".join(str(a) for a in audience[:5]))
+    priority = annotations.get("priority")
+    if isinstance(priority, int | float) and not isinstance(priority, bool):
+        bits.append(f"priority: {priority:g}")
+    return f"[{'; '.join(bits)}]" if bits else None

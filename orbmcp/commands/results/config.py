@@ -139,6 +139,7 @@ class TrustReview(Statement):
                     "transport": s.transport,
                     "command": s.command,
                     "args": list(s.args),
+                    "argv": [s.command, *s.args] if s.command is not None else [],
                     "cwd": s.cwd,
                     "envNames": list(s.env_names),
                     "url": s.url,

@@ -1,5 +1,9 @@
-"""Results of ``status`` (the overview and one server's detail), ``start``/``stop``/``reconnect``
-and ``check``.
+"""Results of ``status`` (the overview and one server's detail) and ``start``/``stop``/``reconnect``.
+
+A row's JSON is what agents (``mcp_status``) and scripts read: besides the state it carries the
+last error and the one hint, so a script never has to parse text to learn why. Servers a config
+file names that did not load (invalid, skipped for a missing variable, in an untrusted project)
+are rows too, with that state: they never vanish from JSON into a stderr warning.
 """
 
 from __future__ import annotations
@@ -9,6 +13,9 @@ from typing import Any
 
 from orbmcp.commands.outcome import ExitCode, exit_code_for_code
 from orbmcp.commands.results.base import Result
+
+# States of names a config file defines that did not load (``config.model.UnavailableEntry``).
+UNAVAILABLE_STATES = ("invalid", "skipped", "untrusted")
 
 
 @dataclass(frozen=True)
@@ -23,33 +30,70 @@ class ToolCounts:
 
 
 @dataclass(frozen=True)
-class StatusRow:
-    """One server in ``/mcp`` and the ``mcp_status`` agent tool.
+class RetryWait:
+    """A server waiting for its next connection attempt after a failure."""
 
-    ``to_json`` is the row agents read; ``error`` and the warnings are for people and stay out of it.
-    """
+    attempt: int  # the attempt it waits for (1-based)
+    max_retries: int
+    in_seconds: int  # until that attempt, rounded up
+
+    @property
+    def text(self) -> str:
+        return f"retrying {self.attempt}/{self.max_retries} in {self.in_seconds} s"
+
+    def to_json(self) -> dict[str, int]:
+        return {"attempt": self.attempt, "maxRetries": self.max_retries, "inSeconds": self.in_seconds}
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    """One server in ``/mcp`` and the ``mcp_status`` agent tool."""
 
     name: str
-    lifecycle: str
-    state: str
+    lifecycle: str | None  # None for an entry that did not load
+    state: str  # ready, starting, retrying, stopped, failed, needs-auth, invalid, skipped, untrusted
     tools: ToolCounts
     auth: str
     source: str
-    error: str | None = None  # last error, redacted
-    # The newest of the server's warnings (a dropped tool, an SSE fallback) and how many there
-    # are: a server can be ready and still worth a look.
-    warning: str | None = None
-    warnings: int = 0
+    error: str | None = None  # last error (or why the entry did not load), redacted
+    hint: str | None = None  # the one thing to do about it, spelled for the front
+    # The server's warnings, oldest first (a dropped tool, an SSE fallback, an unknown config key):
+    # a server can be ready and still worth a look.
+    warnings: tuple[str, ...] = ()
+    retry: RetryWait | None = None
+    file: str | None = None
+
+    @property
+    def warning(self) -> str | None:
+        """The newest warning."""
+        return self.warnings[-1] if self.warnings else None
+
+    @property
+    def shown_state(self) -> str:
+        """The state as a person reads it: ``retrying 2/5 in 5 s`` rather than ``retrying``."""
+        return self.retry.text if self.retry is not None else self.state
+
+    @property
+    def unavailable(self) -> bool:
+        return self.state in UNAVAILABLE_STATES
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "name": self.name,
             "lifecycle": self.lifecycle,
             "state": self.state,
             "tools": self.tools.to_json(),
             "auth": self.auth,
             "source": self.source,
+            "lastError": self.error,
+            "hint": self.hint,
+            "warnings": list(self.warnings),
         }
+        if self.retry is not None:
+            body["retry"] = self.retry.to_json()
+        if self.unavailable:
+            body["file"] = self.file
+        return body
 
 
 @dataclass(frozen=True)
@@ -58,9 +102,34 @@ class StatusReport(Result):
     notices: tuple[str, ...] = ()  # e.g. "Project config: not loaded (path)"; config warnings
     stopped_after: bool = False  # a one-shot command stopped what it started
     daemon_pid: int | None = None  # the session daemon that holds these servers
+    # No server at all: where the first one goes (the global mcp.json) and the command that
+    # lists every file orbmcp reads, spelled for the front.
+    config_file: str | None = None
+    paths_command: str | None = None
 
     def to_json(self) -> list[dict[str, Any]]:
         return [r.to_json() for r in self.rows]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a server is reached, as the detail view shows it: secrets masked."""
+
+    command: tuple[str, ...] = ()  # argv (masked); empty for an HTTP server
+    cwd: str | None = None
+    env_names: tuple[str, ...] = ()
+    url: str | None = None  # redacted
+    header_names: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        if self.url is not None:
+            return {"url": self.url, "headerNames": list(self.header_names)}
+        return {
+            "command": self.command[0] if self.command else None,
+            "args": list(self.command[1:]),
+            "cwd": self.cwd,
+            "envNames": list(self.env_names),
+        }
 
 
 @dataclass(frozen=True)
@@ -86,20 +155,32 @@ class ServerDetail(Result):
     tool_names: tuple[str, ...] = ()
     message: str | None = None  # e.g. "stopped again: one-shot command"
     error_code: str | None = None  # OrbError code of the last error
+    error_reason: str | None = None  # its machine reason
+    launch: Launch | None = None
+    retry: RetryWait | None = None
+    warnings: tuple[str, ...] = ()  # config warnings about this server's entry
+
+    @property
+    def unavailable(self) -> bool:
+        return self.state in UNAVAILABLE_STATES
 
     def row(self) -> StatusRow:
         return StatusRow(
             self.name,
-            self.lifecycle,
+            None if self.unavailable else self.lifecycle,
             self.state,
             self.tools,
             self.oauth or "not configured",
             self.source,
             self.last_error,
+            self.hint,
+            self.warnings,
+            self.retry,
+            self.file,
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "name": self.name,
             "state": self.state,
             "retries": self.retries,
@@ -110,8 +191,11 @@ class ServerDetail(Result):
             "file": self.file,
             "tools": self.tools.to_json(),
             "toolNames": list(self.tool_names),
+            "auth": self.oauth or "not configured",
             "oauth": self.oauth,
             "lastError": self.last_error,
+            "errorCode": self.error_code,
+            "errorReason": self.error_reason,
             "hint": self.hint,
             "recentOutput": list(self.recent_output),
             "projectConfig": None
@@ -119,12 +203,21 @@ class ServerDetail(Result):
             else {"loaded": False, "path": self.project_not_loaded},
             "protocolVersion": self.protocol_version,
             "serverInfo": self.server_info,
+            "warnings": list(self.warnings),
         }
+        if self.launch is not None:
+            body |= self.launch.to_json()
+        if self.retry is not None:
+            body["retry"] = self.retry.to_json()
+        return body
 
 
 @dataclass(frozen=True)
 class ServerAction(Result):
-    """start / stop / reconnect: what happened, and the rows of the servers concerned."""
+    """start / stop / reconnect: what happened, and the detail of each server concerned.
+
+    JSON: the detail object of each server (its row's keys and the last error, hint and recent
+    output), so a failed ``--json start`` says why on stdout, besides its exit status."""
 
     action: str
     details: tuple[ServerDetail, ...]
@@ -144,29 +237,4 @@ class ServerAction(Result):
         return int(ExitCode.OK)
 
     def to_json(self) -> list[dict[str, Any]]:
-        return [d.row().to_json() for d in self.details]
-
-
-@dataclass(frozen=True)
-class CheckReport(Result):
-    """``orbmcp check``, for CI: fails unless every server is ready and every required tool exists."""
-
-    servers: tuple[ServerDetail, ...]
-    missing_tools: tuple[str, ...] = ()
-    problems: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    @property
-    def exit_code(self) -> int:
-        return int(ExitCode.OK if self.ok else ExitCode.TOOL_ERROR)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "servers": [d.row().to_json() | {"lastError": d.last_error} for d in self.servers],
-            "missingTools": list(self.missing_tools),
-            "problems": list(self.problems),
-        }
+        return [d.to_json() for d in self.details]

@@ -40,6 +40,47 @@ class ToolEntry:
 
 
 @dataclass(frozen=True)
+class ParameterInfo:
+    """One parameter of a tool, as ``tools SERVER TOOL`` shows it (server text kept raw)."""
+
+    name: str
+    type: str  # readable: string, integer[], "a"|"b"
+    required: bool
+    has_default: bool = False
+    default: object = None  # the schema's value
+    choices: tuple[object, ...] = ()  # enum members
+    description: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": self.name, "type": self.type, "required": self.required}
+        if self.has_default:
+            body["default"] = self.default
+        if self.choices:
+            body["enum"] = list(self.choices)
+        body["description"] = self.description
+        return body
+
+
+@dataclass(frozen=True)
+class ToolDetail(Result):
+    """``tools SERVER TOOL``: one tool, every parameter, and how it must be called."""
+
+    entry: ToolEntry
+    title: str | None
+    parameters: tuple[ParameterInfo, ...]
+    task_support: str | None  # execution.taskSupport: forbidden (the default), optional, required
+    output_schema: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.entry.to_json() | {
+            "title": self.title,
+            "parameters": [p.to_json() for p in self.parameters],
+            "taskSupport": self.task_support or "forbidden",
+            "outputSchema": None if self.output_schema is None else dict(self.output_schema),
+        }
+
+
+@dataclass(frozen=True)
 class ToolListing(Result):
     tools: tuple[ToolEntry, ...]
     servers: tuple[str, ...]  # the servers listed, in order (a server may have no tools)

@@ -15,6 +15,7 @@ from orbmcp.commands.results import (
     CallOutcome,
     CheckReport,
     CommandHelp,
+    CommandIndex,
     CompletionScript,
     ConfigView,
     DaemonStatus,
@@ -33,6 +34,7 @@ from orbmcp.commands.results import (
     ShellExit,
     Statement,
     StatusReport,
+    ToolDetail,
     ToolListing,
     TrustReview,
     ValidationReport,
@@ -57,6 +59,7 @@ _register(ServerDetail, status.server_detail)
 _register(ServerAction, status.server_action)
 _register(CheckReport, status.check_report)
 _register(ToolListing, tools.tool_listing)
+_register(ToolDetail, tools.tool_detail)
 _register(ResourceListing, tools.resource_listing)
 _register(ResourceContents, tools.resource_contents)
 _register(PromptListing, tools.prompt_listing)
@@ -73,6 +76,7 @@ _register(ImportPlan, edit.import_plan)
 render_plain.register(Statement, basic.statement)
 _register(Lines, basic.lines)
 _register(CommandHelp, basic.command_help)
+_register(CommandIndex, basic.command_index)
 _register(CompletionScript, basic.completion_script)
 _register(ShellExit, basic.shell_exit)
 _register(JsonText, basic.json_text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from orbmcp.commands.results.base import CommandHelp, JsonText, Lines, ShellExit, Statement
+from orbmcp.commands.results.base import CommandHelp, CommandIndex, JsonText, Lines, ShellExit, Statement
 from orbmcp.commands.results.completion import CompletionScript
 from orbmcp.text import one_line, safe_text
 
@@ -22,6 +22,13 @@ def command_help(result: CommandHelp) -> str:
     if result.params:
         text.append("")
     text += [f"  {p.name:<18} {p.help}" for p in result.params]
+    return safe_text("\n".join(text), multiline=True)
+
+
+def command_index(result: CommandIndex) -> str:
+    width = min(44, max((len(usage) for usage, _ in result.entries), default=0))
+    text = [result.title, *(f"  {usage:<{width}}  {summary}" for usage, summary in result.entries)]
+    text += result.notes
     return safe_text("\n".join(text), multiline=True)
 
 

@@ -1,37 +1,84 @@
-"""Plain text of ``status`` (overview and detail), ``start``/``stop``/``reconnect`` and ``check``."""
+"""Plain text of ``status`` (overview and detail), ``start``/``stop``/``reconnect`` and ``check``.
+
+The overview is a table aligned in columns even when piped; under a row come what is wrong with
+it (its last error, or why its entry did not load) and the one hint.
+"""
 
 from __future__ import annotations
 
-from orbmcp.commands.results.status import (
-    CheckReport,
-    ServerAction,
-    ServerDetail,
-    StatusReport,
-    StatusRow,
-)
+import shlex
+
+from orbmcp.commands.results.check import CheckReport
+from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport, StatusRow
 from orbmcp.text import one_line
+
+COLUMNS = ("server", "state", "lifecycle", "tools", "auth", "source")
+FIRST_ENTRY = '{"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}'
+
+
+def _cells(r: StatusRow) -> list[str]:
+    return [
+        one_line(r.name),
+        r.shown_state,
+        r.lifecycle or "-",
+        f"{r.tools.active}/{r.tools.discovered}" if not r.unavailable else "-",
+        one_line(r.auth),
+        r.source,
+    ]
+
+
+def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        (indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))).rstrip()
+        for row in rows
+    ]
+
+
+def row_notes(r: StatusRow, indent: str = "    ") -> list[str]:
+    """What is wrong with a row, under it: the last error or why it did not load, then the hint."""
+    out: list[str] = []
+    if r.error and (r.unavailable or r.state in ("failed", "needs-auth", "retrying")):
+        label = "why" if r.unavailable else "last error"
+        where = f" ({one_line(r.file)})" if r.unavailable and r.file else ""
+        out.append(f"{indent}{label}: {one_line(r.error, max_len=300)}{where}")
+        if r.hint:
+            out.append(f"{indent}fix: {one_line(r.hint, max_len=300)}")
+    elif r.warning:
+        out.append(f"{indent}{warning_summary(r)}")
+    return out
 
 
 def status_line(r: StatusRow) -> str:
-    line = (
-        f"{one_line(r.name)}  {r.state}  {r.lifecycle}  tools {r.tools.active}/{r.tools.discovered} active  "
-        f"auth: {one_line(r.auth)}  source: {r.source}"
-    )
-    if r.error and r.state in ("failed", "needs-auth"):
-        line += f"\n    last error: {one_line(r.error, max_len=300)}"
-    elif r.warning:
-        line += f"\n    {warning_summary(r)}"
-    return line
+    """One row on its own (a start or reconnect of several servers uses the table instead)."""
+    return "\n".join(["  ".join(_cells(r)), *row_notes(r)])
 
 
 def warning_summary(r: StatusRow) -> str:
-    more = f" (+{r.warnings - 1} more in its detail view)" if r.warnings > 1 else ""
+    more = f" (+{len(r.warnings) - 1} more in its detail view)" if len(r.warnings) > 1 else ""
     return f"warning: {one_line(r.warning or '', max_len=300)}{more}"
 
 
+def status_table(rows: tuple[StatusRow, ...]) -> list[str]:
+    table = _table([list(COLUMNS), *(_cells(r) for r in rows)])
+    lines = [table[0]]
+    for r, line in zip(rows, table[1:], strict=True):
+        lines.append(line)
+        lines += row_notes(r, indent="      ")
+    return lines
+
+
 def status_report(result: StatusReport) -> str:
-    lines = [f"MCP servers ({len(result.rows)}):" if result.rows else "No MCP servers configured."]
-    lines += ["  " + status_line(r) for r in result.rows]
+    if not result.rows:
+        lines = ["No MCP servers configured."]
+        if result.config_file:
+            lines += [
+                f"Add one to {one_line(result.config_file)}, for example:",
+                f"  {FIRST_ENTRY}",
+                f"(`{result.paths_command}` lists every file orbmcp reads)",
+            ]
+    else:
+        lines = [f"MCP servers ({len(result.rows)}):", *status_table(result.rows)]
     lines += [one_line(n) for n in result.notices]
     if result.daemon_pid is not None:
         lines.append(f"(daemon: pid {result.daemon_pid})")
@@ -40,12 +87,32 @@ def status_report(result: StatusReport) -> str:
     return "\n".join(lines)
 
 
+def _launch_lines(d: ServerDetail) -> list[str]:
+    launch = d.launch
+    if launch is None:
+        return []
+    if launch.url is not None:
+        lines = [f"URL: {one_line(launch.url)}"]
+        if launch.header_names:
+            lines.append(f"Headers: {one_line(', '.join(launch.header_names))}")
+        return lines
+    lines = [f"Command: {one_line(shlex.join(launch.command), max_len=500)}"]
+    if launch.cwd:
+        lines.append(f"Cwd: {one_line(launch.cwd)}")
+    if launch.env_names:
+        lines.append(f"Env: {one_line(', '.join(launch.env_names))}")
+    return lines
+
+
 def server_detail(d: ServerDetail) -> str:
+    if d.unavailable:
+        return _unavailable_detail(d)
     lines = [
         f"Server: {one_line(d.name)}",
-        f"State:  {d.state}",
+        f"State:  {d.retry.text if d.retry is not None else d.state}",
         f"Retries: {d.retries}/{d.max_retries}",
         f"Transport: {d.transport}",
+        *_launch_lines(d),
         f"Lifecycle: {d.lifecycle}",
         f"Source: {d.source}" + (f" ({one_line(d.file)})" if d.file else ""),
         f"Tools: {d.tools.active}/{d.tools.discovered} active",
@@ -59,6 +126,7 @@ def server_detail(d: ServerDetail) -> str:
         lines.append(f"Last error: {one_line(d.last_error, max_len=500)}")
     if d.hint:
         lines.append(f"Hint: {one_line(d.hint)}")
+    lines += [f"Config warning: {one_line(w, max_len=300)}" for w in d.warnings]
     if d.project_not_loaded:
         lines.append(f"Project config: not loaded ({one_line(d.project_not_loaded)})")
     lines.append("")
@@ -72,17 +140,68 @@ def server_detail(d: ServerDetail) -> str:
     return "\n".join(lines)
 
 
+def _unavailable_detail(d: ServerDetail) -> str:
+    lines = [
+        f"Server: {one_line(d.name)}",
+        f"State:  {d.state} (not loaded)",
+        f"Source: {d.source}" + (f" ({one_line(d.file)})" if d.file else ""),
+        f"Why: {one_line(d.last_error or '', max_len=500)}",
+    ]
+    if d.hint:
+        lines.append(f"Fix: {one_line(d.hint)}")
+    lines += [f"Config warning: {one_line(w, max_len=300)}" for w in d.warnings]
+    return "\n".join(lines)
+
+
 def server_action(a: ServerAction) -> str:
     if a.action == "start" and len(a.details) == 1:
         return server_detail(a.details[0])
-    lines = [("  " + status_line(d.row())) for d in a.details]
+    if len(a.details) == 1:
+        lines = [status_line(a.details[0].row())]
+    else:
+        lines = status_table(tuple(d.row() for d in a.details)) if a.details else []
     if a.message:
         lines.append(one_line(a.message))
     return "\n".join(lines)
 
 
-def check_report(report: CheckReport) -> str:
-    # `check` is for CI: its text is its JSON, where json.dumps escapes every control character.
-    import json
+# ---- check ---------------------------------------------------------------------------------------
 
-    return json.dumps(report.to_json(), indent=2)
+
+def check_report(report: CheckReport) -> str:
+    """One line per server, the required tools and calls, the problems, a verdict. With
+    ``--format github`` the workflow commands come first (GitHub shows them as annotations)."""
+    lines: list[str] = []
+    if report.format == "github":
+        from orbmcp.commands.results.check_formats import github_annotations
+
+        lines += github_annotations(report)
+    rows = [[one_line(s.name), s.verdict, _check_detail(s.row)] for s in report.servers]
+    if rows:
+        lines += _table(rows)
+    for s in report.servers:
+        if not s.ok and s.row.hint:
+            lines.append(f"    {one_line(s.name)}: fix: {one_line(s.row.hint, max_len=300)}")
+    if report.required:
+        lines.append("required tools:")
+        lines += _table([[one_line(r.spec), "ok" if r.found else "MISSING"] for r in report.required])
+    if report.calls:
+        lines.append("calls:")
+        for c in report.calls:
+            outcome = "ok" if c.ok else f"FAILED: {one_line(c.failure or '', max_len=300)}"
+            lines.append(f"  {one_line(c.spec)}  {outcome}")
+    if report.problems:
+        lines.append("problems:")
+        lines += [f"  - {one_line(p, max_len=400)}" for p in report.problems]
+    if report.junit_file:
+        lines.append(f"JUnit report: {one_line(report.junit_file)}")
+    lines.append(report.verdict_line)
+    return "\n".join(lines)
+
+
+def _check_detail(row: StatusRow) -> str:
+    if row.state == "ready":
+        return f"ready, {row.tools.discovered} tools"
+    if row.state == "disabled":
+        return 'skipped ("enabled": false)'
+    return one_line(f"{row.shown_state}: {row.error}" if row.error else row.shown_state, max_len=200)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from orbmcp.commands.jsonschema import json_preview
 from orbmcp.commands.results.call import pretty_json
 from orbmcp.commands.results.tools import (
     PromptListing,
     PromptMessages,
     ResourceContents,
     ResourceListing,
+    ToolDetail,
     ToolListing,
     prompt_arguments,
 )
@@ -167,3 +169,39 @@ def wire_block_text(block: object) -> str:
     if kind == "resource_link":
         return one_line(f"[resource link: {block.get('uri', '')}]")
     return one_line(f"[unsupported content: {kind}]")
+
+
+_TASKS = {
+    "required": "required: the server accepts only task-augmented calls, and `orbmcp call` makes plain ones",
+    "optional": "optional: it may be called as a task (a task-augmented call) or directly",
+    "forbidden": "no: it is called directly",
+}
+
+
+def tool_detail(detail: ToolDetail) -> str:
+    """One tool: what it does, each parameter (type, required, default, choices), how to call it."""
+    entry = detail.entry
+    head = f"{one_line(entry.server)}/{one_line(entry.name)}"
+    if detail.title and detail.title != entry.name:
+        head += f" — {one_line(detail.title)}"
+    lines = [head]
+    described = [x for x in (entry.description or "").splitlines() if x.strip()]
+    if described and detail.title and described[0].strip() == detail.title.strip():
+        described = described[1:]  # the title, already in the heading
+    if described:
+        lines.append(_indent(safe_text("\n".join(described), multiline=True), "  "))
+    lines.append("Parameters:" if detail.parameters else "Parameters: none")
+    for p in detail.parameters:
+        facts = [one_line(p.type), "required" if p.required else "optional"]
+        if p.has_default:
+            facts.append(f"default {one_line(json_preview(p.default))}")
+        choices = [json_preview(c) for c in p.choices]
+        if choices and "|".join(choices) != p.type:
+            facts.append("one of " + one_line(", ".join(choices), max_len=200))
+        lines.append(f"  {one_line(p.name)}{'' if p.required else '?'}  " + "; ".join(facts))
+        if p.description:
+            lines.append(_indent(safe_text(p.description.strip(), multiline=True), INDENT + "  "))
+    support = detail.task_support or "forbidden"
+    lines.append(f"Task-augmented calls: {_TASKS.get(support, one_line(support))}")
+    lines.append(f"Bridged name: {one_line(entry.bridged_name)}")
+    return "\n".join(line.rstrip() for line in lines)

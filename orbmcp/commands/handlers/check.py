@@ -1,0 +1,180 @@
+"""``orbmcp check``: the CI smoke test.
+
+Every entry a config file names is counted (see ``results/check.py``). ``--wait`` retries servers
+that are not ready yet until a deadline (a CI service booting beside the job); ``--timeout``
+bounds each connection attempt and each smoke call. ``--call`` runs a tool and checks its answer.
+Reports: the readable summary, ``--json``, ``--junit FILE`` and ``--format github`` (annotations,
+and a step summary when ``GITHUB_STEP_SUMMARY`` is set).
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from orbmcp import environment
+from orbmcp.commands.complete import CHECK_FORMATS
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.durations import parse_duration
+from orbmcp.commands.handlers.smoke import SmokeSpec, parse_smoke_calls, run_smoke_call
+from orbmcp.commands.results.check import CheckedServer, CheckFormat, CheckReport, RequiredTool, Verdict
+from orbmcp.commands.views import server_detail, status_row, unavailable_row
+from orbmcp.errors import UsageError
+
+if TYPE_CHECKING:
+    from orbmcp.config.model import ResolvedConfig
+    from orbmcp.core.manager import Manager
+
+FORMATS = CHECK_FORMATS
+# Between two attempts while --wait lasts: short at first, a CI service usually needs seconds.
+WAIT_SCHEDULE_S = (0.5, 1.0, 2.0, 3.0, 5.0)
+
+
+def _format(value: str | None) -> CheckFormat:
+    if value is None or value == "text":
+        return "text"
+    if value == "github":
+        return "github"
+    # JSON is every command's --json (the front renders it); --format json would be a second way.
+    hint = "JSON is --json" if value == "json" else None
+    raise UsageError(
+        f"--format: expected one of {', '.join(FORMATS)}, got {value!r}", hint=hint, reason="bad_format"
+    )
+
+
+def _names(ctx: CommandContext, config: ResolvedConfig, servers: list[str] | None) -> list[str]:
+    """The names to check: the ones given (each must exist in some form), else every entry."""
+    if servers:
+        for name in servers:
+            if name not in config.unavailable:
+                ctx.server(name)
+        return list(dict.fromkeys(servers))
+    if not config.settings.extension_enabled:
+        return []
+    return [*config.servers, *config.unavailable]
+
+
+def _with_timeout(config: ResolvedConfig, seconds: float | None) -> ResolvedConfig:
+    if seconds is None:
+        return config
+    ms = max(1, round(seconds * 1000))
+    servers = {n: replace(s, timeout_ms=ms, request_timeout_ms=ms) for n, s in config.servers.items()}
+    return replace(config, servers=servers)
+
+
+async def _connect(manager: Manager, names: list[str], deadline: float | None) -> None:
+    """Start ``names``; until ``deadline`` (monotonic), try the ones that did not get ready again."""
+    await manager.start_many(names)
+    attempt = 0
+    while deadline is not None:
+        pending = [n for n in names if str(manager.get(n).state) not in ("ready", "needs-auth")]
+        left = deadline - time.monotonic()
+        if not pending or left <= 0:
+            return
+        await anyio.sleep(min(WAIT_SCHEDULE_S[min(attempt, len(WAIT_SCHEDULE_S) - 1)], left))
+        attempt += 1
+        async with anyio.create_task_group() as tg:
+            for name in pending:
+                tg.start_soon(manager.start, name)
+
+
+def _checked(
+    ctx: CommandContext, config: ResolvedConfig, manager: Manager | None, name: str, *, connected: bool
+) -> CheckedServer:
+    entry = config.unavailable.get(name)
+    if entry is not None:
+        return CheckedServer(unavailable_row(entry, front=ctx.front), entry.kind)
+    cfg = config.servers[name]
+    if not connected or manager is None:
+        row = replace(server_detail(cfg, config, None, front=ctx.front).row(), state="disabled")
+        return CheckedServer(row, "disabled")
+    sup = manager.get(name)
+    row = replace(status_row(cfg, config, sup, front=ctx.front), file=cfg.file)
+    verdict: Verdict = "ok" if row.state == "ready" else "failed"
+    began = sup.snap.started_at or time.time()
+    seconds = (sup.snap.ready_at or time.time()) - began if verdict == "ok" else 0.0
+    stderr = tuple(sup.stderr_tail()[-20:])
+    return CheckedServer(row, verdict, stderr=stderr, seconds=max(0.0, seconds))
+
+
+async def check(
+    ctx: CommandContext,
+    servers: list[str] | None = None,
+    *,
+    require_tool: list[str] | None = None,
+    call: list[str] | None = None,
+    expect: list[str] | None = None,
+    expect_json: list[str] | None = None,
+    wait: str | None = None,
+    timeout: str | None = None,
+    junit: Path | str | None = None,
+    format: str | None = None,
+) -> CheckReport:
+    report_format = _format(format)
+    wait_s = parse_duration(wait, option="--wait") if wait is not None else None
+    timeout_s = parse_duration(timeout, option="--timeout") if timeout is not None else None
+    smoke: list[SmokeSpec] = parse_smoke_calls(call or [], expect or [], expect_json or [])
+    junit_path = Path(junit).expanduser() if junit is not None else None
+    if junit_path is not None and (junit_path.is_dir() or not junit_path.parent.is_dir()):
+        raise UsageError(f"--junit {junit_path}: not a file in an existing directory", reason="bad_path")
+    for s in smoke:
+        ctx.server(s.server)
+
+    config = _with_timeout(ctx.config(), timeout_s)
+    ctx.set_config(config)
+    names = _names(ctx, config, servers)
+    # A disabled server is skipped, unless named: then it is checked, as `start` would connect it.
+    to_connect = [n for n in names if n in config.servers and (servers or config.servers[n].enabled)]
+    manager = None
+    waited = None
+    if to_connect or smoke:
+        manager = await ctx.manager()
+        begin = time.monotonic()
+        await _connect(manager, to_connect, None if wait_s is None else begin + wait_s)
+        waited = time.monotonic() - begin if wait_s is not None else None
+    checked = tuple(_checked(ctx, config, manager, n, connected=n in to_connect) for n in names)
+    required = tuple(_required(manager, spec, names) for spec in require_tool or [])
+    calls = []
+    for s in smoke:
+        assert manager is not None
+        calls.append(await run_smoke_call(manager, s, timeout_s))
+    notes = () if names or smoke else ("no server to check",)
+    report = CheckReport(checked, required, tuple(calls), notes, format=report_format, waited=waited)
+    return _write_reports(report, junit_path)
+
+
+def _required(manager: Manager | None, spec: str, names: list[str]) -> RequiredTool:
+    server, _, tool = spec.rpartition("/")
+    pool = [] if manager is None else manager.tools.all()
+    found = any(t.name == tool and (t.server == server if server else t.server in names) for t in pool)
+    return RequiredTool(spec, found)
+
+
+def _write_reports(report: CheckReport, junit_path: Path | None) -> CheckReport:
+    from orbmcp.commands.results.check_formats import junit_xml, step_summary
+
+    if junit_path is not None:
+        from orbmcp import fs
+
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        try:
+            xml = junit_xml(report, timestamp=stamp, hostname=platform.node() or "localhost")
+            fs.atomic_write(junit_path, xml, mode=0o644, private_dir=False)
+        except OSError as exc:
+            raise UsageError(f"--junit {junit_path}: cannot write ({exc.strerror or exc})") from None
+        report = replace(report, junit_file=str(junit_path))
+    summary = environment.github_step_summary() if report.format == "github" else None
+    if summary is not None:
+        # GitHub's file, not orbmcp's: appended to, as every step does.
+        try:
+            with summary.open("a", encoding="utf-8") as out:
+                out.write(step_summary(report))
+            report = replace(report, summary_file=str(summary))
+        except OSError:
+            pass  # a summary is a courtesy; the check's outcome is the exit status
+    return report

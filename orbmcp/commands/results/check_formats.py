@@ -1,0 +1,144 @@
+"""``check``'s reports for CI systems: JUnit XML, GitHub Actions annotations, a step summary.
+
+Defined once, beside the result, for their readers: the handler writes the JUnit file and the step
+summary; the plain renderer prints the annotations (``--format github``). Server text in them is
+made safe for the format (XML escaping without the characters XML 1.0 forbids; the workflow-command
+escapes), on top of the one-line, masked text the result already holds.
+"""
+
+from __future__ import annotations
+
+import re
+from xml.sax.saxutils import escape, quoteattr
+
+from orbmcp.commands.results.check import CheckedServer, CheckReport, RequiredTool, SmokeCall
+
+# Characters XML 1.0 cannot carry at all, even escaped.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+SUITE = "orbmcp check"
+
+
+def _x(text: str) -> str:
+    return escape(_NOT_XML.sub("\ufffd", text))
+
+
+def _attr(text: str) -> str:
+    return quoteattr(_NOT_XML.sub("\ufffd", text))
+
+
+def _case(classname: str, name: str, seconds: float, body: str = "") -> str:
+    head = f'    <testcase classname={_attr(classname)} name={_attr(name)} time="{seconds:.3f}"'
+    return f"{head}>\n{body}    </testcase>" if body else f"{head}/>"
+
+
+def _failure(kind: str, message: str, details: str) -> str:
+    return f"      <failure type={_attr(kind)} message={_attr(message)}>{_x(details)}</failure>\n"
+
+
+def _server_case(s: CheckedServer) -> tuple[str, str]:
+    """(testcase, outcome) with outcome one of pass, failure, skipped."""
+    body = ""
+    outcome = "pass"
+    if s.verdict == "disabled":
+        body = f"      <skipped message={_attr('disabled in the configuration')}/>\n"
+        outcome = "skipped"
+    elif not s.ok:
+        row = s.row
+        details = "\n".join(x for x in (s.problem, f"hint: {row.hint}" if row.hint else None) if x)
+        body = _failure(s.verdict, s.problem or s.verdict, details)
+        outcome = "failure"
+    if s.stderr:
+        body += f"      <system-err>{_x(chr(10).join(s.stderr))}</system-err>\n"
+    return _case("orbmcp.servers", s.name, s.seconds, body), outcome
+
+
+def _tool_case(r: RequiredTool) -> tuple[str, str]:
+    if r.found:
+        return _case("orbmcp.tools", r.spec, 0.0), "pass"
+    problem = r.problem or r.spec
+    return _case("orbmcp.tools", r.spec, 0.0, _failure("missing", problem, problem)), "failure"
+
+
+def _call_case(c: SmokeCall) -> tuple[str, str]:
+    out = f"      <system-out>{_x(c.output)}</system-out>\n" if c.output else ""
+    if c.ok:
+        return _case("orbmcp.calls", c.spec, c.seconds, out), "pass"
+    failure = _failure("call", c.problem or c.spec, c.failure or "")
+    return _case("orbmcp.calls", c.spec, c.seconds, failure + out), "failure"
+
+
+def junit_xml(report: CheckReport, *, timestamp: str, hostname: str = "localhost") -> str:
+    """One testcase per server, per required tool and per smoke call (JUnit/Ant format, as
+    GitHub's and GitLab's test reporters read it)."""
+    cases = [_server_case(s) for s in report.servers]
+    cases += [_tool_case(r) for r in report.required]
+    cases += [_call_case(c) for c in report.calls]
+    for note in report.notes:
+        cases.append((_case("orbmcp.check", note, 0.0, _failure("check", note, note)), "failure"))
+    failures = sum(1 for _, o in cases if o == "failure")
+    skipped = sum(1 for _, o in cases if o == "skipped")
+    seconds = sum(s.seconds for s in report.servers) + sum(c.seconds for c in report.calls)
+    counts = f'tests="{len(cases)}" failures="{failures}" errors="0" skipped="{skipped}" time="{seconds:.3f}"'
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f"<testsuites name={_attr(SUITE)} {counts}>",
+        f"  <testsuite name={_attr(SUITE)} {counts} timestamp={_attr(timestamp)} hostname={_attr(hostname)}>",
+        *(case for case, _ in cases),
+        "  </testsuite>",
+        "</testsuites>",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ---- GitHub Actions ---------------------------------------------------------------------------
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_property(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(report: CheckReport) -> list[str]:
+    """``::error`` workflow commands, one per problem (with its file when it is a config problem),
+    and a ``::notice`` for disabled servers."""
+    out: list[str] = []
+    for s in report.servers:
+        if s.verdict == "disabled":
+            title = _gh_property("orbmcp check: " + s.name)
+            out.append(f"::notice title={title}::disabled in the configuration: skipped")
+            continue
+        if s.problem is None:
+            continue
+        props = f"title={_gh_property('orbmcp check: ' + s.name)}"
+        if s.row.unavailable and s.row.file:
+            props = f"file={_gh_property(s.row.file)}," + props
+        hint = f" (hint: {s.row.hint})" if s.row.hint else ""
+        out.append(f"::error {props}::{_gh_data(s.problem + hint)}")
+    problems = [r.problem for r in report.required] + [c.problem for c in report.calls] + list(report.notes)
+    out += [f"::error title=orbmcp check::{_gh_data(p)}" for p in problems if p]
+    return out
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def step_summary(report: CheckReport) -> str:
+    """Markdown for ``$GITHUB_STEP_SUMMARY``: the verdict and a table of every check."""
+    mark = {True: "✅", False: "❌"}
+    lines = [f"### {_md(report.verdict_line)}", "", "| check | result | details |", "|---|---|---|"]
+    for s in report.servers:
+        icon = "⏭️" if s.verdict == "disabled" else mark[s.ok]
+        details = s.row.error or ""
+        if s.row.hint and not s.ok:
+            details += f" — {s.row.hint}"
+        lines.append(f"| server `{_md(s.name)}` | {icon} {s.verdict} | {_md(details)} |")
+    for r in report.required:
+        lines.append(f"| tool `{_md(r.spec)}` | {mark[r.found]} | {'' if r.found else 'missing'} |")
+    for c in report.calls:
+        lines.append(f"| call `{_md(c.spec)}` | {mark[c.ok]} | {_md(c.failure or '')} |")
+    lines += [f"| {_md(n)} | ❌ | |" for n in report.notes]
+    return "\n".join(lines) + "\n"
