@@ -368,6 +368,11 @@ def test_project_files_of_other_clients_wait_for_trust(home: Path, project: Path
     assert not untrusted.project.loaded and untrusted.project.trust_state == "untrusted"
     assert untrusted.project.config_path == claude  # no .orb: the first imported file is shown
     assert set(untrusted.project.import_files) == {cursor, claude, project / ".cursor" / "mcp.json"}
+    # what the repo's files would add is reported as waiting for trust, under its client's label;
+    # "tool" is loaded (the user's own Cursor entry), so it is not unavailable
+    waiting = untrusted.unavailable["api-server"]
+    assert (waiting.kind, waiting.source, waiting.file) == ("untrusted", "import:claude-code", str(claude))
+    assert untrusted.unavailable["fetch"].source == "import:vscode" and "tool" not in untrusted.unavailable
 
     review = trust.describe_project(project)
     keys = {s.key for s in review.servers}
@@ -394,6 +399,8 @@ def test_project_files_of_other_clients_wait_for_trust(home: Path, project: Path
     assert changed.project.trust_state == "changed"
     assert changed.project.pending == ("import:cursor/tool",)
     assert changed.servers["tool"].command == "user-level"  # the unapproved one stays invisible
+    assert "tool" not in changed.unavailable  # the user's own entry of that name is in effect
+    assert not set(changed.unavailable) & set(changed.servers)
     assert "api-server" in changed.servers  # the others keep working
 
 
