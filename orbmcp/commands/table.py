@@ -266,8 +266,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
             JSON,
         ),
         examples=(
-            "orbmcp add files -- npx -y @modelcontextprotocol/server-filesystem ~/notes",
-            "orbmcp add docs https://mcp.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'",
+            "orbmcp add files --lazy -- npx -y @modelcontextprotocol/server-filesystem /tmp",
+            "orbmcp add docs https://mcp.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}' --lazy",
         ),
     ),
     CommandSpec(
@@ -275,6 +275,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "Remove a server's entry from orbmcp's own config (the entry in effect, or that of --scope).",
         f"{H}.edit:remove",
         (Param("name", "Server to remove.", required=True, completer="servers"), SCOPE, JSON),
+        examples=("orbmcp remove docs",),
     ),
     CommandSpec(
         ("enable",),
@@ -283,6 +284,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Server to enable.", required=True, completer="servers:disabled"), JSON),
         slash=("/mcp:enable",),
         connects=True,
+        examples=("orbmcp enable files",),
     ),
     CommandSpec(
         ("disable",),
@@ -291,6 +293,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Server to disable.", required=True, completer="servers:enabled"), JSON),
         slash=("/mcp:disable",),
         connects=True,
+        examples=("orbmcp disable files",),
     ),
     CommandSpec(
         ("trust",),

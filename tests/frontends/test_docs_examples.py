@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 MAN_PAGE = ROOT / "man" / "orbmcp.1"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
-# Lines of the fresh-machine section install orbmcp or run the whole suite: CI runs those itself.
-NOT_EXAMPLES = ("python3 -m venv",)
+# Lines of the fresh-machine section install orbmcp or run the whole suite: CI runs those itself;
+# the agent-wiring lines are templates (``$LINE`` is whatever the agent's user typed).
+NOT_EXAMPLES = ("python3 -m venv", 'orbmcp slash "$LINE"', 'orbmcp complete "$LINE"')
 
 
 @dataclass(frozen=True)
