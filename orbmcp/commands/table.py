@@ -267,7 +267,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ),
         examples=(
             "orbmcp add files --lazy -- npx -y @modelcontextprotocol/server-filesystem /tmp",
-            "orbmcp add docs https://mcp.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}' --lazy",
+            "orbmcp add docs https://mcp.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'"
+            " --lazy",
         ),
     ),
     CommandSpec(
