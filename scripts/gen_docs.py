@@ -145,6 +145,8 @@ DETAIL_KEYS = (
     "protocolVersion",
     "serverInfo",
     "warnings",
+    "instructions",
+    "capabilities",
 )
 TOOL_KEYS = ("server", "name", "bridgedName", "description", "inputSchema", "annotations")
 MESSAGE_KEYS = ("ok", "message")
@@ -165,7 +167,8 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
         "object",
         DETAIL_KEYS,
         "projectConfig is null or {loaded, path}; command, args, cwd, envNames (stdio) or url, "
-        "headerNames (HTTP), secrets masked",
+        "headerNames (HTTP), secrets masked; capabilities is {advertised, server} (what orbmcp "
+        "advertised, what the server offered; null until connected)",
         open=True,
     ),
     "start": JsonDoc(
@@ -187,15 +190,30 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "call": JsonDoc(
         "object",
         ("content", "isError"),
-        "the MCP CallToolResult: content, isError, and structuredContent and _meta when present",
+        "the MCP CallToolResult: content, isError, and structuredContent and _meta when present; "
+        "interactions (the server's questions and how they were answered) when it asked any",
         open=True,
     ),
     "resources": JsonDoc(
-        "array", (), "resources and resource templates as the server sent them, each with a server key"
+        "array",
+        (),
+        "resources and resource templates as the server sent them, each with a server key; "
+        "templates also with parameters (the uriTemplate's variable names)",
     ),
-    "read": JsonDoc("object", ("contents",), "the MCP ReadResourceResult contents"),
+    "read": JsonDoc(
+        "object",
+        ("contents",),
+        "the MCP ReadResourceResult contents; saved [{uri, path, bytes}] with --output; with --follow "
+        "one object per line, each with uri and update (0 for the first read)",
+        open=True,
+    ),
     "prompts": JsonDoc("array", (), "prompts as the server sent them, each with a server key"),
-    "prompt": JsonDoc("object", ("messages",), "the MCP GetPromptResult (description when present)"),
+    "prompt": JsonDoc(
+        "object",
+        ("messages",),
+        "the MCP GetPromptResult (description when present); interactions when the server asked any",
+        open=True,
+    ),
     "config show": JsonDoc("object", ("servers", "warnings", "project", "settings"), "secrets masked"),
     "config paths": JsonDoc(
         "object",

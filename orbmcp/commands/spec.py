@@ -24,9 +24,11 @@ Completer = Literal[
     "servers:disabled",  # servers that are off (enable offers these)
     "tools",  # tools of the server named earlier on the line (from the discovery cache)
     "shells",  # bash, zsh, fish
+    "check-formats",  # text, github
     "clients",  # other MCP clients orbmcp imports from
     "scopes",  # global, project
-    "check-formats",  # text, github
+    "prompt_arguments",  # name=value of a prompt's arguments; values from the server (completion/complete)
+    "resource_uris",  # a resource template's URI with values from the server (completion/complete)
 ]
 
 

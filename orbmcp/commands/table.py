@@ -39,6 +39,11 @@ GLOBAL_OPTIONS: tuple[Param, ...] = (
         envvar=environment.NO_DAEMON,
     ),
     Param("json", "JSON output for every command.", kind="flag"),
+    Param(
+        "no_input",
+        "Never ask anything: a server's questions are declined (the result says so).",
+        kind="flag",
+    ),
     Param("help", "Show help and exit (also after any command).", kind="flag", flags=("--help", "-h")),
 )
 
@@ -50,6 +55,12 @@ SCOPE = Param(
     kind="option",
     metavar="SCOPE",
     completer="scopes",
+)
+LOG_LEVEL = Param(
+    "log_level",
+    "Ask the server for log messages of at least this level (debug, info, notice, warning, error, ...).",
+    kind="option",
+    metavar="LEVEL",
 )
 H = "orbmcp.commands.handlers"
 
@@ -67,7 +78,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("start",),
         "Connect a server (lazy ones too) and show its detail view.",
         f"{H}.status:start",
-        (Param("server", "Server to start.", required=True, completer="servers:stopped"), JSON),
+        (Param("server", "Server to start.", required=True, completer="servers:stopped"), LOG_LEVEL, JSON),
         slash=("/mcp:start",),
         connects=True,
     ),
@@ -143,6 +154,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "tool's schema.",
                 kind="flag",
             ),
+            Param("task", "Run it as a task (tools that require tasks always are).", kind="flag"),
+            Param("verbose", "Show the server's log messages on stderr while it runs.", kind="flag"),
+            LOG_LEVEL,
             JSON,
         ),
         connects=True,
@@ -154,17 +168,31 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("resources",),
-        "List resources.",
-        f"{H}.tools:resources",
+        "List resources, and resource templates with their parameters.",
+        f"{H}.resources:resources",
         (Param("server", "Only this server.", completer="servers"), JSON),
         connects=True,
     ),
     CommandSpec(
         ("read",),
-        "Read a resource.",
-        f"{H}.tools:read",
-        (SERVER, Param("uri", "Resource URI.", required=True), JSON),
+        "Read a resource: text is shown, --output saves it (binary too); --follow prints each update.",
+        f"{H}.resources:read",
+        (
+            SERVER,
+            Param("uri", "Resource URI.", required=True, completer="resource_uris"),
+            Param(
+                "output",
+                "Save the contents to this file (or into this directory, one file each).",
+                kind="option",
+                type="path",
+            ),
+            Param(
+                "follow", "Subscribe and print the resource again on every update, until Ctrl-C.", kind="flag"
+            ),
+            JSON,
+        ),
         connects=True,
+        examples=("orbmcp read everything demo://resource/static/document/architecture.md",),
     ),
     CommandSpec(
         ("prompts",),
@@ -180,7 +208,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (
             SERVER,
             Param("name", "Prompt name.", required=True),
-            Param("arguments", "Arguments as k=v.", multiple=True),
+            Param("arguments", "Arguments as k=v.", multiple=True, completer="prompt_arguments"),
             JSON,
         ),
         connects=True,

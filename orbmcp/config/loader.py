@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from orbmcp import environment, log
 from orbmcp.config import imports, paths, registry
-from orbmcp.config.expand import finalize
+from orbmcp.config.expand import expand_roots, finalize
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
     ConfigWarning,
@@ -44,7 +44,8 @@ from orbmcp.config.schema import (
     servers_block,
 )
 from orbmcp.config.settings import GLOBAL_ONLY, apply_settings, parse_settings
-from orbmcp.errors import ConfigError, cmd
+from orbmcp.config.unavailable import unavailable_entries, untrusted_entry
+from orbmcp.errors import ConfigError
 
 if TYPE_CHECKING:
     from orbmcp.config.trust import ProjectReview
@@ -133,6 +134,10 @@ def load_config(
                 )
         settings = apply_settings(settings, stated)
         warnings.extend(settings_warnings)
+    if settings.roots is not None:
+        roots, root_warnings = expand_roots(settings.roots, environ=env, cwd=work, file=None)
+        settings = replace(settings, roots=roots)
+        warnings.extend(root_warnings)
     extension = _Layer(
         "extension",
         None,
@@ -166,36 +171,9 @@ def load_config(
         files=tuple(layer.file for layer in file_layers if layer.file is not None)
         + tuple(dict.fromkeys(read.file.path for read in reads)),
         config_override=override,
+        unavailable=unavailable_entries(servers, dropped, untrusted),
         import_candidates=_candidates(override, settings, pdir, env),
-        unavailable=_unavailable(servers, dropped, untrusted),
     )
-
-
-def _unavailable(
-    servers: Mapping[str, ServerConfig],
-    dropped: Mapping[str, tuple[Source, ConfigWarning]],
-    untrusted: Mapping[str, UnavailableEntry],
-) -> dict[str, UnavailableEntry]:
-    """Every name a file defines that did not load, and why (a loaded name is never listed)."""
-    out: dict[str, UnavailableEntry] = {}
-    for name, (source, warning) in dropped.items():
-        if name in servers:
-            continue
-        skipped = warning.reason == "env_missing"
-        fix = warning.fix or f"fix the entry (`{cmd('config', 'validate')}` lists every problem)"
-        out[name] = UnavailableEntry(
-            name=name,
-            kind="skipped" if skipped else "invalid",
-            file=warning.file,
-            source=source,
-            message=warning.message.removesuffix("; entry skipped"),
-            reason=warning.reason,
-            fix=fix,
-        )
-    for name, entry in untrusted.items():
-        if name not in servers and name not in out:
-            out[name] = entry
-    return out
 
 
 def _candidates(
@@ -230,7 +208,7 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
 ) -> tuple[list[_Layer], ProjectInfo, list[imports.ClientRead], frozenset[str], dict[str, UnavailableEntry]]:
     """The file layers, lowest first: the one ``--config`` file, or the global and trusted project
     files; then the other clients' files that were read, the keys of the approved imported project
-    servers, and the project servers (own or imported) left out because nobody approved them."""
+    servers, and the project servers left out because nobody approved them."""
     file_layers: list[_Layer] = []
     if override is not None:
         document = read_jsonc(override)
@@ -290,7 +268,8 @@ def _project_info(
     host_trust: bool | None = None,
 ) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning], frozenset[str], dict[str, UnavailableEntry]]:
     """What the project contributes: nothing unless trusted, and then only approved servers (its
-    own files' layers, and the keys of the approved servers of other clients' project files)."""
+    own files' layers, the keys of the approved servers of other clients' project files, and the
+    servers left out because nobody approved them)."""
     own = tuple(p for p in paths.project_files(pdir) if p.is_file())
     imported = tuple(read.file.path for read in reads)
     existing = own + imported
@@ -339,7 +318,7 @@ def _project_info(
     for s in review.servers:  # the project's own files first: theirs is the name's entry
         if s.key not in check.approved:
             source: Source = "project" if s.client is None else imports.source_of(s.client)
-            untrusted.setdefault(s.name, _untrusted_entry(s.name, s.file, source, changed=state == "changed"))
+            untrusted.setdefault(s.name, untrusted_entry(s.name, s.file, source, changed=state == "changed"))
     if not info.loaded:
         return info, [], warnings, frozenset(), untrusted
     warnings.extend(review.warnings)
@@ -350,22 +329,6 @@ def _project_info(
         layers.append(_Layer("project", path, approved, document))
         warnings.extend(document_warnings(document, file=str(path)))
     return info, layers, warnings, check.approved, untrusted
-
-
-def _untrusted_entry(name: str, file: str, source: Source, *, changed: bool) -> UnavailableEntry:
-    if changed:
-        message = "its entry is new or changed since the project was approved"
-    else:
-        message = "it is defined in a project config, and the project is not trusted"
-    return UnavailableEntry(
-        name=name,
-        kind="untrusted",
-        file=file,
-        source=source,
-        message=message,
-        reason="project_untrusted",
-        fix=f"review and approve the project's servers: `{cmd('trust')}`",
-    )
 
 
 def _merge(

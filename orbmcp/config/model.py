@@ -44,6 +44,7 @@ DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_TOOL_PREFIX = "mcp"
+DEFAULT_SAMPLING_TIMEOUT_MS = 120_000
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,9 @@ class ServerConfig:
     file: str | None = None
     # A trusted project's partial override (enabled/lifecycle only) that changed this entry.
     override_file: str | None = None
+    # The directories this server is told it may work in (``roots``), expanded like ``cwd``; None:
+    # the settings' roots, else the project directory.
+    roots: tuple[str, ...] | None = None
 
     @property
     def is_stdio(self) -> bool:
@@ -116,6 +120,15 @@ class ServerConfig:
 
 
 @dataclass(frozen=True)
+class SamplingConfig:
+    """``settings.sampling`` (global files only): the command that answers servers' sampling
+    requests from the shell, and how long it may take."""
+
+    command: tuple[str, ...]
+    timeout_ms: int = DEFAULT_SAMPLING_TIMEOUT_MS
+
+
+@dataclass(frozen=True)
 class Settings:
     tool_prefix: str = DEFAULT_TOOL_PREFIX
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
@@ -125,6 +138,8 @@ class Settings:
     # Other clients whose servers are read through, in precedence order; None: every client whose
     # files exist on this machine (the default), () turns imports off.
     imports: tuple[ClientName, ...] | None = None
+    roots: tuple[str, ...] | None = None  # every server's roots (expanded); None: the project dir
+    sampling: SamplingConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -219,10 +234,10 @@ class ResolvedConfig:
     global_dir: Path
     files: tuple[Path, ...] = ()  # every config file that was read, in precedence order (lowest first)
     config_override: Path | None = None  # --config / ORBMCP_CONFIG
-    # Other clients' files that were looked for (existing or not): one appearing changes the config.
-    import_candidates: tuple[Path, ...] = ()
     # Names a config file defines that are not in ``servers``: invalid, skipped or untrusted.
     unavailable: Mapping[str, UnavailableEntry] = field(default_factory=dict)
+    # Other clients' files that were looked for (existing or not): one appearing changes the config.
+    import_candidates: tuple[Path, ...] = ()
 
     def enabled_servers(self) -> list[ServerConfig]:
         if not self.settings.extension_enabled:

@@ -13,9 +13,10 @@ from dataclasses import replace
 
 from orbmcp.config.checks import Problems, as_int, show
 from orbmcp.config.jsonc import type_name
-from orbmcp.config.model import ConfigWarning, Settings
+from orbmcp.config.model import DEFAULT_SAMPLING_TIMEOUT_MS, ConfigWarning, SamplingConfig, Settings
 
 MAX_RETRIES_LIMIT = 10
+MAX_ROOTS = 100
 _TOOL_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
@@ -37,16 +38,47 @@ def _daemon(value: object) -> str | None:
     return value if value in ("auto", "off") else None
 
 
+def roots_list(value: object) -> tuple[str, ...] | None:
+    """``roots``: an array of at most ``MAX_ROOTS`` non-empty paths (unexpanded); None if invalid."""
+    if not isinstance(value, list) or len(value) > MAX_ROOTS:
+        return None
+    if not all(isinstance(p, str) and p.strip() and "\x00" not in p for p in value):
+        return None
+    return tuple(value)
+
+
+def _sampling(value: object) -> SamplingConfig | None:
+    if not isinstance(value, dict):
+        return None
+    command = value.get("command")
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        return None
+    if not command[0].strip() or any("\x00" in a for a in command):
+        return None
+    timeout = _positive(value.get("timeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
+    if timeout is None:
+        return None
+    return SamplingConfig(tuple(command), timeout)
+
+
 # settings key, Settings field, checker (None = invalid), what it must be
 _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
     ("requestTimeoutMs", "request_timeout_ms", _positive, "a positive integer"),
     ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
     ("daemon", "daemon", _daemon, '"auto" or "off"'),
+    ("roots", "roots", roots_list, f"an array of at most {MAX_ROOTS} directory paths"),
+    (
+        "sampling",
+        "sampling",
+        _sampling,
+        'an object with "command" (a non-empty array of strings) and an optional positive "timeoutMs"',
+    ),
 )
 # Settings only the user's own files may state: a cloned project must not start processes that
-# outlive the command the user ran, nor choose which other files orbmcp reads.
-GLOBAL_ONLY = frozenset({"daemon", "imports"})
+# outlive the command the user ran, choose which other files orbmcp reads, nor choose the program
+# that answers with the user's model.
+GLOBAL_ONLY = frozenset({"daemon", "imports", "sampling"})
 # settings.json (the orb agent's file) states these at the top level, mcp.json under "settings".
 _TOP_LEVEL = ("daemon", "imports")
 

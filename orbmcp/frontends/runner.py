@@ -78,13 +78,18 @@ def shell_context(
     config_file: Path | None,
     json_output: bool,
     no_color: bool,
+    no_input: bool = False,
 ) -> CommandContext:
     """The context of a shell command, one-shot or in the daemon: the person is at ``console``."""
     from orbmcp.frontends.terminal import TerminalUI
     from orbmcp.render import present
 
     interactive = default_interactive(
-        json_output, console.env, stdin_tty=console.stdin_isatty, stderr_tty=console.stderr_isatty
+        json_output,
+        console.env,
+        stdin_tty=console.stdin_isatty,
+        stderr_tty=console.stderr_isatty,
+        no_input=no_input,
     )
     return CommandContext(
         ui=TerminalUI(interactive=interactive, json_output=json_output, console=console),
@@ -96,7 +101,20 @@ def shell_context(
         no_color=no_color,
         present=present,
         read_stdin=console.read_stdin,
+        emit=lambda result: emit_result(result, console, json_output=json_output, no_color=no_color),
     )
+
+
+def emit_result(result: Any, console: Console, *, json_output: bool, no_color: bool) -> None:
+    """One of several results of a command (``read --follow``): JSON Lines, or its text."""
+    if json_output:
+        from orbmcp.render.json import to_json_text
+
+        console.write_out(to_json_text(result, pretty=False) + "\n")
+        return
+    from orbmcp.render import render_to_terminal
+
+    render_to_terminal(result, json_output=False, no_color=no_color, console=console)
 
 
 def run_in_shell(
@@ -107,6 +125,7 @@ def run_in_shell(
     config_file: Path | None,
     json_output: bool,
     no_color: bool,
+    no_input: bool = False,
 ) -> int:
     """One shell command, one-shot: connect what it needs, print, stop everything it started."""
     from orbmcp.frontends.terminal import OneShotSessions
@@ -120,6 +139,7 @@ def run_in_shell(
         config_file=config_file,
         json_output=json_output,
         no_color=no_color,
+        no_input=no_input,
     )
 
     def work() -> int:

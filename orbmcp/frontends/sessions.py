@@ -107,7 +107,15 @@ class PersistentSessions:
     async def _own_manager(self, *, task_status: TaskStatus[Manager]) -> None:
         from orbmcp.core.manager import Manager
 
-        manager = Manager(self.config, retries=self._retries, interactive=self._interactive, auth_ui=self._ui)
+        # The session's own UI answers servers that ask between commands (the REPL's terminal); a
+        # daemon has none: a question with no command waiting on its server is declined.
+        manager = Manager(
+            self.config,
+            retries=self._retries,
+            interactive=self._interactive,
+            auth_ui=self._ui,
+            asker=self._ui,
+        )
         async with manager:
             task_status.started(manager)
             await self._closing.wait()

@@ -34,6 +34,7 @@ from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.frontends.slash import Invocation, format_error, parse_shell, parse_slash, render, run_invocation
 
 if TYPE_CHECKING:
+    from orbmcp.commands.live_query import LiveQuery
     from orbmcp.config.model import ResolvedConfig
 
 PROMPT = "orbmcp> "
@@ -177,7 +178,18 @@ class Shell:
             tool_names=tools,
             project=self.ctx.project,
             config_file=self.ctx.config_file,
+            live=self._live,
         )
+
+    def _live(self, query: LiveQuery) -> list[str]:
+        """What only a server knows (prompt argument values, resource URIs), from this session's
+        connection: asked on the session's loop, bounded in time."""
+        from orbmcp.commands.live_completion import answer
+
+        async def ask() -> list[str]:
+            return await answer(await self.sessions.manager(), query)
+
+        return self.portal.call(ask)
 
     def _load_config(self, *, project: Path | None, config_file: Path | None) -> ResolvedConfig:
         if (project, config_file) == (self.ctx.project, self.ctx.config_file):

@@ -375,9 +375,18 @@ def complete_fast(args: Sequence[str]) -> int | None:
 
     from orbmcp import environment
     from orbmcp.commands.complete import complete_line
+    from orbmcp.commands.live_query import LiveQuery
     from orbmcp.text import one_line
 
-    candidates = complete_line(rest[0], project=environment.project_dir())
+    wanted: list[LiveQuery] = []
+
+    def record(query: LiveQuery) -> list[str]:
+        wanted.append(query)
+        return []
+
+    candidates = complete_line(rest[0], project=environment.project_dir(), live=record)
+    if wanted:
+        return None  # a server must answer: the complete command connects it
     text = (
         json.dumps(candidates, ensure_ascii=False) if as_json else "\n".join(one_line(c) for c in candidates)
     )

@@ -15,10 +15,16 @@ from orbmcp.errors import Interrupted
 from orbmcp.frontends.console import Console, local_console
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup, TaskStatus
+
     from orbmcp.commands.context import CommandContext
+    from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
+    from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+    from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.core.manager import Manager
 
 PROGRESS_REDRAW_S = 0.05
+NOT_INTERACTIVE = "not interactive (no terminal to ask on, --json, --no-input or CI)"
 
 
 class TerminalUI:
@@ -33,6 +39,7 @@ class TerminalUI:
         self.console = console or local_console()
         self._progress_shown = False
         self._progress_drawn_at = -math.inf
+        self._asking: anyio.Lock | None = None  # one question on the terminal at a time
 
     def _err(self, text: str) -> None:
         self.console.write_err(text)
@@ -110,6 +117,79 @@ class TerminalUI:
         self._err(f"\r\x1b[2K{head}{note}")
         self._progress_shown = True
 
+    # -- a server's questions (core.capabilities.askers.Asker) ----------------------------------------
+
+    def _threaded(self) -> tuple[Callable[[str], None], Callable[[str], bool]]:
+        """``write`` and ``open_url`` for a worker thread: a daemon client's terminal is written on
+        the event loop (its frames are queued there); this process's own, directly."""
+        if not self.console.remote:
+            return self._err, self.console.open_url
+
+        def write(text: str) -> None:
+            anyio.from_thread.run_sync(self._err, text)
+
+        def open_url(url: str) -> bool:
+            return bool(anyio.from_thread.run_sync(self.console.open_url, url))
+
+        return write, open_url
+
+    async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self._asking is None:
+            self._asking = anyio.Lock()
+        async with self._asking:
+            self.end_progress()
+            # Abandoned on cancel: Ctrl-C while a person is typing must not wait for the line.
+            return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        from orbmcp.core.capabilities.elicitation import ElicitationAnswer
+        from orbmcp.frontends import asking
+
+        if not self.interactive:
+            return ElicitationAnswer("decline", reason=NOT_INTERACTIVE)
+        write, open_url = self._threaded()
+        if request.mode == "url":
+            from orbmcp.auth.urlpolicy import browser_problem
+
+            problem = browser_problem(request.url or "")
+            answer: ElicitationAnswer = await self._in_thread(
+                asking.ask_url, request, write, self.console.readline, open_url, problem
+            )
+        else:
+            answer = await self._in_thread(asking.ask_form, request, write, self.console.readline)
+        return answer
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        from orbmcp.core.capabilities.client_side import default_sampling
+        from orbmcp.core.capabilities.sampling import SamplingAnswer
+        from orbmcp.frontends import asking
+
+        write, _open = self._threaded()
+        if not self.interactive or not request.command:
+            # Shown, then the configured command answers, or orbmcp refuses: nobody is asked.
+            self.end_progress()
+            asking.show_sampling(request, self._err)
+            answer = await default_sampling(request)
+            outcome = "answered by the sampling command" if answer.action == "result" else "refused"
+            self._err(f"orbmcp: sampling {outcome}{f': {answer.reason}' if answer.reason else ''}\n")
+            return answer
+
+        def review() -> bool:
+            asking.show_sampling(request, write)
+            return asking.approve_sampling(request, write, self.console.readline)
+
+        if not await self._in_thread(review):
+            return SamplingAnswer("reject", reason="declined by the person")
+        return await default_sampling(request)
+
+    def server_log(self, server: str, message: LogMessage) -> None:
+        """A server's log message during ``call --verbose``: one escaped line on stderr."""
+        from orbmcp.text import one_line
+
+        self.end_progress()
+        who = f" {one_line(message.logger, max_len=100)}:" if message.logger else ""
+        self._err(f"[{one_line(server)}] {message.level}:{who} {one_line(message.text)}\n")
+
     def end_progress(self) -> None:
         if self._progress_shown:
             self._err("\r\x1b[2K")
@@ -117,22 +197,45 @@ class TerminalUI:
 
 
 class OneShotSessions:
-    """A Manager that lives for one shell command; closing stops every server it started."""
+    """A Manager that lives for one shell command; closing stops every server it started.
+
+    With an ``owner`` task group (``run_with_signals`` gives one), the Manager lives in a task of
+    its own there, outside the handler's cancel scope: a Ctrl-C cancels the handler while its
+    connections still stand, so what it sends on the way out (``tasks/cancel``,
+    ``notifications/cancelled``) reaches the server before everything stops."""
 
     persistent = False
     daemon_pid: int | None = None
 
     def __init__(self) -> None:
         self._manager: Manager | None = None
+        self.owner: TaskGroup | None = None
+        self._closing: anyio.Event | None = None
+        self._closed: anyio.Event | None = None
 
     async def manager(self, ctx: CommandContext) -> Manager:
         if self._manager is None:
             from orbmcp.core.manager import Manager
 
-            m = Manager(ctx.config(), retries=False, interactive=ctx.ui.interactive, auth_ui=ctx.ui)
-            await m.__aenter__()
+            m = Manager(
+                ctx.config(), retries=False, interactive=ctx.ui.interactive, auth_ui=ctx.ui, asker=ctx.ui
+            )
+            if self.owner is not None:
+                self._closing, self._closed = anyio.Event(), anyio.Event()
+                await self.owner.start(self._own, m)
+            else:
+                await m.__aenter__()
             self._manager = m
         return self._manager
+
+    async def _own(self, m: Manager, *, task_status: TaskStatus[None]) -> None:
+        assert self._closing is not None and self._closed is not None
+        try:
+            async with m:
+                task_status.started()
+                await self._closing.wait()
+        finally:
+            self._closed.set()
 
     async def __aenter__(self) -> OneShotSessions:
         return self
@@ -141,10 +244,16 @@ class OneShotSessions:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         m, self._manager = self._manager, None
-        if m is not None:
-            # Manager.__aexit__ shields the stopping itself; its task group must be left in the
-            # same cancel scope it was entered in, so no extra shield here.
-            await m.__aexit__(None, None, None)
+        if m is None:
+            return
+        if self._closing is not None and self._closed is not None:
+            self._closing.set()
+            with anyio.CancelScope(shield=True):
+                await self._closed.wait()
+            return
+        # Manager.__aexit__ shields the stopping itself; its task group must be left in the same
+        # cancel scope it was entered in, so no extra shield here.
+        await m.__aexit__(None, None, None)
 
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -157,18 +266,22 @@ async def run_with_signals(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any
     received: list[int] = []
     result: Any = None
     error: Exception | None = None
+    work = anyio.CancelScope()  # the handler's: a signal cancels it, not the servers' owner task
     async with anyio.create_task_group() as tg:
+        if isinstance(sessions, OneShotSessions):
+            sessions.owner = tg
 
         async def watch() -> None:
             with anyio.open_signal_receiver(*_SIGNALS) as signals:
                 async for signum in signals:
                     received.append(signum)
-                    tg.cancel_scope.cancel()
+                    work.cancel()
                     return
 
         tg.start_soon(watch)
         try:
-            result = await fn(*args)
+            with work:
+                result = await fn(*args)
         except Exception as exc:  # raised again below, outside the task group: no ExceptionGroup
             error = exc
         finally:

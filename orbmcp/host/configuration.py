@@ -54,6 +54,12 @@ class ConfigSource:
                 )
         return config
 
+    def move_to(self, project: Path | None) -> None:
+        """Resolve for ``project`` from now on (its trust is asked afresh)."""
+        self.project = project
+        self._trust_asked = False
+        self._host_trust = None
+
     def config_error(self, err: ConfigError) -> None:
         """Tell the person about a broken configuration."""
         self._notify(f"MCP config error: {agent_message(err)}", "error")

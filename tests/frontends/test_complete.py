@@ -85,6 +85,7 @@ def test_shell_lines_complete_commands_options_and_values(config: Path) -> None:
         "--json",
         "--no-color",
         "--no-daemon",
+        "--no-input",
         "--project",
         "--version",
     ]

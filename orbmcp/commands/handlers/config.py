@@ -47,6 +47,8 @@ def server_json(s: ServerConfig) -> dict[str, Any]:
         else {"type": s.auth.type, "clientId": s.auth.client_id, "scope": s.auth.scope},
         "healthCheckIntervalMs": s.health_check_interval_ms,
     }
+    if s.roots is not None:
+        out["roots"] = list(s.roots)
     return out
 
 
@@ -66,16 +68,27 @@ def project_json(config: ResolvedConfig) -> dict[str, Any]:
 
 def show(ctx: CommandContext) -> ConfigView:
     config = ctx.config()
+    settings: dict[str, Any] = {
+        "toolPrefix": config.settings.tool_prefix,
+        "requestTimeoutMs": config.settings.request_timeout_ms,
+        "maxRetries": config.settings.max_retries,
+        "enabled": config.settings.extension_enabled,
+    }
+    if config.settings.roots is not None:
+        settings["roots"] = list(config.settings.roots)
+    if config.settings.sampling is not None:
+        from orbmcp.redact import redact
+
+        sampling = config.settings.sampling
+        settings["sampling"] = {
+            "command": [redact(a) for a in sampling.command],
+            "timeoutMs": sampling.timeout_ms,
+        }
     return ConfigView(
         servers=tuple(server_json(s) for s in config.servers.values()),
         warnings=tuple(config.warnings),
         project=project_json(config),
-        settings={
-            "toolPrefix": config.settings.tool_prefix,
-            "requestTimeoutMs": config.settings.request_timeout_ms,
-            "maxRetries": config.settings.max_retries,
-            "enabled": config.settings.extension_enabled,
-        },
+        settings=settings,
     )
 
 

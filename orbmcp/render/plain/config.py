@@ -48,6 +48,13 @@ def config_view(view: ConfigView) -> str:
             f"  timeoutMs={s['timeoutMs']} requestTimeoutMs={s['requestTimeoutMs']} "
             f"maxRetries={s['maxRetries']}" + ("  auth=oauth" if s["auth"] else "")
         )
+        if "roots" in s:
+            lines.append(f"  roots: {_e(', '.join(s['roots']))}")
+    settings = view.settings
+    if "roots" in settings:
+        lines.append(f"roots: {_e(', '.join(settings['roots']))}")
+    if "sampling" in settings:
+        lines.append(f"sampling command: {_e(shlex.join(settings['sampling']['command']))}")
     p = view.project
     if p["exists"] and not p["loaded"]:
         lines.append(f"Project config: not loaded ({_e(p['path'])}) — `orbmcp trust` to review it")
