@@ -72,6 +72,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
         slash=("/mcp",),
         connects=True,
+        offline_first=True,
         examples=("orbmcp status", "orbmcp status everything --json"),
     ),
     CommandSpec(
@@ -133,6 +134,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             JSON,
         ),
         connects=True,
+        offline_first=True,
         examples=("orbmcp tools everything", "orbmcp tools everything get-sum"),
     ),
     CommandSpec(
@@ -172,6 +174,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         f"{H}.resources:resources",
         (Param("server", "Only this server.", completer="servers"), JSON),
         connects=True,
+        offline_first=True,
     ),
     CommandSpec(
         ("read",),
@@ -200,6 +203,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         f"{H}.tools:prompts",
         (Param("server", "Only this server.", completer="servers"), JSON),
         connects=True,
+        offline_first=True,
     ),
     CommandSpec(
         ("prompt",),

@@ -261,6 +261,12 @@ class _Opener:
             code = process.returncode  # before the stop: an exit of its own, not our SIGTERM
             if code is not None and self.exit_record is not None:
                 self.exit_record.code = code
+            handed_off = self.runtime.handed_off
+            if handed_off is not None:
+                group = process.hand_off()
+                if group is not None:
+                    handed_off.append(group)
+                return
             with anyio.CancelScope(shield=True):
                 await process.stop(
                     stdin_grace=self.runtime.stdin_grace_s, term_grace=self.runtime.term_grace_s

@@ -66,11 +66,15 @@ class Manager:
         tools: ToolRegistry | None = None,
         asker: Any = None,
         features: ClientFeatures | None = None,
+        hand_off_at_exit: bool = False,
     ) -> None:
         """``asker`` answers servers' questions when no command waits on them (the session's own
         front; see ``orbmcp.core.capabilities.askers``). ``features`` are the client capabilities
         to advertise; by default those the shell fronts honour: elicitation (asked, or declined
-        saying so), roots, and sampling when a sampling command is configured."""
+        saying so), roots, and sampling when a sampling command is configured.
+        ``hand_off_at_exit``: leaving the manager closes the servers' stdin and collects their
+        still-running trees in ``runtime.handed_off`` for a detached stop (only the orbmcp program
+        itself, about to exit)."""
         self.config = config
         log.configure_default(config.global_dir)
         self.runtime = Runtime(
@@ -91,6 +95,7 @@ class Manager:
         self.user_stopped: set[str] = set()
         self._stack: AsyncExitStack | None = None
         self._applying = anyio.Lock()
+        self._hand_off_at_exit = hand_off_at_exit
 
     @property
     def tools(self) -> ToolRegistry:
@@ -110,6 +115,8 @@ class Manager:
     async def __aexit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
+        if self._hand_off_at_exit:
+            self.runtime.handed_off = []
         with anyio.CancelScope(shield=True):
             await self.stop_all()
         stack, self._stack, self._tg = self._stack, None, None

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from orbmcp.config.model import SamplingConfig, ServerConfig
     from orbmcp.core.capabilities.askers import Asker
     from orbmcp.core.capabilities.roots import Root
+    from orbmcp.core.detached_stop import HandedOff
     from orbmcp.core.state import State
     from orbmcp.core.supervisor import Supervisor
 
@@ -33,6 +34,9 @@ class Runtime:
     interactive: bool = False
     stdin_grace_s: float = 2.0
     term_grace_s: float = 2.0
+    # Set while a one-shot orbmcp program exits: stops hand the running trees over here for a
+    # detached stop (core.detached_stop) instead of waiting through the grace periods.
+    handed_off: list[HandedOff] | None = None
     extra_secrets: tuple[str, ...] = ()
     auth_ui: Any = None  # orbmcp.auth.provider.AuthUI when a person can authorize
     # An SDK elicitation callback (``mcp.client.session.ElicitationFnT``) handed to every client

@@ -128,13 +128,15 @@ def run_in_shell(
     no_input: bool = False,
 ) -> int:
     """One shell command, one-shot: connect what it needs, print, stop everything it started."""
-    from orbmcp.frontends.terminal import OneShotSessions
+    from orbmcp.frontends.one_shot import OneShotSessions, run_connecting
+    from orbmcp.frontends.process_tuning import owns_process
     from orbmcp.render import render_to_terminal
 
     console = local_console()
+    sessions = OneShotSessions(hand_off_at_exit=owns_process())
     ctx = shell_context(
         console=console,
-        sessions=OneShotSessions(),
+        sessions=sessions,
         project=project,
         config_file=config_file,
         json_output=json_output,
@@ -144,11 +146,7 @@ def run_in_shell(
 
     def work() -> int:
         if spec.connects:
-            import anyio
-
-            from orbmcp.frontends.terminal import run_with_signals
-
-            result = anyio.run(run_with_signals, call_handler, spec, ctx, kwargs)
+            result = run_connecting(call_handler, ctx, spec, ctx, kwargs, offline_first=spec.offline_first)
         else:
             result = _run_sync(spec, ctx, kwargs)
         return render_to_terminal(result, json_output=json_output, no_color=no_color, console=console)
@@ -157,6 +155,8 @@ def run_in_shell(
         return work()
     except BaseException as exc:
         return report_failure(exc, console=console, json_output=json_output)
+    finally:
+        sessions.launch_detached_stop()
 
 
 def report_failure(exc: BaseException, *, console: Console, json_output: bool) -> int:

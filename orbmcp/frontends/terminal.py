@@ -1,27 +1,23 @@
-"""The shell's UI (prompts on stderr) and its one-shot session: connect, run, stop everything."""
+"""The shell's UI: prompts, questions and progress on stderr; stdout stays for results.
+
+anyio is imported where a method needs it: building a TerminalUI is on the fast paths (an empty
+``status``), which run without an event loop."""
 
 from __future__ import annotations
 
 import math
-import signal
 import time
-from collections.abc import Awaitable, Callable
-from types import TracebackType
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from orbmcp.errors import Interrupted
 from orbmcp.frontends.console import Console, local_console
 
 if TYPE_CHECKING:
-    from anyio.abc import TaskGroup, TaskStatus
+    import anyio
 
-    from orbmcp.commands.context import CommandContext
     from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
     from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
     from orbmcp.core.capabilities.server_log import LogMessage
-    from orbmcp.core.manager import Manager
 
 PROGRESS_REDRAW_S = 0.05
 NOT_INTERACTIVE = "not interactive (no terminal to ask on, --json, --no-input or CI)"
@@ -124,6 +120,7 @@ class TerminalUI:
         the event loop (its frames are queued there); this process's own, directly."""
         if not self.console.remote:
             return self._err, self.console.open_url
+        import anyio.from_thread
 
         def write(text: str) -> None:
             anyio.from_thread.run_sync(self._err, text)
@@ -134,6 +131,9 @@ class TerminalUI:
         return write, open_url
 
     async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        import anyio
+        import anyio.to_thread
+
         if self._asking is None:
             self._asking = anyio.Lock()
         async with self._asking:
@@ -194,104 +194,3 @@ class TerminalUI:
         if self._progress_shown:
             self._err("\r\x1b[2K")
             self._progress_shown = False
-
-
-class OneShotSessions:
-    """A Manager that lives for one shell command; closing stops every server it started.
-
-    With an ``owner`` task group (``run_with_signals`` gives one), the Manager lives in a task of
-    its own there, outside the handler's cancel scope: a Ctrl-C cancels the handler while its
-    connections still stand, so what it sends on the way out (``tasks/cancel``,
-    ``notifications/cancelled``) reaches the server before everything stops."""
-
-    persistent = False
-    daemon_pid: int | None = None
-
-    def __init__(self) -> None:
-        self._manager: Manager | None = None
-        self.owner: TaskGroup | None = None
-        self._closing: anyio.Event | None = None
-        self._closed: anyio.Event | None = None
-
-    async def manager(self, ctx: CommandContext) -> Manager:
-        if self._manager is None:
-            from orbmcp.core.manager import Manager
-
-            m = Manager(
-                ctx.config(), retries=False, interactive=ctx.ui.interactive, auth_ui=ctx.ui, asker=ctx.ui
-            )
-            if self.owner is not None:
-                self._closing, self._closed = anyio.Event(), anyio.Event()
-                await self.owner.start(self._own, m)
-            else:
-                await m.__aenter__()
-            self._manager = m
-        return self._manager
-
-    async def _own(self, m: Manager, *, task_status: TaskStatus[None]) -> None:
-        assert self._closing is not None and self._closed is not None
-        try:
-            async with m:
-                task_status.started()
-                await self._closing.wait()
-        finally:
-            self._closed.set()
-
-    async def __aenter__(self) -> OneShotSessions:
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        m, self._manager = self._manager, None
-        if m is None:
-            return
-        if self._closing is not None and self._closed is not None:
-            self._closing.set()
-            with anyio.CancelScope(shield=True):
-                await self._closed.wait()
-            return
-        # Manager.__aexit__ shields the stopping itself; its task group must be left in the same
-        # cancel scope it was entered in, so no extra shield here.
-        await m.__aexit__(None, None, None)
-
-
-_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-async def run_with_signals(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-    """Run a connecting handler; SIGINT/SIGTERM/SIGHUP cancel it and every child is stopped."""
-    ctx: CommandContext = next(a for a in args if hasattr(a, "sessions"))
-    sessions = ctx.sessions
-    received: list[int] = []
-    result: Any = None
-    error: Exception | None = None
-    work = anyio.CancelScope()  # the handler's: a signal cancels it, not the servers' owner task
-    async with anyio.create_task_group() as tg:
-        if isinstance(sessions, OneShotSessions):
-            sessions.owner = tg
-
-        async def watch() -> None:
-            with anyio.open_signal_receiver(*_SIGNALS) as signals:
-                async for signum in signals:
-                    received.append(signum)
-                    work.cancel()
-                    return
-
-        tg.start_soon(watch)
-        try:
-            with work:
-                result = await fn(*args)
-        except Exception as exc:  # raised again below, outside the task group: no ExceptionGroup
-            error = exc
-        finally:
-            if isinstance(sessions, OneShotSessions):
-                await sessions.__aexit__(None, None, None)
-            if isinstance(ctx.ui, TerminalUI):
-                ctx.ui.end_progress()
-        tg.cancel_scope.cancel()
-    if received:
-        raise Interrupted(f"interrupted by {signal.Signals(received[0]).name}; every server was stopped")
-    if error is not None:
-        raise error
-    return result
