@@ -247,6 +247,23 @@ def test_a_big_file_is_parsed_only_when_it_changed(
     assert load(project).servers == {}
 
 
+def test_a_toml_file_is_parsed_only_when_it_changed(home: Path, project: Path) -> None:
+    path = write(home / ".codex" / "config.toml", '[mcp_servers.aaaa]\ncommand = "one"\n')
+    assert set(load(project).servers) == {"aaaa"}
+    info = path.stat()
+    path.write_text(path.read_text().replace("aaaa", "bbbb"))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert set(load(project).servers) == {"aaaa"}  # answered from the cache, tomllib not needed
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
+    assert set(load(project).servers) == {"bbbb"}
+    # a TOML date cannot be cached (JSON has none): that file is parsed each time, others still cached
+    path.write_text('[mcp_servers.cccc]\ncommand = "one"\nsince = 1979-05-27\n')
+    assert set(load(project).servers) == {"cccc"}
+    cache = Path(os.environ["ORB_AGENT_DIR"]) / "cache" / client_documents.CACHE_FILE
+    assert "cccc" not in cache.read_text()
+    assert set(load(project).servers) == {"cccc"}
+
+
 def test_an_unusable_cache_is_ignored(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(client_documents, "CACHE_FROM_BYTES", 10)
     cache = write(Path(os.environ["ORB_AGENT_DIR"]) / "cache" / client_documents.CACHE_FILE, "not json")
