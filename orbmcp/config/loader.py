@@ -144,11 +144,11 @@ def load_config(
         {name: entry for name, entry, _ in registry.registered_entries()},
         {},
     )
-    chosen = imports.choose(reads, approved=approved, settings=settings, warnings=warnings)
+    dropped: dict[str, tuple[Source, ConfigWarning]] = {}
+    chosen = imports.choose(reads, approved=approved, settings=settings, warnings=warnings, dropped=dropped)
     import_layers = [
         _Layer(imports.source_of(c.file.client), c.file.path, {c.name: c.entry}, {}) for c in chosen
     ]
-    dropped: dict[str, tuple[Source, ConfigWarning]] = {}
     winners = _merge([extension, *import_layers, *file_layers], settings, warnings, dropped)
 
     servers: dict[str, ServerConfig] = {}

@@ -218,6 +218,30 @@ def test_broken_files_warn_and_the_rest_still_load(home: Path, project: Path) ->
     assert "{file:" in skipped["file-secret"]
 
 
+def test_an_unusable_imported_entry_is_reported_by_name(home: Path, project: Path) -> None:
+    cursor = write(
+        home / ".cursor" / "mcp.json", {"mcpServers": {"bad": {"command": 5}, "x": {"command": "x"}}}
+    )
+    place("malformed/opencode-bad-entries.json", home / ".config" / "opencode" / "opencode.json")
+    config = load(project)
+    bad = config.unavailable["bad"]
+    assert (bad.kind, bad.source, bad.file, bad.reason) == (
+        "invalid",
+        "import:cursor",
+        str(cursor),
+        "invalid_entry",
+    )
+    assert bad.message == 'import:cursor: "command" must be a string, not a number'
+    assert config.unavailable["file-secret"].source == "import:opencode"
+    assert not set(config.unavailable) & set(config.servers)
+    # a usable definition elsewhere (a later client, orbmcp's own file) is the one in effect
+    write(home / ".codeium" / "windsurf" / "mcp_config.json", {"mcpServers": {"bad": {"command": "ok"}}})
+    assert "bad" in load(project).servers and "bad" not in load(project).unavailable
+    (home / ".codeium" / "windsurf" / "mcp_config.json").unlink()
+    write(Path(os.environ["ORB_AGENT_DIR"]) / "mcp.json", {"mcpServers": {"bad": {"command": "mine"}}})
+    assert "bad" not in load(project).unavailable
+
+
 def test_an_oversized_file_is_not_read(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     place("cursor-mcp.json", home / ".cursor" / "mcp.json")
     monkeypatch.setattr(client_documents, "MAX_FILE_BYTES", 64)
