@@ -24,7 +24,7 @@ complete -c orbmcp -f -n __fish_use_subcommand -a config -d 'Inspect, validate a
 complete -c orbmcp -f -n __fish_use_subcommand -a daemon -d 'The session daemon: one live session shared by every orbmcp command of this scope.'
 complete -c orbmcp -f -n __fish_use_subcommand -a disable -d 'Turn a server off in its config (the entry stays); in a running session also stop it.'
 complete -c orbmcp -f -n __fish_use_subcommand -a enable -d 'Turn a server on in its config; in a running session also start it.'
-complete -c orbmcp -f -n __fish_use_subcommand -a logout -d 'Forget the stored tokens and client registration of an OAuth server.'
+complete -c orbmcp -f -n __fish_use_subcommand -a logout -d 'Revoke an OAuth server\'s tokens at its authorization server (RFC 7009, where offered), then forget them and the client registration.'
 complete -c orbmcp -f -n __fish_use_subcommand -a prompt -d 'Get a prompt with k=v arguments.'
 complete -c orbmcp -f -n __fish_use_subcommand -a prompts -d 'List prompts.'
 complete -c orbmcp -f -n __fish_use_subcommand -a read -d 'Read a resource: text is shown, --output saves it (binary too); --follow prints each update.'

@@ -255,15 +255,19 @@ class _World:
         return names
 
     def tools(self, server: str) -> list[str]:
+        """The server's tool names as listings show them (and ``call`` accepts them): a name
+        with control characters must not reach the shell's completion as they are."""
+        from orbmcp.text import shown_name
+
         live = self.tool_names.get(server) if self.tool_names is not None else None
         if live:
-            return list(live)
+            return [shown_name(name) for name in live]
         from orbmcp.config import paths
         from orbmcp.core import toolcache
 
         cfg = self.config()
         gdir = cfg.global_dir if cfg is not None else paths.global_dir()
-        return toolcache.load(gdir / "cache" / "tools.json").get(server, [])
+        return [shown_name(name) for name in toolcache.load(gdir / "cache" / "tools.json").get(server, [])]
 
 
 def _match(current: str, candidates: Iterable[str]) -> list[str]:

@@ -115,7 +115,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("logout",),
-        "Forget the stored tokens and client registration of an OAuth server.",
+        "Revoke an OAuth server's tokens at its authorization server (RFC 7009, where offered), then "
+        "forget them and the client registration.",
         f"{H}.auth:logout",
         (Param("server", "OAuth server.", required=True, completer="servers:oauth"), JSON),
     ),

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from orbmcp.config.model import ServerConfig, Settings
+    from orbmcp.core.listings import ToolListingSalvage
     from orbmcp.core.process import ManagedProcess
     from orbmcp.core.runtime import Runtime
 
@@ -65,6 +66,7 @@ class Supervisor:
         self.runtime = runtime
         self.snap = Snapshot()
         self.client: Any = None  # mcp.Client while ready
+        self.listings: ToolListingSalvage | None = None  # the connection's raw tool listings
         self.process: ManagedProcess | None = None
         self.stderr: StderrTail | None = None
         self._scope: anyio.CancelScope | None = None
@@ -305,6 +307,7 @@ class Supervisor:
         finally:
             # The connection's block has exited: its process tree is stopped already.
             self.client = None
+            self.listings = None
             self.process = None
             self.runtime.tools.set_server_active(self.name, False)
 
@@ -347,6 +350,7 @@ class Supervisor:
 
     def _take(self, connection: Connection) -> None:
         self.client = connection.client
+        self.listings = connection.listings
         self.process = connection.process
         self.snap.protocol_version = connection.protocol_version
         self.snap.transport = connection.transport
@@ -360,7 +364,7 @@ class Supervisor:
     async def _discover(self, client: Any) -> None:
         from orbmcp.core.discovery import list_tools
 
-        tools = await list_tools(client, server=self.name, warn=self.warn)
+        tools = await list_tools(client, server=self.name, warn=self.warn, salvage=self.listings)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
         _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
         from orbmcp.core import toolcache

@@ -414,6 +414,8 @@ def test_project_files_of_other_clients_wait_for_trust(home: Path, project: Path
     waiting = untrusted.unavailable["api-server"]
     assert (waiting.kind, waiting.source, waiting.file) == ("untrusted", "import:claude-code", str(claude))
     assert untrusted.unavailable["fetch"].source == "import:vscode" and "tool" not in untrusted.unavailable
+    # Never approved: read only for the names, other clients' project servers included.
+    assert {"import:cursor/tool", "import:claude-code/api-server"} <= set(untrusted.project.pending)
 
     review = trust.describe_project(project)
     keys = {s.key for s in review.servers}

@@ -58,7 +58,7 @@ def readme_examples() -> list[Example]:
                 line = re.sub(r"^-\s+(run:\s+)?", "", line)
             if line.startswith(NOT_EXAMPLES) or not re.match(r"^(orbmcp |echo .*\| orbmcp )", line):
                 continue
-            found.append(Example(f"README ({lang or 'text'} block)", line))
+            found += [Example(f"README ({lang or 'text'} block)", part) for part in line.split(" && ")]
     return found
 
 
@@ -129,12 +129,22 @@ def test_every_documented_example_runs(tmp_path: Path, everything: dict[str, obj
         "NO_COLOR": "1",
         "CI": "true",
     }
+    # Examples that edit a configuration edit a scratch one (a home and project of their own):
+    # the servers they add (a filesystem server, a made-up URL) are not there to be checked.
+    scratch = tmp_path / "scratch"
+    (scratch / "agent").mkdir(parents=True)
+    scratch_env = {**env, "HOME": str(scratch), "ORB_AGENT_DIR": str(scratch / "agent")}
     examples = list(_ordered(readme_examples() + man_examples() + help_examples()))
     ran: list[str] = []
     try:
         for example in examples:
             argv, stdin = example.argv_and_stdin()
-            result = run_cli(*argv, env=env, cwd=tmp_path, stdin=stdin)
+            edits = argv[:1] in (["add"], ["remove"], ["enable"], ["disable"]) or argv[:2] == [
+                "config",
+                "import",
+            ]
+            where = (scratch_env, scratch) if edits else (env, tmp_path)
+            result = run_cli(*argv, env=where[0], cwd=where[1], stdin=stdin)
             assert result.code == 0, (
                 f"{example.source}: `{example.line}` exited {result.code}:\n{result.stderr}"
             )
