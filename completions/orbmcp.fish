@@ -31,6 +31,7 @@ complete -c orbmcp -f -n __fish_use_subcommand -a read -d 'Read a resource: text
 complete -c orbmcp -f -n __fish_use_subcommand -a reconnect -d 'Recreate one connection, or every connection.'
 complete -c orbmcp -f -n __fish_use_subcommand -a remove -d 'Remove a server\'s entry from orbmcp\'s own config (the entry in effect, or that of --scope).'
 complete -c orbmcp -f -n __fish_use_subcommand -a resources -d 'List resources, and resource templates with their parameters.'
+complete -c orbmcp -f -n __fish_use_subcommand -a serve -d 'Serve every configured server, and the /mcp commands, as one MCP server for any agent.'
 complete -c orbmcp -f -n __fish_use_subcommand -a shell -d 'Interactive session: slash and shell-style commands, servers stay connected.'
 complete -c orbmcp -f -n __fish_use_subcommand -a slash -d 'Run one slash command line, for example orbmcp slash "/mcp:start everything".'
 complete -c orbmcp -f -n __fish_use_subcommand -a start -d 'Connect a server (lazy ones too) and show its detail view.'

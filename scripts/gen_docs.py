@@ -269,6 +269,9 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "completion show": JsonDoc("object", ("shell", "script")),
     "completion install": JsonDoc("object", ("ok", "message", "shell", "path")),
     "shell": JsonDoc("none", (), "interactive; each line takes --json itself"),
+    "serve": JsonDoc(
+        "array of strings", (), "with --print-token: the token; serving writes nothing else on stdout"
+    ),
     **{
         f"daemon {verb}": JsonDoc(
             "object",

@@ -31,7 +31,8 @@ SLASH_ROOT = "/mcp"
 SHELLS = ("bash", "zsh", "fish")
 CHECK_FORMATS = ("text", "github")
 # Commands that only make sense in a terminal of their own (and trust, which must stay a deliberate
-# act of the person at the terminal, never a line an agent forwards) are not slash commands.
+# act of the person at the terminal, never a line an agent forwards; serve, which is a process an
+# agent starts) are not slash commands.
 NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
     {
         ("shell",),
@@ -41,6 +42,7 @@ NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
         ("completion", "install"),
         ("trust",),
         ("untrust",),
+        ("serve",),
         # Writing the config is the person's act too: an agent that forwards lines must not add a
         # server that runs a command of its choosing (enable/disable only switch configured ones).
         ("add",),

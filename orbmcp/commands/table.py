@@ -457,6 +457,61 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
 )
 
+COMMANDS += (
+    CommandSpec(
+        ("serve",),
+        "Serve every configured server, and the /mcp commands, as one MCP server for any agent.",
+        "orbmcp.serve.command:serve",
+        (
+            Param("stdio", "Serve over this process's stdin and stdout (the default).", kind="flag"),
+            Param(
+                "http",
+                "Serve Streamable HTTP at http://HOST:PORT/mcp (loopback unless HOST says otherwise; "
+                "every request needs the bearer token).",
+                kind="option",
+                metavar="[HOST:]PORT",
+            ),
+            Param(
+                "server",
+                "Serve only this server (repeatable; default: every configured server).",
+                kind="option",
+                multiple=True,
+                completer="servers",
+                metavar="NAME",
+            ),
+            Param(
+                "prefix",
+                "Prefix of the bridged tool names (default: the toolPrefix setting).",
+                kind="option",
+                metavar="PREFIX",
+            ),
+            Param(
+                "names",
+                "bridged (default): <prefix>__<server>__<tool>_<hash>; raw: the servers' own names "
+                "(two servers offering one is an error).",
+                kind="option",
+                metavar="bridged|raw",
+            ),
+            Param(
+                "allow_remote",
+                "With --http: listen on a non-loopback address (the token is still required).",
+                kind="flag",
+            ),
+            Param(
+                "print_token", "Print the HTTP bearer token (generated on first use) and exit.", kind="flag"
+            ),
+            JSON,
+        ),
+        connects=True,
+        examples=(
+            "orbmcp serve",
+            "orbmcp serve --http 8765",
+            "orbmcp serve --server github --names raw",
+            "orbmcp serve --print-token",
+        ),
+    ),
+)
+
 DAEMON = "orbmcp.daemon.control"
 IDLE = Param(
     "idle_timeout",

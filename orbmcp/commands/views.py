@@ -116,6 +116,8 @@ def status_report(
         daemon_pid=daemon_pid,
         config_file=first,
         paths_command=spell_for(cmd("config", "paths"), front) if first else None,
+        add_command=spell_for(cmd("add"), front) if first else None,
+        import_command=spell_for(cmd("config", "import"), front) if first else None,
     )
 
 

@@ -63,6 +63,10 @@ class HttpResponses:
         return self.status in (400, 404, 405)
 
 
+def _ignore(notification: Any) -> None:
+    """What happens to a notification nobody relays."""
+
+
 @dataclass
 class ProcessExit:
     """How a connection's stdio server ended, when it ended by itself (not stopped by orbmcp):
@@ -81,6 +85,8 @@ class SessionCallbacks:
     warn: Callable[[str], None]  # something the server did that a person should see
     rediscover: Callable[[], None]  # the server's tool list changed
     auth_challenged: Callable[[str], None]  # a 401/403 the OAuth provider could not resolve
+    # Any other notification of the server (an SDK model): resources updated, list changes
+    notified: Callable[[Any], None] = _ignore
     # The transport is killing the connection: (message, reason), before requests fail.
     lost: Callable[[str, str], None] = field(default=lambda message, reason: None)
     # What answers the server's own requests (elicitation, sampling, roots) and takes its log
@@ -369,14 +375,14 @@ class _Opener:
         async def handle(message: Any) -> None:
             # 2025-era sessions push list_changed here; 2026-07-28 ones tee listen() events here too.
             root = getattr(message, "root", message)
-            if isinstance(root, ToolListChangedNotification) or isinstance(
-                message, ToolListChangedNotification
-            ):
+            if isinstance(root, ToolListChangedNotification):
                 callbacks.rediscover()
             elif isinstance(message, Exception):
                 callbacks.warn(f"transport: {type(message).__name__}")
-            elif client_side is not None:
-                client_side.notification(root)
+            else:
+                if client_side is not None:
+                    client_side.notification(root)
+                callbacks.notified(root)  # every front that relays them hears them too
             await anyio.lowlevel.checkpoint()
 
         return handle

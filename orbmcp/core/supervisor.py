@@ -330,6 +330,7 @@ class Supervisor:
             warn=self.warn,
             rediscover=self.request_rediscovery,
             auth_challenged=self.auth_challenged,
+            notified=lambda notification: self.runtime.server_notified(self.name, notification),
             lost=lambda message, reason: self.connection_lost(message, reason=reason),
             client_side=self.client_side,
         )
@@ -405,7 +406,10 @@ class Supervisor:
     async def _listen_modern(self, client: Any) -> None:
         # On 2026-07-28 sessions list_changed only arrives inside subscriptions/listen.
         try:
-            async with client.listen(tools_list_changed=True) as sub:
+            # Prompt and resource changes are teed to the message handler, which relays them.
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as sub:
                 async for _event in sub:
                     self.request_rediscovery()
         except Exception as exc:

@@ -107,6 +107,8 @@ class StatusReport(Result):
     # lists every file orbmcp reads, spelled for the front.
     config_file: str | None = None
     paths_command: str | None = None
+    add_command: str | None = None  # ``orbmcp add`` as the front spells it
+    import_command: str | None = None  # ``orbmcp config import`` likewise
 
     def to_json(self) -> list[dict[str, Any]]:
         return [r.to_json() for r in self.rows]

@@ -98,11 +98,17 @@ def status_report(result: StatusReport) -> str:
     if not result.rows:
         lines = ["No MCP servers configured."]
         if result.config_file:
-            lines += [
-                f"Add one to {one_line(result.config_file)}, for example:",
-                f"  {FIRST_ENTRY}",
-                f"(`{result.paths_command}` lists every file orbmcp reads)",
-            ]
+            if add := result.add_command:
+                lines.append(f"Add one with `{add} NAME -- PROGRAM ARG...` or `{add} NAME URL`,")
+                lines.append(f"or write it in {one_line(result.config_file)}, for example:")
+            else:
+                lines.append(f"Add one to {one_line(result.config_file)}, for example:")
+            lines.append(f"  {FIRST_ENTRY}")
+            if result.import_command:
+                lines.append(
+                    f"Servers you set up in Claude, Cursor, VS Code, ...: `{result.import_command} CLIENT`"
+                )
+            lines.append(f"(`{result.paths_command}` lists every file orbmcp reads)")
     else:
         lines = [f"MCP servers ({len(result.rows)}):", *status_table(result.rows)]
     lines += [one_line(n) for n in result.notices]
