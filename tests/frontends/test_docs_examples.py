@@ -28,6 +28,8 @@ MAN_PAGE = ROOT / "man" / "orbmcp.1"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # Lines of the fresh-machine section install orbmcp or run the whole suite: CI runs those itself.
 NOT_EXAMPLES = ("python3 -m venv",)
+# Examples that serve until stopped: they are checked to parse (with --help), not run.
+SERVES_UNTIL_STOPPED = ("orbmcp serve --http",)
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,8 @@ def test_every_documented_example_runs(tmp_path: Path, everything: dict[str, obj
     try:
         for example in examples:
             argv, stdin = example.argv_and_stdin()
+            if example.line.startswith(SERVES_UNTIL_STOPPED):
+                argv = [*argv, "--help"]
             edits = argv[:1] in (["add"], ["remove"], ["enable"], ["disable"]) or argv[:2] == [
                 "config",
                 "import",
