@@ -8,7 +8,9 @@ process used (user + system, from ``wait4``): on a shared machine wall time swin
 per cent with other people's work, CPU time measures the work orbmcp itself does. Wall time is
 printed too.
 
-    python -m bench.bench_client_side [--base REF] [--runs N]
+    python -m bench.bench_client_side [--base REF] [--this REF] [--runs N]
+
+``--this REF`` measures that revision instead of the working tree (to weigh one merge: its parents).
 """
 
 from __future__ import annotations
@@ -30,14 +32,15 @@ BUDGET = 1.02
 
 def export(ref: str, into: Path) -> Path:
     """The tree of ``ref`` under ``into`` (no worktree, no change to the repository)."""
-    archive = into / "base.tar"
+    into.mkdir()
+    archive = into / "tree.tar"
     with archive.open("wb") as f:
         subprocess.run(["git", "-C", str(ROOT), "archive", ref], stdout=f, check=True)
-    base = into / "base"
-    base.mkdir()
+    tree = into / "tree"
+    tree.mkdir()
     with tarfile.open(archive) as tar:
-        tar.extractall(base, filter="data")
-    return base
+        tar.extractall(tree, filter="data")
+    return tree
 
 
 def one_run(tree: Path, config: Path, home: Path) -> tuple[float, float]:
@@ -59,16 +62,18 @@ def one_run(tree: Path, config: Path, home: Path) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--base", default="main", help="git revision to compare with (default: main)")
+    p.add_argument("--this", default=None, help="git revision to measure (default: this working tree)")
     p.add_argument("--runs", type=int, default=30)
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="orbmcp-bench-") as tmp:
         work = Path(tmp)
-        base = export(args.base, work)
+        base = export(args.base, work / "base")
+        this = ROOT if args.this is None else export(args.this, work / "this")
         raw = ROOT / "tests" / "servers" / "raw.py"
         entry = {"command": sys.executable, "args": [str(raw), "--answer-discover-error", "-32601"]}
         config = work / "mcp.json"
         config.write_text(json.dumps({"mcpServers": {"r": entry}}), encoding="utf-8")
-        trees = {"base": base, "this": ROOT}
+        trees = {"base": base, "this": this}
         wall: dict[str, list[float]] = {name: [] for name in trees}
         cpu: dict[str, list[float]] = {name: [] for name in trees}
         for name, tree in trees.items():  # warm the page cache and the era cache once each

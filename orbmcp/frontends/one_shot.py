@@ -176,14 +176,17 @@ async def run_with_signals(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any
         if isinstance(sessions, OneShotSessions):
             sessions.owner = tg
 
-        async def watch() -> None:
+        async def watch(*, task_status: TaskStatus[None]) -> None:
             with anyio.open_signal_receiver(*_SIGNALS) as signals:
+                task_status.started()
                 async for signum in signals:
                     received.append(signum)
                     work.cancel()
                     return
 
-        tg.start_soon(watch)
+        # Started, not just scheduled: the signals are orbmcp's before the handler runs (a
+        # SIGTERM while it waits on its input in a thread must cancel it, not kill the process).
+        await tg.start(watch)
         try:
             with work:
                 result = await fn(*args)
