@@ -61,11 +61,15 @@ def readme_examples() -> list[Example]:
             if assignment := ASSIGNMENT.match(line):
                 variables[assignment[1]] = shlex.split(assignment[2], comments=True)[0]
                 continue
-            line = re.sub(r"\$(\w+)", lambda m: variables.get(m[1], m[0]), line)
+            line = _expanded(line, variables)
             if line.startswith(NOT_EXAMPLES) or not re.match(r"^(orbmcp |echo .*\| orbmcp )", line):
                 continue
             found.append(Example(f"README ({lang or 'text'} block)", line))
     return found
+
+
+def _expanded(line: str, variables: dict[str, str]) -> str:
+    return re.sub(r"\$(\w+)", lambda m: variables.get(m[1], m[0]), line)
 
 
 def man_examples() -> list[Example]:

@@ -57,7 +57,7 @@ def test_scripted_session_runs_slash_and_shell_lines(offline: Path) -> None:
     )
     assert code == 2  # the status of the last command ("shell": a usage error)
     lines = out.split("\n")
-    assert lines[0] == "MCP servers (3):" and lines[2].split()[:2] == ["alpha", "stopped"]
+    assert lines[0] == "MCP servers (3):" and lines[2].split()[:2] == ["alpha", "disabled"]
     detail = json.loads(lines[5])
     assert detail["name"] == "alpha" and detail["lifecycle"] == "lazy (disabled)"
     assert "error: unknown command or server 'bogus'" in out and "servers: alpha, beta, web" in out

@@ -51,7 +51,8 @@ class StatusRow:
 
     name: str
     lifecycle: str | None  # None for an entry that did not load
-    state: str  # ready, starting, retrying, stopped, failed, needs-auth, invalid, skipped, untrusted
+    # ready, starting, retrying, stopped, disabled, failed, needs-auth, invalid, skipped, untrusted
+    state: str
     tools: ToolCounts
     auth: str
     source: str
