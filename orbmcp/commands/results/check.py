@@ -133,7 +133,7 @@ class CheckReport(Result):
         counts: dict[str, int] = {}
         for s in self.servers:
             counts[s.verdict] = counts.get(s.verdict, 0) + 1
-        parts = [f"{counts.pop('ok', 0)} of {len(self.servers)} servers ready"]
+        parts = [f"{counts.pop('ok', 0)} of {_count(len(self.servers), 'server')} ready"]
         parts += [f"{n} {verdict}" for verdict, n in counts.items()]
         if self.required:
             found = sum(1 for r in self.required if r.found)
@@ -141,7 +141,7 @@ class CheckReport(Result):
         if self.calls:
             passed = sum(1 for c in self.calls if c.ok)
             parts.append(f"{passed}/{len(self.calls)} calls passed")
-        head = "check passed" if self.ok else f"check FAILED ({len(self.problems)} problems)"
+        head = "check passed" if self.ok else f"check FAILED ({_count(len(self.problems), 'problem')})"
         return f"{head}: " + ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -155,3 +155,7 @@ class CheckReport(Result):
             "problems": list(self.problems),
             "junit": self.junit_file,
         }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
