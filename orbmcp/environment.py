@@ -2,10 +2,12 @@
 
 Every variable orbmcp reads for itself is named and parsed here and nowhere else, so each has one
 spelling and one rule: ``ORB_AGENT_DIR``, ``ORBMCP_CONFIG``, ``ORBMCP_PROJECT``, ``ORBMCP_DEBUG``
-(alias ``PI_MCP_DEBUG``), ``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON`` and ``GITHUB_STEP_SUMMARY``.
-A new one is added here. An empty value counts as unset. Values come from the real process
-environment (or a mapping a caller passes), never from a ``.env`` file or a config file: a cloned
-project must not be able to move the config or the state.
+(alias ``PI_MCP_DEBUG``), ``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON`` and ``GITHUB_STEP_SUMMARY``;
+and, to find other MCP clients' config files, the variables those clients themselves honour
+(``HOME``, ``XDG_CONFIG_HOME``, ``APPDATA``, ``PI_CODING_AGENT_DIR``, ``CODEX_HOME``). A new one is
+added here. An empty value counts as unset. Values come from the real process environment (or a
+mapping a caller passes), never from a ``.env`` file or a config file: a cloned project must not be
+able to move the config or the state.
 
 Hand-written rather than pydantic-settings: these are read on the fast paths (completion on every
 keystroke, the config commands, an empty ``status``), where importing pydantic-settings costs
@@ -34,6 +36,13 @@ PI_DEBUG = "PI_MCP_DEBUG"
 # Set by GitHub Actions: the Markdown file a step appends its summary to.
 GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 VARIABLES = (GLOBAL_DIR, CONFIG, PROJECT, DEBUG, PI_DEBUG, NO_COLOR, CI, NO_DAEMON, GITHUB_STEP_SUMMARY)
+# Where other MCP clients keep their config files (read by ``orbmcp.config.clients``).
+HOME = "HOME"
+XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
+APPDATA = "APPDATA"
+PI_AGENT_DIR = "PI_CODING_AGENT_DIR"
+CODEX_HOME = "CODEX_HOME"
+CLIENT_VARIABLES = (HOME, XDG_CONFIG_HOME, APPDATA, PI_AGENT_DIR, CODEX_HOME)
 
 _TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
 
@@ -104,3 +113,38 @@ def github_step_summary(environ: Environ = None) -> Path | None:
 def no_daemon(environ: Environ = None) -> bool:
     """``ORBMCP_NO_DAEMON`` is 1, true, yes or on: run every command one-shot, never in a daemon."""
     return _switch(NO_DAEMON, environ)
+
+
+def home(environ: Environ = None) -> Path:
+    """The user's home directory: ``HOME``, else what the platform says."""
+    from pathlib import Path
+
+    return _path(HOME, environ) or Path.home()
+
+
+def xdg_config_home(environ: Environ = None) -> Path:
+    """``XDG_CONFIG_HOME``, else ``~/.config`` (where Linux apps keep their settings)."""
+    return _path(XDG_CONFIG_HOME, environ) or home(environ) / ".config"
+
+
+def appdata(environ: Environ = None) -> Path | None:
+    """``APPDATA`` (Windows: the roaming application-data dir), or None when unset."""
+    return _path(APPDATA, environ)
+
+
+def pi_agent_dir(environ: Environ = None) -> Path:
+    """The pi coding agent's dir: ``PI_CODING_AGENT_DIR`` as pi reads it, else ``~/.pi/agent``."""
+    return _user_dir(PI_AGENT_DIR, environ) or home(environ) / ".pi" / "agent"
+
+
+def codex_home(environ: Environ = None) -> Path:
+    """Codex's dir: ``CODEX_HOME`` as Codex reads it, else ``~/.codex``."""
+    return _user_dir(CODEX_HOME, environ) or home(environ) / ".codex"
+
+
+def _user_dir(name: str, environ: Environ) -> Path | None:
+    """A directory variable with a leading ``~`` meaning the home directory (as a shell would)."""
+    value = _value(name, environ)
+    if value == "~" or value.startswith("~/"):
+        return home(environ) / value[2:]
+    return _path(name, environ)

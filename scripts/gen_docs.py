@@ -145,9 +145,12 @@ DETAIL_KEYS = (
     "protocolVersion",
     "serverInfo",
     "warnings",
+    "instructions",
+    "capabilities",
 )
 TOOL_KEYS = ("server", "name", "bridgedName", "description", "inputSchema", "annotations")
 MESSAGE_KEYS = ("ok", "message")
+EDIT_KEYS = ("ok", "message", "action", "server", "file", "scope", "entry", "notes", "state")
 ERROR_KEYS = ("code", "message", "server")
 
 # Keyed by command name; "status SERVER" is the second shape of status.
@@ -164,7 +167,8 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
         "object",
         DETAIL_KEYS,
         "projectConfig is null or {loaded, path}; command, args, cwd, envNames (stdio) or url, "
-        "headerNames (HTTP), secrets masked",
+        "headerNames (HTTP), secrets masked; capabilities is {advertised, server} (what orbmcp "
+        "advertised, what the server offered; null until connected)",
         open=True,
     ),
     "start": JsonDoc(
@@ -186,15 +190,30 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "call": JsonDoc(
         "object",
         ("content", "isError"),
-        "the MCP CallToolResult: content, isError, and structuredContent and _meta when present",
+        "the MCP CallToolResult: content, isError, and structuredContent and _meta when present; "
+        "interactions (the server's questions and how they were answered) when it asked any",
         open=True,
     ),
     "resources": JsonDoc(
-        "array", (), "resources and resource templates as the server sent them, each with a server key"
+        "array",
+        (),
+        "resources and resource templates as the server sent them, each with a server key; "
+        "templates also with parameters (the uriTemplate's variable names)",
     ),
-    "read": JsonDoc("object", ("contents",), "the MCP ReadResourceResult contents"),
+    "read": JsonDoc(
+        "object",
+        ("contents",),
+        "the MCP ReadResourceResult contents; saved [{uri, path, bytes}] with --output; with --follow "
+        "one object per line, each with uri and update (0 for the first read)",
+        open=True,
+    ),
     "prompts": JsonDoc("array", (), "prompts as the server sent them, each with a server key"),
-    "prompt": JsonDoc("object", ("messages",), "the MCP GetPromptResult (description when present)"),
+    "prompt": JsonDoc(
+        "object",
+        ("messages",),
+        "the MCP GetPromptResult (description when present); interactions when the server asked any",
+        open=True,
+    ),
     "config show": JsonDoc("object", ("servers", "warnings", "project", "settings"), "secrets masked"),
     "config paths": JsonDoc(
         "object",
@@ -207,9 +226,26 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
             "authDir",
             "debugLog",
             "cacheDir",
+            "imports",
         ),
+        "imports: other clients' files orbmcp reads, each {client, path, scope, exists}",
     ),
     "config validate": JsonDoc("object", ("ok", "servers", "warnings", "project")),
+    "config import": JsonDoc(
+        "object",
+        ("file", "scope", "dryRun", "written", "servers", "diff", "read", "notes"),
+        "servers are {name, source, file, outcome, reason}; outcome: added, replaced, unchanged, "
+        "conflict, skipped; the diff masks secrets",
+    ),
+    **{
+        name: JsonDoc(
+            "object",
+            EDIT_KEYS,
+            "action: added, replaced, removed, enabled, disabled or unchanged; entry (add) has secrets "
+            "masked; state: the server's state in a running session, else null",
+        )
+        for name in ("add", "remove", "enable", "disable")
+    },
     "trust": JsonDoc("object", ("ok", "message", "trusted", "review")),
     "untrust": JsonDoc("object", ("ok", "message", "trusted", "revoked")),
     "check": JsonDoc(

@@ -1,4 +1,5 @@
-"""Test isolation: every test gets its own global dir; nothing touches the real ~/.orb.
+"""Test isolation: every test gets its own global dir and home; nothing touches the real ~/.orb,
+and no other MCP client's real config (~/.cursor, ~/.claude.json, ...) is ever read.
 
 Also: the session starts ruff and mypy in the background (``tests/quality.py``) when the quality
 tests are part of the run, and Hypothesis judges examples by what they do, never by how long they
@@ -7,6 +8,7 @@ took (its per-example deadline and slow-data health check are wall-clock judgeme
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -16,8 +18,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from orbmcp import log
+from orbmcp import environment, log
 from tests import quality
+
+# npm keeps its cache under the home directory; tests that install Node packages keep the real one.
+_NPM_CACHE = str(Path.home() / ".npm")
 
 settings.register_profile("orbmcp", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("orbmcp")
@@ -68,6 +73,16 @@ def _isolated_agent_dir(
 ) -> Iterator[Path]:
     agent = tmp_path_factory.mktemp("agent-home") / "agent"
     monkeypatch.setenv("ORB_AGENT_DIR", str(agent))
+    # Other clients' config files are found from the home dir and these variables: an empty home
+    # of the test's own, so a developer's real ~/.cursor/mcp.json never becomes a test's input.
+    home = agent.parent / "home"
+    home.mkdir()
+    monkeypatch.setenv(environment.HOME, str(home))
+    monkeypatch.setenv(environment.XDG_CONFIG_HOME, str(home / ".config"))
+    for name in (environment.APPDATA, environment.PI_AGENT_DIR, environment.CODEX_HOME):
+        monkeypatch.delenv(name, raising=False)
+    if "npm_config_cache" not in os.environ:
+        monkeypatch.setenv("npm_config_cache", _NPM_CACHE)
     monkeypatch.delenv("ORBMCP_CONFIG", raising=False)
     monkeypatch.delenv("ORBMCP_DEBUG", raising=False)
     monkeypatch.delenv("ORBMCP_PROJECT", raising=False)

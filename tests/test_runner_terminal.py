@@ -26,8 +26,9 @@ from orbmcp.errors import (
     Interrupted,
     OrbError,
 )
+from orbmcp.frontends.one_shot import OneShotSessions, run_with_signals
 from orbmcp.frontends.runner import call_handler, report_error, run_in_shell
-from orbmcp.frontends.terminal import OneShotSessions, TerminalUI, run_with_signals
+from orbmcp.frontends.terminal import TerminalUI
 from tests.ui import SilentUI
 
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
+from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+from orbmcp.core.capabilities.server_log import LogMessage
+
 
 class SilentUI:
     """Nobody answers: no confirmation, no choice, no browser, no paste; notices are dropped.
@@ -37,6 +41,15 @@ class SilentUI:
     def progress(
         self, server: str, tool: str, progress: float, total: float | None, message: str | None
     ) -> None:
+        pass
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return ElicitationAnswer("decline", reason="nobody answers in this test")
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        return SamplingAnswer("reject", reason="nobody answers in this test")
+
+    def server_log(self, server: str, message: LogMessage) -> None:
         pass
 
 

@@ -120,6 +120,11 @@ def _browser_problem(url: str) -> str | None:
     return None
 
 
+def browser_problem(url: str) -> str | None:
+    """Why ``url`` must not be handed to a browser (a scheme, host or character), or None."""
+    return _browser_problem(url)
+
+
 def fetch_problem(url: str, server_url: str) -> str | None:
     """Why a discovery/registration/token URL must not be fetched for this MCP server, or None."""
     try:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.commands.live_query import LiveCompleter, LiveQuery
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS, GROUPS
 
@@ -40,6 +41,11 @@ NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
         ("completion", "install"),
         ("trust",),
         ("untrust",),
+        # Writing the config is the person's act too: an agent that forwards lines must not add a
+        # server that runs a command of its choosing (enable/disable only switch configured ones).
+        ("add",),
+        ("remove",),
+        ("config", "import"),
     }
 )
 HELP_FLAGS = ("--help", "-h")
@@ -205,7 +211,10 @@ class _World:
         config_file: Path | None,
         running: set[str] | None,
         tool_names: Mapping[str, Sequence[str]] | None,
+        *,
+        live: LiveCompleter | None = None,
     ) -> None:
+        self.live = live
         self._loader = loader
         self.project = project
         self.config_file = config_file
@@ -237,6 +246,8 @@ class _World:
         names = list(cfg.servers)
         if completer == "servers:oauth":
             return [n for n in names if cfg.servers[n].has_oauth]
+        if completer in ("servers:enabled", "servers:disabled"):
+            return [n for n in names if cfg.servers[n].enabled == (completer == "servers:enabled")]
         if completer == "servers:stopped" and self.running is not None:
             return [n for n in names if n not in self.running]
         if completer == "servers:running" and self.running is not None:
@@ -272,6 +283,14 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
         names = list(SHELLS)
     elif c == "check-formats":
         names = list(CHECK_FORMATS)
+    elif c == "clients":
+        from orbmcp.config.clients import CLIENTS
+
+        names = list(CLIENTS)
+    elif c == "scopes":
+        names = ["global", "project"]
+    elif c in ("prompt_arguments", "resource_uris"):
+        return _live_values(c, current, world, values)
     else:
         names = []
     if p.multiple:  # don't offer what the line already names
@@ -279,6 +298,21 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
         taken = set(given) if isinstance(given, list) else set()
         names = [n for n in names if n not in taken]
     return _match(current, names)
+
+
+def _live_values(completer: str, current: str, world: _World, values: Mapping[str, Any]) -> list[str]:
+    server = values.get("server")
+    if world.live is None or not isinstance(server, str):
+        return []
+    if completer == "resource_uris":
+        return _match(current, world.live(LiveQuery("resource_uri", server, current)))
+    prompt = values.get("name")
+    if not isinstance(prompt, str):
+        return []
+    given = values.get("arguments")
+    pairs = [tuple(a.split("=", 1)) for a in (given if isinstance(given, list) else []) if "=" in a]
+    context = tuple((k, v) for k, v in pairs)
+    return _match(current, world.live(LiveQuery("prompt_argument", server, current, prompt, context)))
 
 
 def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world: _World) -> list[str]:
@@ -401,6 +435,7 @@ def complete_line(
     tool_names: Mapping[str, Sequence[str]] | None = None,
     project: Path | None = None,
     config_file: Path | None = None,
+    live: LiveCompleter | None = None,
 ) -> list[str]:
     """Candidates for the word being typed at the end of ``line`` (sorted, unique).
 
@@ -409,10 +444,11 @@ def complete_line(
     runs (``None``: no session knows, so ``stop`` offers every server). ``tool_names`` are a live
     session's tools by server; otherwise the discovery cache answers. ``config_loader`` is called as
     ``config_loader(project=..., config_file=...)`` (default: ``load_config``), with the values of
-    ``--project``/``--config`` on the line if any, else ``project``/``config_file``.
+    ``--project``/``--config`` on the line if any, else ``project``/``config_file``. ``live`` answers
+    what only a server knows (``LiveQuery``); without it those positions have no candidates.
     """
     words, current = split_partial(line)
-    world = _World(config_loader, project, config_file, running, tool_names)
+    world = _World(config_loader, project, config_file, running, tool_names, live=live)
     first = words[0] if words else current
     if first.startswith("/"):
         return _complete_slash(words, current, world)

@@ -19,10 +19,20 @@ from orbmcp import environment
 if TYPE_CHECKING:
     from orbmcp.commands.results.base import Result
     from orbmcp.config.model import ResolvedConfig, ServerConfig
+    from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
+    from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+    from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.core.manager import Manager
 
 
 class UI(Protocol):
+    """How a handler (and a server, through the handler's session) reaches the person.
+
+    The async methods answer a server's questions (``orbmcp.core.capabilities.askers.Asker``):
+    plain data in and out, so a front may ask on another process's terminal. A front that cannot
+    ask declines (``elicit``) or refuses (``sample``) and says why in the answer's ``reason``.
+    """
+
     interactive: bool
 
     def confirm(self, question: str, *, default: bool = False) -> bool: ...
@@ -44,6 +54,12 @@ class UI(Protocol):
     def progress(
         self, server: str, tool: str, progress: float, total: float | None, message: str | None
     ) -> None: ...
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer: ...
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer: ...
+
+    def server_log(self, server: str, message: LogMessage) -> None: ...
 
 
 class SessionProvider(Protocol):
@@ -68,10 +84,11 @@ def default_interactive(
     *,
     stdin_tty: bool | None = None,
     stderr_tty: bool | None = None,
+    no_input: bool = False,
 ) -> bool:
-    """Interactive means a person can answer: terminal on both ends, no --json, not CI. The
-    terminal is this process's unless the caller says (a daemon client's)."""
-    if json_output or environment.ci(environ):
+    """Interactive means a person can answer: terminal on both ends, no --json, no --no-input,
+    not CI. The terminal is this process's unless the caller says (a daemon client's)."""
+    if json_output or no_input or environment.ci(environ):
         return False
     try:
         stdin = sys.stdin.isatty() if stdin_tty is None else stdin_tty
@@ -115,6 +132,9 @@ class CommandContext:
     # Stdin for a command that reads it (``call -``): the front's terminal, or a daemon client's.
     # None: this front has no stdin to give.
     read_stdin: Callable[[], Awaitable[str | None]] | None = field(default=None, repr=False)
+    # Show a result now, while the command goes on (``read --follow``), in the command's output
+    # mode (JSON: one line each). None: this front shows one result per command.
+    emit: Callable[[Result], None] | None = field(default=None, repr=False)
     _config: ResolvedConfig | None = field(default=None, repr=False)
 
     def config(self, *, reload: bool = False) -> ResolvedConfig:

@@ -20,9 +20,15 @@ Completer = Literal[
     "servers:stopped",  # servers not running (falls back to all when no session knows)
     "servers:running",  # running servers (falls back to all)
     "servers:oauth",  # servers with OAuth configured
+    "servers:enabled",  # servers that are on (disable offers these)
+    "servers:disabled",  # servers that are off (enable offers these)
     "tools",  # tools of the server named earlier on the line (from the discovery cache)
     "shells",  # bash, zsh, fish
     "check-formats",  # text, github
+    "clients",  # other MCP clients orbmcp imports from
+    "scopes",  # global, project
+    "prompt_arguments",  # name=value of a prompt's arguments; values from the server (completion/complete)
+    "resource_uris",  # a resource template's URI with values from the server (completion/complete)
 ]
 
 
@@ -54,6 +60,9 @@ class CommandSpec(NamedTuple):
     params: tuple[Param, ...] = ()
     slash: tuple[str, ...] = ()  # slash spellings: "/mcp", "/mcp:start" (space forms are derived)
     connects: bool = False  # needs MCP connections (imports mcp); False keeps it fast
+    # One-shot, try it without the event loop first (frontends/one_shot.py): the handler may find
+    # nothing to connect, and does nothing before asking for the session that it could not do twice.
+    offline_first: bool = False
     hidden: bool = False
     epilog: str | None = None
     examples: tuple[str, ...] = ()

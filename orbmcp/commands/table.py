@@ -39,11 +39,29 @@ GLOBAL_OPTIONS: tuple[Param, ...] = (
         envvar=environment.NO_DAEMON,
     ),
     Param("json", "JSON output for every command.", kind="flag"),
+    Param(
+        "no_input",
+        "Never ask anything: a server's questions are declined (the result says so).",
+        kind="flag",
+    ),
     Param("help", "Show help and exit (also after any command).", kind="flag", flags=("--help", "-h")),
 )
 
 JSON = Param("json", "Print machine-readable JSON (errors go to stderr as one JSON line).", kind="flag")
 SERVER = Param("server", "Server name.", required=True, completer="servers")
+SCOPE = Param(
+    "scope",
+    "Which of orbmcp's files: global (default) or project.",
+    kind="option",
+    metavar="SCOPE",
+    completer="scopes",
+)
+LOG_LEVEL = Param(
+    "log_level",
+    "Ask the server for log messages of at least this level (debug, info, notice, warning, error, ...).",
+    kind="option",
+    metavar="LEVEL",
+)
 H = "orbmcp.commands.handlers"
 
 COMMANDS: tuple[CommandSpec, ...] = (
@@ -54,13 +72,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
         slash=("/mcp",),
         connects=True,
+        offline_first=True,
         examples=("orbmcp status", "orbmcp status everything --json"),
     ),
     CommandSpec(
         ("start",),
         "Connect a server (lazy ones too) and show its detail view.",
         f"{H}.status:start",
-        (Param("server", "Server to start.", required=True, completer="servers:stopped"), JSON),
+        (Param("server", "Server to start.", required=True, completer="servers:stopped"), LOG_LEVEL, JSON),
         slash=("/mcp:start",),
         connects=True,
     ),
@@ -115,6 +134,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             JSON,
         ),
         connects=True,
+        offline_first=True,
         examples=("orbmcp tools everything", "orbmcp tools everything get-sum"),
     ),
     CommandSpec(
@@ -136,6 +156,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "tool's schema.",
                 kind="flag",
             ),
+            Param("task", "Run it as a task (tools that require tasks always are).", kind="flag"),
+            Param("verbose", "Show the server's log messages on stderr while it runs.", kind="flag"),
+            LOG_LEVEL,
             JSON,
         ),
         connects=True,
@@ -147,17 +170,32 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("resources",),
-        "List resources.",
-        f"{H}.tools:resources",
+        "List resources, and resource templates with their parameters.",
+        f"{H}.resources:resources",
         (Param("server", "Only this server.", completer="servers"), JSON),
         connects=True,
+        offline_first=True,
     ),
     CommandSpec(
         ("read",),
-        "Read a resource.",
-        f"{H}.tools:read",
-        (SERVER, Param("uri", "Resource URI.", required=True), JSON),
+        "Read a resource: text is shown, --output saves it (binary too); --follow prints each update.",
+        f"{H}.resources:read",
+        (
+            SERVER,
+            Param("uri", "Resource URI.", required=True, completer="resource_uris"),
+            Param(
+                "output",
+                "Save the contents to this file (or into this directory, one file each).",
+                kind="option",
+                type="path",
+            ),
+            Param(
+                "follow", "Subscribe and print the resource again on every update, until Ctrl-C.", kind="flag"
+            ),
+            JSON,
+        ),
         connects=True,
+        examples=("orbmcp read everything demo://resource/static/document/architecture.md",),
     ),
     CommandSpec(
         ("prompts",),
@@ -165,6 +203,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         f"{H}.tools:prompts",
         (Param("server", "Only this server.", completer="servers"), JSON),
         connects=True,
+        offline_first=True,
     ),
     CommandSpec(
         ("prompt",),
@@ -173,7 +212,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (
             SERVER,
             Param("name", "Prompt name.", required=True),
-            Param("arguments", "Arguments as k=v.", multiple=True),
+            Param("arguments", "Arguments as k=v.", multiple=True, completer="prompt_arguments"),
             JSON,
         ),
         connects=True,
@@ -190,6 +229,100 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "Validate the configuration; exit 3 on any error or invalid entry.",
         f"{H}.config:validate",
         (JSON,),
+    ),
+    CommandSpec(
+        ("config", "import"),
+        "Copy other clients' servers into orbmcp's own mcp.json; shows the diff, skips conflicts.",
+        f"{H}.config_import:config_import",
+        (
+            Param(
+                "clients",
+                "Clients to copy from.",
+                required=True,
+                multiple=True,
+                completer="clients",
+                metavar="CLIENT",
+            ),
+            SCOPE,
+            Param("dry_run", "Show the diff and what would be copied; write nothing.", kind="flag"),
+            Param(
+                "overwrite",
+                "Replace this server where the file already defines it differently (repeatable).",
+                kind="option",
+                multiple=True,
+                metavar="NAME",
+            ),
+            JSON,
+        ),
+        examples=(
+            "orbmcp config import cursor claude-desktop --dry-run",
+            "orbmcp config import vscode --scope project",
+        ),
+    ),
+    CommandSpec(
+        ("add",),
+        "Add a server to orbmcp's own config: a command after --, or a URL. The file keeps its comments.",
+        f"{H}.edit:add",
+        (
+            Param("name", "Server name.", required=True),
+            Param(
+                "target",
+                "The command and its arguments (after --), or the server's URL.",
+                multiple=True,
+                metavar="COMMAND|URL",
+            ),
+            Param(
+                "env",
+                "Environment variable of a command, NAME=VALUE (repeatable; a ${VAR} value keeps a secret "
+                "out of the file).",
+                kind="option",
+                multiple=True,
+                metavar="NAME=VALUE",
+            ),
+            Param(
+                "header",
+                "HTTP header of a URL, NAME=VALUE or 'NAME: VALUE' (repeatable).",
+                kind="option",
+                multiple=True,
+                metavar="NAME=VALUE",
+            ),
+            Param(
+                "transport",
+                "stdio, http (streamable-http) or sse; default: from the command or URL.",
+                kind="option",
+                metavar="T",
+            ),
+            Param("lazy", "Connect only when started, not when a session starts.", kind="flag"),
+            SCOPE,
+            Param("overwrite", "Replace an entry of the same name in that file.", kind="flag"),
+            JSON,
+        ),
+        examples=(
+            "orbmcp add files -- npx -y @modelcontextprotocol/server-filesystem ~/notes",
+            "orbmcp add docs https://mcp.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'",
+        ),
+    ),
+    CommandSpec(
+        ("remove",),
+        "Remove a server's entry from orbmcp's own config (the entry in effect, or that of --scope).",
+        f"{H}.edit:remove",
+        (Param("name", "Server to remove.", required=True, completer="servers"), SCOPE, JSON),
+    ),
+    CommandSpec(
+        ("enable",),
+        "Turn a server on in its config; in a running session also start it.",
+        f"{H}.edit:enable",
+        (Param("server", "Server to enable.", required=True, completer="servers:disabled"), JSON),
+        slash=("/mcp:enable",),
+        connects=True,
+    ),
+    CommandSpec(
+        ("disable",),
+        "Turn a server off in its config (the entry stays); in a running session also stop it.",
+        f"{H}.edit:disable",
+        (Param("server", "Server to disable.", required=True, completer="servers:enabled"), JSON),
+        slash=("/mcp:disable",),
+        connects=True,
     ),
     CommandSpec(
         ("trust",),
@@ -357,7 +490,7 @@ COMMANDS += (
 
 GROUPS: dict[str, str] = {
     "daemon": "The session daemon: one live session shared by every orbmcp command of this scope.",
-    "config": "Inspect and validate configuration.",
+    "config": "Inspect, validate and import configuration.",
     "completion": "Shell completion scripts.",
 }
 

@@ -197,6 +197,9 @@ def server_detail(
         launch=launch_of(cfg),
         retry=retry,
         warnings=config_warnings(config, cfg.name),
+        instructions=sup.snap.instructions if sup is not None else None,
+        advertised=sup.snap.advertised if sup is not None else None,
+        offered=sup.snap.capabilities if sup is not None else None,
     )
 
 

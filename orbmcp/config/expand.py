@@ -116,12 +116,35 @@ def finalize(
         work_dir = str(_resolve_dir(expanded, environ=environ, cwd=cwd))
     if missing:
         problems.suggest(missing_fix(missing))
+    roots = None
+    if server.roots is not None:
+        roots = tuple(
+            str(_resolve_dir(one(f"roots[{i}]", root), environ=environ, cwd=cwd))
+            for i, root in enumerate(server.roots)
+        )
     if problems.fatal:
         return None, problems.warnings()
     _check_expanded(problems, command=command, url=url, headers=headers)
     if problems.fatal:
         return None, problems.warnings()
-    return replace(server, command=command, args=args, env=env, cwd=work_dir, url=url, headers=headers), []
+    done = replace(server, command=command, args=args, env=env, cwd=work_dir, url=url, headers=headers)
+    return replace(done, roots=roots), []
+
+
+def expand_roots(
+    roots: tuple[str, ...], *, environ: Mapping[str, str], cwd: Path, file: str | None
+) -> tuple[tuple[str, ...], list[ConfigWarning]]:
+    """``settings.roots`` expanded like ``cwd``; a root that cannot be expanded is left out with a
+    warning (the others still count)."""
+    out: list[str] = []
+    warnings: list[ConfigWarning] = []
+    for i, root in enumerate(roots):
+        try:
+            out.append(str(_resolve_dir(expand(root, environ), environ=environ, cwd=cwd)))
+        except ExpansionError as exc:
+            message = f'"settings.roots[{i}]": {exc}; ignored'
+            warnings.append(ConfigWarning(message, file, None, "env_missing"))
+    return tuple(out), warnings
 
 
 def missing_fix(names: list[str]) -> str:

@@ -24,7 +24,7 @@ from orbmcp.config.checks import (
 )
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.model import AuthConfig, Lifecycle, Transport
-from orbmcp.config.settings import MAX_RETRIES_LIMIT
+from orbmcp.config.settings import MAX_RETRIES_LIMIT, MAX_ROOTS, roots_list
 
 _TRANSPORTS: Mapping[str, Transport] = {
     "stdio": "stdio",
@@ -196,6 +196,16 @@ def entry_auth(problems: Problems, entry: Mapping[str, object], *, stdio: bool) 
         problems.ignore('"auth" applies only to HTTP servers; ignored')
         return None
     return auth
+
+
+def entry_roots(problems: Problems, entry: Mapping[str, object]) -> tuple[str, ...] | None:
+    """``roots``: the directories this server is told about instead of the default ones."""
+    if "roots" not in entry:
+        return None
+    roots = roots_list(entry["roots"])
+    if roots is None:
+        problems.invalid(f'"roots" must be an array of at most {MAX_ROOTS} directory paths')
+    return roots
 
 
 def health_interval(problems: Problems, entry: Mapping[str, object]) -> int | None:

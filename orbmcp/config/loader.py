@@ -1,13 +1,16 @@
 """Resolve the layered configuration into one ResolvedConfig.
 
-Layers, lowest first: servers registered by extensions, global ``settings.json``, global
+Layers, lowest first: servers registered by extensions, other clients' files (imports.py: the
+global ``imports`` setting, project-level ones only when approved), global ``settings.json``, global
 ``mcp.json``, project ``.orb/settings.json``, project ``.orb/mcp.json`` (project layers only for
-servers the user approved). ``--config FILE`` / ``ORBMCP_CONFIG`` replaces all file layers. A full
-entry replaces a lower one with the same name; a project entry without command/url/type/transport
-partially overrides it. Only the winners are expanded, and only after trust, so an entry nobody
-approved never reads the environment.
+servers the user approved). ``--config FILE`` / ``ORBMCP_CONFIG`` replaces all file layers and
+imports. A full entry replaces a lower one with the same name (replacing a different imported
+definition warns); an entry without command/url/type/transport partially overrides a lower one: in
+a project file any lower one, in a global file an imported or extension-registered one. Only the
+winners are expanded, and only after trust, so an entry nobody approved never reads the environment.
 
-Kept to stdlib + json5: shell completion runs this on every keystroke. Never writes anything.
+Kept to stdlib + json5: shell completion runs this on every keystroke. Writes nothing but the
+cache of other clients' big files (client_documents.py).
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orbmcp import environment, log
-from orbmcp.config import paths, registry
-from orbmcp.config.expand import finalize
+from orbmcp.config import imports, paths, registry
+from orbmcp.config.expand import expand_roots, finalize
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
     ConfigWarning,
@@ -41,7 +44,8 @@ from orbmcp.config.schema import (
     servers_block,
 )
 from orbmcp.config.settings import GLOBAL_ONLY, apply_settings, parse_settings
-from orbmcp.errors import ConfigError, cmd
+from orbmcp.config.unavailable import unavailable_entries, untrusted_entry
+from orbmcp.errors import ConfigError
 
 if TYPE_CHECKING:
     from orbmcp.config.trust import ProjectReview
@@ -61,8 +65,15 @@ class _Layer:
         self.document = document  # for settings; empty for the extension layer
 
     @property
-    def allows_partial(self) -> bool:
-        return self.source == "project"
+    def imported(self) -> bool:
+        return self.source.startswith("import:")
+
+    def allows_partial(self, base: _Winner | None) -> bool:
+        """A project entry may partially override any lower one; a global entry one that comes
+        from another client's file or an extension (so that it can switch those off)."""
+        if self.source == "project":
+            return True
+        return self.source == "global" and base is not None and base.source not in ("global", "config")
 
 
 class _Winner:
@@ -105,7 +116,9 @@ def load_config(
     warnings: list[ConfigWarning] = []
 
     override = _config_override(config_file, env, work)
-    file_layers, project_info, untrusted = _file_layers(override, gdir, pdir, host_trust, warnings)
+    file_layers, project_info, reads, approved, untrusted = _file_layers(
+        override, gdir, pdir, host_trust, env, warnings
+    )
     settings = Settings()
     for layer in file_layers:
         stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
@@ -121,14 +134,22 @@ def load_config(
                 )
         settings = apply_settings(settings, stated)
         warnings.extend(settings_warnings)
+    if settings.roots is not None:
+        roots, root_warnings = expand_roots(settings.roots, environ=env, cwd=work, file=None)
+        settings = replace(settings, roots=roots)
+        warnings.extend(root_warnings)
     extension = _Layer(
         "extension",
         None,
         {name: entry for name, entry, _ in registry.registered_entries()},
         {},
     )
+    chosen = imports.choose(reads, approved=approved, settings=settings, warnings=warnings)
+    import_layers = [
+        _Layer(imports.source_of(c.file.client), c.file.path, {c.name: c.entry}, {}) for c in chosen
+    ]
     dropped: dict[str, tuple[Source, ConfigWarning]] = {}
-    winners = _merge([extension, *file_layers], settings, warnings, dropped)
+    winners = _merge([extension, *import_layers, *file_layers], settings, warnings, dropped)
 
     servers: dict[str, ServerConfig] = {}
     for name, winner in winners.items():
@@ -147,37 +168,23 @@ def load_config(
         warnings=tuple(dict.fromkeys(warnings)),
         project=project_info,
         global_dir=gdir,
-        files=tuple(layer.file for layer in file_layers if layer.file is not None),
+        files=tuple(layer.file for layer in file_layers if layer.file is not None)
+        + tuple(dict.fromkeys(read.file.path for read in reads)),
         config_override=override,
-        unavailable=_unavailable(servers, dropped, untrusted),
+        unavailable=unavailable_entries(servers, dropped, untrusted),
+        import_candidates=_candidates(override, settings, pdir, env),
     )
 
 
-def _unavailable(
-    servers: Mapping[str, ServerConfig],
-    dropped: Mapping[str, tuple[Source, ConfigWarning]],
-    untrusted: Mapping[str, UnavailableEntry],
-) -> dict[str, UnavailableEntry]:
-    """Every name a file defines that did not load, and why (a loaded name is never listed)."""
-    out: dict[str, UnavailableEntry] = {}
-    for name, (source, warning) in dropped.items():
-        if name in servers:
-            continue
-        skipped = warning.reason == "env_missing"
-        fix = warning.fix or f"fix the entry (`{cmd('config', 'validate')}` lists every problem)"
-        out[name] = UnavailableEntry(
-            name=name,
-            kind="skipped" if skipped else "invalid",
-            file=warning.file,
-            source=source,
-            message=warning.message.removesuffix("; entry skipped"),
-            reason=warning.reason,
-            fix=fix,
-        )
-    for name, entry in untrusted.items():
-        if name not in servers and name not in out:
-            out[name] = entry
-    return out
+def _candidates(
+    override: Path | None, settings: Settings, pdir: Path, env: Mapping[str, str]
+) -> tuple[Path, ...]:
+    if override is not None:
+        return ()
+    from orbmcp.config.clients import client_files
+
+    files = (f.path for c in imports.active_clients(settings) for f in client_files(c, pdir, environ=env))
+    return tuple(dict.fromkeys(files))
 
 
 def _config_override(config_file: Path | None, env: Mapping[str, str], work: Path) -> Path | None:
@@ -191,15 +198,17 @@ def _config_override(config_file: Path | None, env: Mapping[str, str], work: Pat
     return override
 
 
-def _file_layers(
+def _file_layers(  # noqa: PLR0917  # one private caller, each argument a different thing
     override: Path | None,
     gdir: Path,
     pdir: Path,
     host_trust: bool | None,
+    env: Mapping[str, str],
     warnings: list[ConfigWarning],
-) -> tuple[list[_Layer], ProjectInfo, dict[str, UnavailableEntry]]:
+) -> tuple[list[_Layer], ProjectInfo, list[imports.ClientRead], frozenset[str], dict[str, UnavailableEntry]]:
     """The file layers, lowest first: the one ``--config`` file, or the global and trusted project
-    files; and the project servers left out because nobody approved them."""
+    files; then the other clients' files that were read, the keys of the approved imported project
+    servers, and the project servers left out because nobody approved them."""
     file_layers: list[_Layer] = []
     if override is not None:
         document = read_jsonc(override)
@@ -212,19 +221,34 @@ def _file_layers(
             )
         file_layers.append(_file_layer("config", override, document))
         warnings.extend(document_warnings(document, file=str(override)))
-        return file_layers, _project_info(gdir, pdir, load=False)[0], {}
+        return file_layers, _project_info(gdir, pdir, load=False, reads=[])[0], [], frozenset(), {}
     for path in paths.global_files(gdir):
         document = read_jsonc(path)
         if document is not None:
             file_layers.append(_file_layer("global", path, document))
             if path.name != paths.SETTINGS_FILE:  # the agent's settings file holds much else
                 warnings.extend(document_warnings(document, file=str(path)))
-    project_info, project_layers, project_warnings, untrusted = _project_info(
-        gdir, pdir, load=True, host_trust=host_trust
+    clients = imports.active_clients(_global_settings(file_layers))
+    reads = (
+        imports.read_clients(clients, pdir, environ=env, warnings=warnings, cache_dir=gdir / "cache")
+        if clients
+        else []
+    )
+    project_reads = [read for read in reads if read.file.scope == "project"]
+    project_info, project_layers, project_warnings, approved, untrusted = _project_info(
+        gdir, pdir, load=True, host_trust=host_trust, reads=project_reads
     )
     file_layers.extend(project_layers)
     warnings.extend(project_warnings)
-    return file_layers, project_info, untrusted
+    return file_layers, project_info, reads, approved, untrusted
+
+
+def _global_settings(layers: list[_Layer]) -> Settings:
+    """The settings the global files state (what decides which other clients are read)."""
+    settings = Settings()
+    for layer in layers:
+        settings = apply_settings(settings, parse_settings(layer.document, file=_str(layer.file))[0])
+    return settings
 
 
 def _str(path: Path | None) -> str | None:
@@ -236,18 +260,27 @@ def _file_layer(source: Source, path: Path, document: Mapping[str, object]) -> _
 
 
 def _project_info(
-    gdir: Path, pdir: Path, *, load: bool, host_trust: bool | None = None
-) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning], dict[str, UnavailableEntry]]:
-    """What the project contributes: nothing unless trusted, and then only approved servers."""
-    existing = tuple(p for p in paths.project_files(pdir) if p.is_file())
+    gdir: Path,
+    pdir: Path,
+    *,
+    load: bool,
+    reads: list[imports.ClientRead],
+    host_trust: bool | None = None,
+) -> tuple[ProjectInfo, list[_Layer], list[ConfigWarning], frozenset[str], dict[str, UnavailableEntry]]:
+    """What the project contributes: nothing unless trusted, and then only approved servers (its
+    own files' layers, the keys of the approved servers of other clients' project files, and the
+    servers left out because nobody approved them)."""
+    own = tuple(p for p in paths.project_files(pdir) if p.is_file())
+    imported = tuple(read.file.path for read in reads)
+    existing = own + imported
     if not existing:
-        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], [], {}
+        return ProjectInfo(pdir, (), trusted=False, loaded=False), [], [], frozenset(), {}
     # Only now: most directories have no project config, and trust costs hashing and imports.
     from orbmcp.config.trust import check_trust, has_record, read_project, review_documents
 
     try:
         documents = read_project(pdir)
-        review: ProjectReview | None = review_documents(pdir, documents)
+        review: ProjectReview | None = review_documents(pdir, documents, reads)
     except ConfigError:
         # A broken file in a project the user never trusted is none of our business (it may be a
         # cloned repo); in a trusted one it is the user's own config and must fail loudly.
@@ -255,15 +288,21 @@ def _project_info(
             raise
         documents, review = [], None
     if review is None:
-        return ProjectInfo(pdir, existing, trusted=False, loaded=False), [], [], {}
+        return (
+            ProjectInfo(pdir, existing, trusted=False, loaded=False, import_files=imported),
+            [],
+            [],
+            frozenset(),
+            {},
+        )
     check = check_trust(gdir, review)
     if host_trust is not None:
         # The host asked its user (an agent host's own project-trust prompt); its answer covers the
         # project as it is right now, every server included.
         from orbmcp.config.trust import TrustCheck
 
-        names = frozenset(s.name for s in review.servers) if host_trust else frozenset()
-        check = TrustCheck("trusted" if host_trust else "untrusted", names, (), check.warnings)
+        keys = frozenset(s.key for s in review.servers) if host_trust else frozenset()
+        check = TrustCheck("trusted" if host_trust else "untrusted", keys, (), check.warnings)
     state: TrustState = check.state
     info = ProjectInfo(
         pdir,
@@ -272,15 +311,16 @@ def _project_info(
         loaded=load and state != "untrusted",
         trust_state=state,
         pending=check.pending,
+        import_files=imported,
     )
     warnings = list(check.warnings)
     untrusted = {
-        s.name: _untrusted_entry(s.name, s.file, changed=state == "changed")
+        s.name: untrusted_entry(s.name, s.file, changed=state == "changed")
         for s in review.servers
         if s.name not in check.approved
     }
     if not info.loaded:
-        return info, [], warnings, untrusted
+        return info, [], warnings, frozenset(), untrusted
     warnings.extend(review.warnings)
     layers = []
     for path, document in documents:
@@ -288,23 +328,7 @@ def _project_info(
         approved = {name: entry for name, entry in block.items() if name in check.approved}
         layers.append(_Layer("project", path, approved, document))
         warnings.extend(document_warnings(document, file=str(path)))
-    return info, layers, warnings, untrusted
-
-
-def _untrusted_entry(name: str, file: str, *, changed: bool) -> UnavailableEntry:
-    if changed:
-        message = "its entry is new or changed since the project was approved"
-    else:
-        message = "it is defined in a project config, and the project is not trusted"
-    return UnavailableEntry(
-        name=name,
-        kind="untrusted",
-        file=file,
-        source="project",
-        message=message,
-        reason="project_untrusted",
-        fix=f"review and approve the project's servers: `{cmd('trust')}`",
-    )
+    return info, layers, warnings, check.approved, untrusted
 
 
 def _merge(
@@ -319,7 +343,7 @@ def _merge(
     for layer in layers:
         file = _str(layer.file)
         for name, raw in layer.servers.items():
-            if layer.allows_partial and is_partial(raw):
+            if is_partial(raw) and layer.allows_partial(winners.get(name)):
                 _apply_partial(
                     name=name,
                     raw=raw,
@@ -333,6 +357,10 @@ def _merge(
             server, entry_warnings = parse_server(
                 name, raw, file=file, source=layer.source, settings=settings
             )
+            if layer.imported:
+                entry_warnings = [
+                    imports.tagged(w, layer.source.removeprefix("import:")) for w in entry_warnings
+                ]
             warnings.extend(entry_warnings)
             if server is None:
                 invalid.add(name)  # skipped: whatever a lower layer defined stays in effect
@@ -342,8 +370,25 @@ def _merge(
                 continue
             dropped.pop(name, None)
             assert isinstance(raw, dict)  # parse_server accepted it
+            base = winners.get(name)
+            if base is not None and _shadows_import(layer, base, server):
+                warnings.append(
+                    ConfigWarning(
+                        f"replaces the different '{name}' of {base.source} ({base.file}): orbmcp's "
+                        "own files win over imports",
+                        file,
+                        name,
+                        "import_shadowed",
+                    )
+                )
             winners[name] = _Winner(raw, layer.source, file, server)
     return winners
+
+
+def _shadows_import(layer: _Layer, base: _Winner, server: ServerConfig) -> bool:
+    """An own entry replacing another client's entry of the same name that runs something else."""
+    imported_base = base.source.startswith("import:")
+    return imported_base and not layer.imported and base.server.definition() != server.definition()
 
 
 def _apply_partial(

@@ -18,13 +18,33 @@ from orbmcp.errors import ConfigError
 
 Transport = Literal["stdio", "streamable-http", "sse"]
 Lifecycle = Literal["eager", "lazy"]
-Source = Literal["global", "project", "config", "extension"]
+# Other MCP clients whose config files orbmcp reads through (config/clients.py).
+ClientName = Literal[
+    "claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "codex", "gemini", "opencode", "pi"
+]
+# Where the entry in effect came from; "import:<client>" is another client's file (``file``).
+Source = Literal[
+    "global",
+    "project",
+    "config",
+    "extension",
+    "import:claude-code",
+    "import:claude-desktop",
+    "import:cursor",
+    "import:vscode",
+    "import:windsurf",
+    "import:codex",
+    "import:gemini",
+    "import:opencode",
+    "import:pi",
+]
 TrustState = Literal["untrusted", "trusted", "changed"]
 
 DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_TOOL_PREFIX = "mcp"
+DEFAULT_SAMPLING_TIMEOUT_MS = 120_000
 
 
 @dataclass(frozen=True)
@@ -64,6 +84,9 @@ class ServerConfig:
     file: str | None = None
     # A trusted project's partial override (enabled/lifecycle only) that changed this entry.
     override_file: str | None = None
+    # The directories this server is told it may work in (``roots``), expanded like ``cwd``; None:
+    # the settings' roots, else the project directory.
+    roots: tuple[str, ...] | None = None
 
     @property
     def is_stdio(self) -> bool:
@@ -97,12 +120,26 @@ class ServerConfig:
 
 
 @dataclass(frozen=True)
+class SamplingConfig:
+    """``settings.sampling`` (global files only): the command that answers servers' sampling
+    requests from the shell, and how long it may take."""
+
+    command: tuple[str, ...]
+    timeout_ms: int = DEFAULT_SAMPLING_TIMEOUT_MS
+
+
+@dataclass(frozen=True)
 class Settings:
     tool_prefix: str = DEFAULT_TOOL_PREFIX
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
     max_retries: int = DEFAULT_MAX_RETRIES
     extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
     daemon: str = "off"  # "auto": the first connecting command starts the session daemon
+    # Other clients whose servers are read through, in precedence order; None: every client whose
+    # files exist on this machine (the default), () turns imports off.
+    imports: tuple[ClientName, ...] | None = None
+    roots: tuple[str, ...] | None = None  # every server's roots (expanded); None: the project dir
+    sampling: SamplingConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -175,9 +212,17 @@ class ProjectInfo:
     trust_state: TrustState = "untrusted"
     pending: tuple[str, ...] = ()  # project servers not loaded because they await (re-)approval
 
+    # Project files of other clients (.cursor/mcp.json, .mcp.json, ...) that exist, when imported.
+    import_files: tuple[Path, ...] = ()
+
     @property
     def config_path(self) -> Path:
-        return self.dir / ".orb"
+        """Where the project's configuration is, for messages: ``.orb``, or else the other client's
+        file that holds this project's servers."""
+        orb = self.dir / ".orb"
+        if self.import_files and not any(f.parent == orb for f in self.files):
+            return self.import_files[0]
+        return orb
 
 
 @dataclass(frozen=True)
@@ -191,6 +236,8 @@ class ResolvedConfig:
     config_override: Path | None = None  # --config / ORBMCP_CONFIG
     # Names a config file defines that are not in ``servers``: invalid, skipped or untrusted.
     unavailable: Mapping[str, UnavailableEntry] = field(default_factory=dict)
+    # Other clients' files that were looked for (existing or not): one appearing changes the config.
+    import_candidates: tuple[Path, ...] = ()
 
     def enabled_servers(self) -> list[ServerConfig]:
         if not self.settings.extension_enabled:

@@ -212,6 +212,7 @@ def parse_server(
     max_retries = fields.max_retries(problems, entry, settings.max_retries)
     health = fields.health_interval(problems, entry)
     auth = fields.entry_auth(problems, entry, stdio=stdio)
+    roots = fields.entry_roots(problems, entry)
     if problems.fatal or transport is None:
         return None, problems.warnings()
     server = ServerConfig(
@@ -232,6 +233,7 @@ def parse_server(
         health_check_interval_ms=health,
         source=source,
         file=file,
+        roots=roots,
     )
     return server, problems.warnings()
 

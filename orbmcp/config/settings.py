@@ -13,9 +13,10 @@ from dataclasses import replace
 
 from orbmcp.config.checks import Problems, as_int, show
 from orbmcp.config.jsonc import type_name
-from orbmcp.config.model import ConfigWarning, Settings
+from orbmcp.config.model import DEFAULT_SAMPLING_TIMEOUT_MS, ConfigWarning, SamplingConfig, Settings
 
 MAX_RETRIES_LIMIT = 10
+MAX_ROOTS = 100
 _TOOL_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
@@ -37,16 +38,49 @@ def _daemon(value: object) -> str | None:
     return value if value in ("auto", "off") else None
 
 
+def roots_list(value: object) -> tuple[str, ...] | None:
+    """``roots``: an array of at most ``MAX_ROOTS`` non-empty paths (unexpanded); None if invalid."""
+    if not isinstance(value, list) or len(value) > MAX_ROOTS:
+        return None
+    if not all(isinstance(p, str) and p.strip() and "\x00" not in p for p in value):
+        return None
+    return tuple(value)
+
+
+def _sampling(value: object) -> SamplingConfig | None:
+    if not isinstance(value, dict):
+        return None
+    command = value.get("command")
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        return None
+    if not command[0].strip() or any("\x00" in a for a in command):
+        return None
+    timeout = _positive(value.get("timeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
+    if timeout is None:
+        return None
+    return SamplingConfig(tuple(command), timeout)
+
+
 # settings key, Settings field, checker (None = invalid), what it must be
 _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
     ("requestTimeoutMs", "request_timeout_ms", _positive, "a positive integer"),
     ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
     ("daemon", "daemon", _daemon, '"auto" or "off"'),
+    ("roots", "roots", roots_list, f"an array of at most {MAX_ROOTS} directory paths"),
+    (
+        "sampling",
+        "sampling",
+        _sampling,
+        'an object with "command" (a non-empty array of strings) and an optional positive "timeoutMs"',
+    ),
 )
 # Settings only the user's own files may state: a cloned project must not start processes that
-# outlive the command the user ran.
-GLOBAL_ONLY = frozenset({"daemon"})
+# outlive the command the user ran, choose which other files orbmcp reads, nor choose the program
+# that answers with the user's model.
+GLOBAL_ONLY = frozenset({"daemon", "imports", "sampling"})
+# settings.json (the orb agent's file) states these at the top level, mcp.json under "settings".
+_TOP_LEVEL = ("daemon", "imports")
 
 
 def parse_settings(
@@ -55,9 +89,9 @@ def parse_settings(
     """Only the keys this file states, as ``Settings`` field names; bad values are ignored with a warning."""
     problems = Problems(None, file)
     stated: dict[str, object] = {}
-    if "daemon" in document and isinstance(document.get("settings"), dict | None):
-        # settings.json (the orb agent's file) states it at the top level.
-        _settings_block(problems, {"daemon": document["daemon"]}, stated)
+    top = {key: document[key] for key in _TOP_LEVEL if key in document}
+    if top and isinstance(document.get("settings"), dict | None):
+        _settings_block(problems, top, stated)
     _settings_block(problems, document.get("settings"), stated)
     _extensions_block(problems, document.get("goExtensions"), stated)
     return stated, problems.warnings()
@@ -71,6 +105,8 @@ def _settings_block(problems: Problems, raw: object, stated: dict[str, object]) 
             f'"settings" must be an object, not {type_name(raw)}; ignored', reason="invalid_setting"
         )
         return
+    if "imports" in raw:
+        _imports(problems, raw["imports"], stated)
     for key, field_name, check, want in _SETTINGS:
         if key not in raw:
             continue
@@ -81,6 +117,29 @@ def _settings_block(problems: Problems, raw: object, stated: dict[str, object]) 
             )
         else:
             stated[field_name] = value
+
+
+def _imports(problems: Problems, value: object, stated: dict[str, object]) -> None:
+    """``imports``: a list of client names; an unknown name is dropped with a warning."""
+    from orbmcp.config.clients import CLIENTS, parse_client
+
+    if not isinstance(value, list):
+        problems.ignore(
+            f'"settings.imports" must be a list of client names (got {show(value)}); ignored',
+            reason="invalid_setting",
+        )
+        return
+    chosen: list[str] = []
+    for item in value:
+        client = parse_client(item) if isinstance(item, str) else None
+        if client is None:
+            problems.ignore(
+                f'"settings.imports": unknown client {show(item)} (known: {", ".join(CLIENTS)}); ignored',
+                reason="invalid_setting",
+            )
+        elif client not in chosen:
+            chosen.append(client)
+    stated["imports"] = tuple(chosen)
 
 
 def _extensions_block(problems: Problems, extensions: object, stated: dict[str, object]) -> None:

@@ -4,6 +4,9 @@ Approval is recorded in the user's global dir (never in the project), keyed by t
 path and bound per server to a hash of its raw, unexpanded entries: change a server's command,
 args, env, url, ... and that server is invisible again until re-approved, while the unchanged ones
 keep working. A new server needs its own approval. Nothing a project file says can grant trust.
+Other clients' project files (``.cursor/mcp.json``, ``.mcp.json``, ...) that orbmcp imports are
+reviewed and approved the same way, each server bound to its file, its raw entry and what orbmcp
+translates it into.
 
 The store is small JSON, written by ``orbmcp.fs`` (atomic, 0600 in a 0700 dir) under its lock.
 A store that is a symlink, owned by someone else, or writable by group/others is ignored: whoever
@@ -17,7 +20,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
@@ -25,10 +28,12 @@ from typing import Literal, cast
 from orbmcp import fs
 from orbmcp.config import paths
 from orbmcp.config.expand import referenced_variables
+from orbmcp.config.imports import ClientRead, import_key, source_of
 from orbmcp.config.jsonc import read_jsonc
-from orbmcp.config.model import ConfigWarning, ServerConfig, Settings, TrustState
+from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, Settings, TrustState
 from orbmcp.config.schema import apply_override, is_partial, parse_server, servers_block, trust_key_warnings
 from orbmcp.config.settings import parse_settings
+from orbmcp.config.translate import Imported
 from orbmcp.errors import ConfigError, cmd
 
 STORE_VERSION = 1
@@ -55,6 +60,12 @@ class ServerReview:
     variables: tuple[str, ...] = ()  # ${VAR} names that would be read from the environment
     overrides: Mapping[str, object] = field(default_factory=dict)
     problems: tuple[str, ...] = ()  # why an "invalid" entry would be skipped
+    client: ClientName | None = None  # another client's project file holds it (an import)
+
+    @property
+    def key(self) -> str:
+        """The name, or for an imported server which client's it is: ``import:cursor/NAME``."""
+        return self.name if self.client is None else import_key(self.client, self.name)
 
 
 @dataclass(frozen=True)
@@ -68,14 +79,15 @@ class ProjectReview:
     digest: str  # what `approve` must be given: binds every server of this review
 
     def server(self, name: str) -> ServerReview | None:
-        return next((s for s in self.servers if s.name == name), None)
+        """One of the project's own servers (not an imported one) by name."""
+        return next((s for s in self.servers if s.name == name and s.client is None), None)
 
 
 @dataclass(frozen=True)
 class TrustCheck:
     state: TrustState
-    approved: frozenset[str]  # servers whose current definition matches the approval
-    pending: tuple[str, ...]  # servers that are new or changed since the approval
+    approved: frozenset[str]  # keys (ServerReview.key) whose current definition matches the approval
+    pending: tuple[str, ...]  # keys of servers that are new or changed since the approval
     warnings: tuple[ConfigWarning, ...] = ()
 
 
@@ -107,7 +119,13 @@ def read_project(project_dir: Path) -> list[tuple[Path, dict[str, object]]]:
     return out
 
 
-def review_documents(project_dir: Path, documents: list[tuple[Path, dict[str, object]]]) -> ProjectReview:
+def review_documents(
+    project_dir: Path,
+    documents: list[tuple[Path, dict[str, object]]],
+    imports: Sequence[ClientRead] = (),
+) -> ProjectReview:
+    """The review of the project's own files (``documents``) and of the project-level files of
+    other clients (``imports``: reads of project scope)."""
     real = real_project_dir(project_dir)
     blocks = [(path, servers_block(doc, file=str(path))) for path, doc in documents]
     names = list(dict.fromkeys(name for _, block in blocks for name in block))
@@ -116,6 +134,8 @@ def review_documents(project_dir: Path, documents: list[tuple[Path, dict[str, ob
         entries = {path.name: block[name] for path, block in blocks if name in block}
         digest = _sha256({"project": real, "name": name, "entries": entries})
         reviews.append(_review_server(name, blocks, digest))
+    for read in imports:
+        reviews.extend(_review_import(project_dir, real, read, i) for i in read.servers)
     stated: dict[str, object] = {}
     warnings: list[ConfigWarning] = []
     for path, doc in documents:
@@ -123,11 +143,11 @@ def review_documents(project_dir: Path, documents: list[tuple[Path, dict[str, ob
         stated.update(file_settings)
         warnings.extend(settings_warnings)
         warnings.extend(trust_key_warnings(doc, file=str(path)))
-    digest = _sha256({"project": real, "servers": {r.name: r.digest for r in reviews}})
+    digest = _sha256({"project": real, "servers": {r.key: r.digest for r in reviews}})
     return ProjectReview(
         dir=project_dir,
         real_dir=real,
-        files=tuple(path for path, _ in documents),
+        files=tuple(path for path, _ in documents) + tuple(read.file.path for read in imports),
         servers=tuple(reviews),
         settings=stated,
         warnings=tuple(warnings),
@@ -174,15 +194,85 @@ def _review_server(name: str, blocks: list[tuple[Path, Mapping[str, object]]], d
     )
 
 
+def _review_import(project_dir: Path, real: str, read: ClientRead, imported: Imported) -> ServerReview:
+    file = read.file
+    digest = _sha256(
+        {
+            "project": real,
+            "import": file.client,
+            "file": os.path.relpath(file.path, project_dir),
+            "name": imported.name,
+            "raw": imported.raw,
+            "entry": imported.entry,
+        }
+    )
+    server: ServerConfig | None = None
+    problems = imported.problems
+    if imported.entry is not None:
+        server, warnings = parse_server(
+            imported.name,
+            imported.entry,
+            file=str(file.path),
+            source=source_of(file.client),
+            settings=Settings(),
+        )
+        if server is None:
+            problems = tuple(w.message for w in warnings)
+    return ServerReview(
+        name=imported.name,
+        file=str(file.path),
+        kind="invalid" if server is None else "server",
+        digest=digest,
+        transport=server.transport if server else None,
+        command=server.command if server else None,
+        args=server.args if server else (),
+        cwd=server.cwd if server else None,
+        env_names=tuple(server.env) if server else (),
+        url=server.url if server else None,
+        header_names=tuple(server.headers) if server else (),
+        variables=_variables(server) if server else (),
+        problems=problems,
+        client=file.client,
+    )
+
+
 def _variables(server: ServerConfig) -> tuple[str, ...]:
     texts = [server.command or "", *server.args, *server.env.values(), server.cwd or "", server.url or ""]
     texts.extend(server.headers.values())
     return tuple(dict.fromkeys(v for text in texts for v in referenced_variables(text)))
 
 
-def describe_project(project_dir: Path) -> ProjectReview:
-    """Exactly what the project would run, per server; raises ConfigError for a malformed file."""
-    return review_documents(project_dir, read_project(project_dir))
+def describe_project(
+    project_dir: Path, *, global_dir: Path | None = None, environ: Mapping[str, str] | None = None
+) -> ProjectReview:
+    """Exactly what the project would run, per server, its imported files included (those of the
+    clients the global ``imports`` setting names); raises ConfigError for a malformed own file."""
+    gdir = global_dir if global_dir is not None else paths.global_dir(environ)
+    reads = read_project_imports(project_dir, imported_clients(gdir), environ=environ)
+    return review_documents(project_dir, read_project(project_dir), reads)
+
+
+def imported_clients(global_dir: Path) -> tuple[ClientName, ...]:
+    """The clients the user's global settings import (every one unless ``imports`` says otherwise)."""
+    from orbmcp.config.imports import active_clients
+    from orbmcp.config.settings import apply_settings
+
+    settings = Settings()
+    for path in paths.global_files(global_dir):
+        document = read_jsonc(path)
+        if document is not None:
+            settings = apply_settings(settings, parse_settings(document, file=str(path))[0])
+    return active_clients(settings)
+
+
+def read_project_imports(
+    project_dir: Path, clients: Sequence[ClientName], *, environ: Mapping[str, str] | None = None
+) -> list[ClientRead]:
+    """The project-level files of ``clients`` that exist (unreadable ones are left out: the loader
+    warns about them)."""
+    from orbmcp.config.imports import read_clients
+
+    return read_clients(clients, project_dir, environ=environ, warnings=[], scope="project")
 
 
 # ---- the store ------------------------------------------------------------------------------------
@@ -231,13 +321,33 @@ def _read_store(global_dir: Path) -> tuple[dict[str, object], ConfigWarning | No
 
 
 def _record(projects: Mapping[str, object], real: str) -> dict[str, str] | None:
+    """The approved digests of a project by ServerReview.key, or None when it has no record."""
     record = projects.get(real)
     if not isinstance(record, dict):
         return None
     servers = record.get("servers")
     if not isinstance(servers, dict):
         return None
-    return {str(k): str(v) for k, v in servers.items()}
+    approved = {str(k): str(v) for k, v in servers.items()}
+    imports = record.get("imports")
+    if isinstance(imports, dict):
+        for client, names in imports.items():
+            if isinstance(names, dict):
+                approved |= {import_key(str(client), str(k)): str(v) for k, v in names.items()}
+    return approved
+
+
+def _record_of(review: ProjectReview) -> dict[str, object]:
+    imports: dict[str, dict[str, str]] = {}
+    for s in review.servers:
+        if s.client is not None:
+            imports.setdefault(s.client, {})[s.name] = s.digest
+    return {
+        "digest": review.digest,
+        "servers": {s.name: s.digest for s in review.servers if s.client is None},
+        "imports": imports,
+        "approvedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
 
 
 def has_record(global_dir: Path, project_dir: Path) -> bool:
@@ -250,20 +360,20 @@ def check_trust(global_dir: Path, review: ProjectReview) -> TrustCheck:
     warnings = (problem,) if problem else ()
     approved_digests = _record(projects, review.real_dir)
     if approved_digests is None:
-        return TrustCheck("untrusted", frozenset(), tuple(s.name for s in review.servers), warnings)
-    approved = frozenset(s.name for s in review.servers if approved_digests.get(s.name) == s.digest)
-    pending = tuple(s.name for s in review.servers if s.name not in approved)
+        return TrustCheck("untrusted", frozenset(), tuple(s.key for s in review.servers), warnings)
+    approved = frozenset(s.key for s in review.servers if approved_digests.get(s.key) == s.digest)
+    pending = tuple(s.key for s in review.servers if s.key not in approved)
     return TrustCheck("changed" if pending else "trusted", approved, pending, warnings)
 
 
 def trust_record(global_dir: Path, project_dir: Path) -> TrustState:
-    return check_trust(global_dir, describe_project(project_dir)).state
+    return check_trust(global_dir, describe_project(project_dir, global_dir=global_dir)).state
 
 
 def approve(global_dir: Path, project_dir: Path, digest: str) -> None:
     """Record approval of the project as reviewed. ``digest`` comes from the review the user saw:
     if the files changed since, nothing is approved (the user did not see the new definitions)."""
-    review = describe_project(project_dir)
+    review = describe_project(project_dir, global_dir=global_dir)
     if review.digest != digest:
         raise ConfigError(
             f"{paths.project_config_dir(project_dir)}: the project configuration changed while it was "
@@ -272,12 +382,7 @@ def approve(global_dir: Path, project_dir: Path, digest: str) -> None:
             hint=f"run `{cmd('trust')}` again and review the new definitions",
             reason="changed_during_review",
         )
-    record = {
-        "digest": review.digest,
-        "servers": {s.name: s.digest for s in review.servers},
-        "approvedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    _update_store(global_dir, review.real_dir, record)
+    _update_store(global_dir, review.real_dir, _record_of(review))
 
 
 def revoke(global_dir: Path, project_dir: Path) -> bool:
@@ -315,3 +420,35 @@ def _update_store(global_dir: Path, real: str, record: Mapping[str, object] | No
             hint="try again in a moment",
             reason="trust_store_locked",
         ) from None
+
+
+def carry_approval(global_dir: Path, project_dir: Path, name: str, before: ProjectReview) -> bool:
+    """After orbmcp changed one of a project's own entries at the person's command (add, remove,
+    enable, disable), keep that server's approval: when the project has a record and the entry was
+    approved before the change (or did not exist), its new digest is recorded. Nothing else
+    changes: another server that is pending stays pending. True when the record was updated."""
+    old = before.server(name)
+    after = describe_project(project_dir, global_dir=global_dir).server(name)
+    real = before.real_dir
+    path = paths.trust_store_path(Path(os.path.realpath(global_dir)))
+    try:
+        with fs.locked(path, timeout=LOCK_TIMEOUT_S):
+            projects, problem = _read_store(global_dir)
+            record = projects.get(real)
+            if (
+                problem is not None
+                or not isinstance(record, dict)
+                or not isinstance(record.get("servers"), dict)
+            ):
+                return False
+            servers = cast("dict[str, object]", record["servers"])
+            if old is not None and servers.get(name) != old.digest:
+                return False  # it was not approved as it was: the change does not approve it
+            if after is None:
+                servers.pop(name, None)
+            else:
+                servers[name] = after.digest
+            fs.atomic_write(path, _canonical({"version": STORE_VERSION, "projects": projects}))
+            return True
+    except fs.LockTimeout:
+        return False

@@ -20,6 +20,9 @@ import anyio
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
 
 if TYPE_CHECKING:
+    from orbmcp.core.capabilities import Interaction
+    from orbmcp.core.capabilities.askers import Asker
+    from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.core.process import ManagedProcess
     from orbmcp.core.results import ToolResult
     from orbmcp.core.supervisor import Supervisor
@@ -30,6 +33,8 @@ T = TypeVar("T")
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 INVALID_REQUEST = -32600
+URL_ELICITATION_REQUIRED = -32042
+LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 # Said whenever a connection died under a request: its outcome is unknown, and it is never re-sent.
 NOT_RETRIED = "outcome unknown: the request was not retried, and a tool call's side effects may have happened"
 
@@ -89,8 +94,11 @@ async def _connection_died(
     return ConnectionFailed(message, server=sup.name, hint=NOT_RETRIED, reason=reason)
 
 
-async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]]) -> T:
-    """Run one request on the live client and translate its failures."""
+async def request(
+    sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]], *, url_elicitation: bool = False
+) -> T:
+    """Run one request on the live client and translate its failures (with ``url_elicitation``,
+    a -32042 answer is raised for ``_with_url_elicitation`` to resolve)."""
     from mcp import MCPError
 
     client = _client(sup)
@@ -99,6 +107,8 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
         return await fn(client)
     except MCPError as exc:
         code = exc.error.code
+        if code == URL_ELICITATION_REQUIRED and url_elicitation:
+            raise _UrlElicitationRequired(exc.error.data) from None
         if code == INVALID_REQUEST and _session_gone(exc.error.message):
             # A 2025-era HTTP server that restarted forgets its sessions and answers every request
             # "Session not found"; the SDK does not re-initialize, so the session is dead.
@@ -126,7 +136,7 @@ async def request(sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]])
         raise await _connection_died(sup, process, what, how="connection died") from None
     except TimeoutError:
         raise _timed_out(sup, what) from None
-    except OrbError:
+    except (OrbError, _UrlElicitationRequired):
         raise
     except anyio.get_cancelled_exc_class():
         raise
@@ -156,11 +166,51 @@ async def call_tool(
     *,
     timeout_s: float | None = None,
     progress: ProgressFn | None = None,
+    asker: Asker | None = None,
+    record: list[Interaction] | None = None,
+    logs: Callable[[LogMessage], None] | None = None,
+    as_task: bool = False,
+    log_level: str | None = None,
 ) -> ToolResult:
+    """Call ``tool``; a server's questions during the call go to ``asker`` (how they were
+    answered to ``record``), its log messages to ``logs``.
+
+    The call is task-augmented when ``as_task`` is set or the tool requires it
+    (``execution.taskSupport``); a -32042 "URL elicitation required" answer is resolved with the
+    person (``asker``) and the call retried once. ``log_level`` asks the server for log messages
+    of at least that level (``logging/setLevel`` on 2025-era sessions, per request on others).
+    """
     from orbmcp.core.results import from_sdk
 
     timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
+    listed = sup.runtime.tools.get(sup.name, tool)
+    task = as_task or (listed is not None and listed.task_support == "required")
+    on_progress = _progress_filter(progress)
+    meta: dict[str, Any] | None = None
+    with sup.client_side.route.asking(asker, record=record, logs=logs):
+        if log_level is not None:
+            meta = await _apply_log_level(sup, log_level)
 
+        async def run(client: Any) -> Any:
+            if task:
+                return await _call_task(
+                    sup, client, tool, arguments or {}, timeout=timeout, on_progress=on_progress, meta=meta
+                )
+            # Always a callback: the SDK sends a progress token only with one, and every call carries one.
+            return await client.call_tool(
+                tool, arguments or {}, read_timeout_seconds=timeout, progress_callback=on_progress, meta=meta
+            )
+
+        result = await _with_url_elicitation(
+            sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
+        )
+    return from_sdk(result)
+
+
+SdkProgress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+def _progress_filter(progress: ProgressFn | None) -> SdkProgress:
     last = -math.inf
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -174,28 +224,142 @@ async def call_tool(
         if out is not None:
             await out
 
-    async def run(client: Any) -> Any:
-        # Always a callback: the SDK sends a progress token only with one, and every call carries one.
-        return await client.call_tool(
-            tool, arguments or {}, read_timeout_seconds=timeout, progress_callback=on_progress
+    return on_progress
+
+
+async def _apply_log_level(sup: Supervisor, level: str) -> dict[str, Any] | None:
+    """Ask for ``level``: once per session on 2025-era servers, as request metadata on others."""
+    from orbmcp.core.capabilities.client_side import is_legacy
+
+    version = sup.snap.protocol_version
+    if not is_legacy(version):
+        return {LOG_LEVEL_META: level}
+    await sup.client_side.set_log_level(sup.client, version, level)
+    return None
+
+
+async def _call_task(
+    sup: Supervisor,
+    client: Any,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    timeout: float,
+    on_progress: SdkProgress,
+    meta: dict[str, Any] | None,
+) -> Any:
+    from mcp_types import CallToolResult
+
+    from orbmcp.core.capabilities.tasks import TaskProtocolError, call_as_task
+
+    steps = 0
+    tg = sup.runtime.tg
+
+    def on_status(status: str, message: str | None) -> None:
+        nonlocal steps
+        steps += 1
+        text = status.replace("_", " ") + (f": {message}" if message else "")
+        if tg is not None:
+            progress: Any = on_progress
+            tg.start_soon(progress, float(steps), None, text)
+
+    try:
+        raw = await call_as_task(
+            client.session, tool, arguments, timeout_s=timeout, on_status=on_status, meta=meta
         )
+    except TaskProtocolError as exc:
+        raise ProtocolError(
+            sup.runtime.redact(f"server '{sup.name}': task of '{tool}': {exc}"),
+            server=sup.name,
+            reason="task_failed",
+        ) from None
+    return CallToolResult.model_validate(raw)
 
-    result = await request(sup, f"tools/call {tool}", run)
-    return from_sdk(result)
+
+async def _with_url_elicitation(sup: Supervisor, tool: str, send: Callable[[], Awaitable[T]]) -> T:
+    """``send()``; when the server answers -32042 "URL elicitation required", ask the person to
+    complete the URL(s) and send once more (never a loop: a second -32042 is the error)."""
+    try:
+        return await send()
+    except _UrlElicitationRequired as required:
+        data = required.data
+    from orbmcp.core.capabilities.elicitation import url_elicitations
+
+    elicitations = url_elicitations(data)
+    declined = await sup.client_side.complete_url_elicitations(elicitations) if elicitations else "none given"
+    if declined is not None:
+        urls = ", ".join(e.url for e in elicitations[:3]) or "a URL"
+        raise AuthError(
+            sup.runtime.redact(f"server '{sup.name}': tool '{tool}' needs you to open {urls} first"),
+            server=sup.name,
+            hint=f"open it in a browser, then call the tool again ({declined})",
+            reason="url_elicitation_required",
+        )
+    try:
+        return await send()
+    except _UrlElicitationRequired:
+        raise AuthError(
+            f"server '{sup.name}': tool '{tool}' still needs a URL opened after it was completed",
+            server=sup.name,
+            reason="url_elicitation_required",
+        ) from None
 
 
-async def read_resource(sup: Supervisor, uri: str) -> list[dict[str, Any]]:
+class _UrlElicitationRequired(Exception):
+    """``request`` met -32042: the caller completes the URL elicitations and retries."""
+
+    def __init__(self, data: object) -> None:
+        super().__init__("URL elicitation required")
+        self.data = data
+
+
+async def read_resource(
+    sup: Supervisor, uri: str, *, asker: Asker | None = None, record: list[Interaction] | None = None
+) -> list[dict[str, Any]]:
     from orbmcp.core.discovery import wire
 
-    result = await request(sup, f"resources/read {uri}", lambda c: c.read_resource(uri))
+    with sup.client_side.route.asking(asker, record=record):
+        result = await request(sup, f"resources/read {uri}", lambda c: c.read_resource(uri))
     return [wire(c) for c in result.contents]
 
 
-async def get_prompt(sup: Supervisor, name: str, arguments: dict[str, str]) -> dict[str, Any]:
+async def get_prompt(
+    sup: Supervisor,
+    name: str,
+    arguments: dict[str, str],
+    *,
+    asker: Asker | None = None,
+    record: list[Interaction] | None = None,
+) -> dict[str, Any]:
     from orbmcp.core.discovery import wire
 
-    result = await request(sup, f"prompts/get {name}", lambda c: c.get_prompt(name, arguments))
+    with sup.client_side.route.asking(asker, record=record):
+        result = await request(sup, f"prompts/get {name}", lambda c: c.get_prompt(name, arguments))
     return wire(result)
+
+
+MAX_COMPLETIONS = 100
+
+
+async def complete_argument(
+    sup: Supervisor,
+    ref: tuple[str, str],
+    argument: str,
+    value: str,
+    context: dict[str, str] | None = None,
+) -> list[str]:
+    """``completion/complete``: values the server suggests for ``argument`` of a prompt
+    (``ref = ("prompt", name)``) or a resource template (``("resource", uri_template)``)."""
+    from mcp_types import PromptReference, ResourceTemplateReference
+
+    kind, name = ref
+    reference: Any = PromptReference(name=name) if kind == "prompt" else ResourceTemplateReference(uri=name)
+    wanted = {"name": argument, "value": value}
+    result = await request(
+        sup, "completion/complete", lambda c: c.complete(reference, wanted, context_arguments=context or None)
+    )
+    values = result.completion.values if result.completion is not None else []
+    return [v for v in values[:MAX_COMPLETIONS] if isinstance(v, str)]
 
 
 async def list_resources(sup: Supervisor) -> list[dict[str, Any]]:
@@ -208,3 +372,21 @@ async def list_prompts(sup: Supervisor) -> list[dict[str, Any]]:
     from orbmcp.core.discovery import list_prompts as _list
 
     return await request(sup, "prompts/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
+
+
+async def list_resource_templates(sup: Supervisor) -> list[dict[str, Any]]:
+    """Every page of ``resources/templates/list`` (wire JSON); [] when the server has none (the
+    method is optional for servers that offer resources)."""
+    from orbmcp.core.discovery import collect_pages, wire
+
+    async def run(client: Any) -> list[dict[str, Any]]:
+        async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+            page = await client.list_resource_templates(cursor=cursor)
+            return [wire(t) for t in page.resource_templates], page.next_cursor
+
+        return await collect_pages(fetch, what="resource templates", server=sup.name, warn=sup.warn)
+
+    try:
+        return await request(sup, "resources/templates/list", run)
+    except ProtocolError:
+        return []

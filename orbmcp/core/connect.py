@@ -23,6 +23,7 @@ from orbmcp.core.sdk import ensure_sdk
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ServerConfig
+    from orbmcp.core.capabilities.client_side import ClientSide
     from orbmcp.core.era import EraCache
     from orbmcp.core.process import ManagedProcess
     from orbmcp.core.runtime import Runtime
@@ -80,6 +81,9 @@ class SessionCallbacks:
     auth_challenged: Callable[[str], None]  # a 401/403 the OAuth provider could not resolve
     # The transport is killing the connection: (message, reason), before requests fail.
     lost: Callable[[str, str], None] = field(default=lambda message, reason: None)
+    # What answers the server's own requests (elicitation, sampling, roots) and takes its log
+    # messages; None: nothing is advertised and nothing answered.
+    client_side: ClientSide | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,9 @@ class Connection:
     protocol_version: str | None
     server_info: str | None  # "name version" from the handshake
     warnings: tuple[str, ...] = ()  # about how the connection was made, to show with the server
+    instructions: str | None = None  # the server's instructions (initialize result), raw
+    capabilities: dict[str, Any] | None = None  # what the server offers (wire JSON)
+    advertised: dict[str, Any] | None = None  # what orbmcp advertised to it (wire JSON)
 
 
 @asynccontextmanager
@@ -137,6 +144,7 @@ class _Opener:
         self.http = http
         self.exit_record = exit_record
         self.process: ManagedProcess | None = None
+        self.advertised: dict[str, Any] = {}
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
@@ -162,6 +170,7 @@ class _Opener:
                 )
             version = client.protocol_version
             info = client.server_info
+            offered = _server_capabilities(client)
             fallback = None if transport == cfg.transport else transport
             # In a worker thread: a changed entry is a durable write; other servers keep connecting.
             await anyio.to_thread.run_sync(partial(cache.record, key, version, transport=fallback))
@@ -172,6 +181,9 @@ class _Opener:
                 protocol_version=version,
                 server_info=f"{info.name} {info.version}" if info is not None else None,
                 warnings=(SSE_FALLBACK_NOTE,) if transport != cfg.transport else (),
+                instructions=_instructions(client),
+                capabilities=offered,
+                advertised=self.advertised,
             )
 
     async def _second_attempt(
@@ -249,6 +261,12 @@ class _Opener:
             code = process.returncode  # before the stop: an exit of its own, not our SIGTERM
             if code is not None and self.exit_record is not None:
                 self.exit_record.code = code
+            handed_off = self.runtime.handed_off
+            if handed_off is not None:
+                group = process.hand_off()
+                if group is not None:
+                    handed_off.append(group)
+                return
             with anyio.CancelScope(shield=True):
                 await process.stop(
                     stdin_grace=self.runtime.stdin_grace_s, term_grace=self.runtime.term_grace_s
@@ -262,14 +280,17 @@ class _Opener:
         from orbmcp.core import era
 
         stream = await self._transport(transport, probe_timeout=era.discover_timeout_for(cached))
+        client_side = self.callbacks.client_side
+        answers = client_side.client_kwargs() if client_side is not None else {}
+        self.advertised = advertised_capabilities(answers)
         return Client(
             stream,
             mode=era.client_mode_for(cached),  # type: ignore[arg-type,unused-ignore]
             read_timeout_seconds=self.cfg.request_timeout_ms / 1000,
             message_handler=self._message_handler(),
-            elicitation_callback=self.runtime.elicitation,
             client_info=Implementation(name="orbmcp", version=__version__),
             cache=None,  # list_changed must always refetch; a stale cached list would hide new tools
+            **answers,
         )
 
     async def _transport(self, transport: str, *, probe_timeout: float | None) -> Any:
@@ -327,6 +348,7 @@ class _Opener:
         from mcp_types import ToolListChangedNotification
 
         callbacks = self.callbacks
+        client_side = callbacks.client_side
 
         async def handle(message: Any) -> None:
             # 2025-era sessions push list_changed here; 2026-07-28 ones tee listen() events here too.
@@ -337,6 +359,49 @@ class _Opener:
                 callbacks.rediscover()
             elif isinstance(message, Exception):
                 callbacks.warn(f"transport: {type(message).__name__}")
+            elif client_side is not None:
+                client_side.notification(root)
             await anyio.lowlevel.checkpoint()
 
         return handle
+
+
+MAX_INSTRUCTIONS = 16_000
+
+
+def _instructions(client: Any) -> str | None:
+    """The server's instructions, cut to ``MAX_INSTRUCTIONS`` characters (a server controls them)."""
+    try:
+        text = client.instructions
+    except Exception:
+        return None
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return text if len(text) <= MAX_INSTRUCTIONS else text[:MAX_INSTRUCTIONS] + "…"
+
+
+def _server_capabilities(client: Any) -> dict[str, Any] | None:
+    """What the server offers, in wire JSON."""
+
+    def dump(model: Any) -> dict[str, Any] | None:
+        if model is None:
+            return None
+        data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return data
+
+    try:
+        return dump(client.server_capabilities)
+    except Exception:
+        return None
+
+
+def advertised_capabilities(client_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """What the SDK advertises for these ``Client`` callbacks: a capability per callback."""
+    out: dict[str, Any] = {}
+    if client_kwargs.get("elicitation_callback") is not None:
+        out["elicitation"] = {"form": {}, "url": {}}
+    if client_kwargs.get("list_roots_callback") is not None:
+        out["roots"] = {"listChanged": True}
+    if client_kwargs.get("sampling_callback") is not None:
+        out["sampling"] = {}
+    return out

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp import log
+from orbmcp.core.capabilities import ClientFeatures
 from orbmcp.core.runtime import Runtime
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import ToolRegistry
@@ -63,7 +64,17 @@ class Manager:
         interactive: bool = False,
         auth_ui: Any = None,
         tools: ToolRegistry | None = None,
+        asker: Any = None,
+        features: ClientFeatures | None = None,
+        hand_off_at_exit: bool = False,
     ) -> None:
+        """``asker`` answers servers' questions when no command waits on them (the session's own
+        front; see ``orbmcp.core.capabilities.askers``). ``features`` are the client capabilities
+        to advertise; by default those the shell fronts honour: elicitation (asked, or declined
+        saying so), roots, and sampling when a sampling command is configured.
+        ``hand_off_at_exit``: leaving the manager closes the servers' stdin and collects their
+        still-running trees in ``runtime.handed_off`` for a detached stop (only the orbmcp program
+        itself, about to exit)."""
         self.config = config
         log.configure_default(config.global_dir)
         self.runtime = Runtime(
@@ -73,7 +84,10 @@ class Manager:
             interactive=interactive,
             extra_secrets=_secrets_of(config.servers.values()),
             auth_ui=auth_ui,
+            features=features or ClientFeatures(sampling=config.settings.sampling is not None),
+            asker=asker,
         )
+        self._apply_client_settings(config)
         self.supervisors: dict[str, Supervisor] = {
             name: Supervisor(cfg, config.settings, self.runtime) for name, cfg in config.servers.items()
         }
@@ -81,6 +95,7 @@ class Manager:
         self.user_stopped: set[str] = set()
         self._stack: AsyncExitStack | None = None
         self._applying = anyio.Lock()
+        self._hand_off_at_exit = hand_off_at_exit
 
     @property
     def tools(self) -> ToolRegistry:
@@ -100,12 +115,20 @@ class Manager:
     async def __aexit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
+        if self._hand_off_at_exit:
+            self.runtime.handed_off = []
         with anyio.CancelScope(shield=True):
             await self.stop_all()
         stack, self._stack, self._tg = self._stack, None, None
         self.runtime.tg = None
         assert stack is not None
         return await stack.__aexit__(et, ev, tb)
+
+    def _apply_client_settings(self, config: ResolvedConfig) -> None:
+        runtime = self.runtime
+        runtime.sampling = config.settings.sampling
+        runtime.project_dir = config.project.dir
+        runtime.default_roots = config.settings.roots
 
     def _reap_stale(self) -> None:
         """Kill process groups that a crashed orbmcp run left behind (verified to be ours)."""
@@ -192,6 +215,8 @@ class Manager:
             changed = tuple(n for n in new if n in self.supervisors and self.supervisors[n].cfg != new[n])
             added = tuple(name for name in new if name not in self.supervisors)
             was_running = {name for name in changed if self.supervisors[name].running}
+            kept = [s for n, s in self.supervisors.items() if n in new and n not in changed]
+            roots_before = {s.name: self.runtime.roots_for(s.cfg) for s in kept}
             async with anyio.create_task_group() as tg:
                 for name in (*removed, *changed):
                     tg.start_soon(self.supervisors[name].stop)
@@ -200,6 +225,10 @@ class Manager:
                 self.user_stopped.discard(name)
                 self.tools.sync(name, (), active=False)  # its tools: gone, not merely inactive
             self.config = config
+            self._apply_client_settings(config)
+            for sup in kept:  # the project or the roots settings changed under a live connection
+                if self.runtime.roots_for(sup.cfg) != roots_before[sup.name]:
+                    sup.roots_changed()
             self.runtime.add_secrets(_secrets_of(new[name] for name in (*added, *changed)))
             for name in (*changed, *added):
                 self.supervisors[name] = Supervisor(new[name], config.settings, self.runtime)

@@ -31,6 +31,7 @@ from orbmcp.core.proctree import (
 from orbmcp.log import get_logger
 
 if TYPE_CHECKING:
+    from orbmcp.core.detached_stop import HandedOff
     from orbmcp.core.reaper import GroupRegistry
     from orbmcp.core.stderr_tail import StderrTail
 
@@ -143,6 +144,28 @@ class ManagedProcess:
             finally:
                 self.release()
                 self._stopped.set()
+
+    def hand_off(self) -> HandedOff | None:
+        """Close stdin and every fd, and return the still-running tree for a detached stop
+        (``core.detached_stop``): the orbmcp program is about to exit and nobody waits for the
+        stop. Its registry record stays until that stop removes it. None when nothing runs any
+        more (then released as by ``stop``) or a stop already began."""
+        from orbmcp.core.detached_stop import HandedOff
+
+        if self._stopping:
+            return None
+        self._stopping = True
+        running = self._reap() is None
+        if not running and not self._group.alive():
+            self.release()
+            self._stopped.set()
+            return None
+        # Found while the tree is intact: once orbmcp exits, the leader's children belong to init.
+        escaped = escaped_descendants(self.pid, self.pgid) if running else []
+        record, self._record = self._record, None
+        self.release()  # stdin EOF: most servers exit on it before the detached stop even starts
+        self._stopped.set()
+        return HandedOff(self.name, self.pgid, escaped, None if record is None else str(record))
 
     def start_tasks(self, task_group: TaskGroup, record: Path | None) -> None:
         """Start the stderr drain and the exit watcher (``spawn`` does, once); ``record`` is the

@@ -7,12 +7,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.core.capabilities import ClientFeatures
 from orbmcp.core.tools import ToolRegistry
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from orbmcp.config.model import ServerConfig
+    from orbmcp.config.model import SamplingConfig, ServerConfig
+    from orbmcp.core.capabilities.askers import Asker
+    from orbmcp.core.capabilities.roots import Root
+    from orbmcp.core.detached_stop import HandedOff
     from orbmcp.core.state import State
     from orbmcp.core.supervisor import Supervisor
 
@@ -30,11 +34,23 @@ class Runtime:
     interactive: bool = False
     stdin_grace_s: float = 2.0
     term_grace_s: float = 2.0
+    # Set while a one-shot orbmcp program exits: stops hand the running trees over here for a
+    # detached stop (core.detached_stop) instead of waiting through the grace periods.
+    handed_off: list[HandedOff] | None = None
     extra_secrets: tuple[str, ...] = ()
     auth_ui: Any = None  # orbmcp.auth.provider.AuthUI when a person can authorize
-    # An SDK elicitation callback (``mcp.client.session.ElicitationFnT``) handed to every client;
-    # None: elicitation is neither advertised nor answered.
+    # An SDK elicitation callback (``mcp.client.session.ElicitationFnT``) handed to every client
+    # instead of orbmcp's own (an embedder's answer, e.g. a conformance client); None: orbmcp's.
     elicitation: Any = None
+    # The client capabilities advertised to servers (only what some front of the session honours).
+    features: ClientFeatures = field(default_factory=ClientFeatures)
+    # Who answers a server's questions when no command waits on it (the session's own front).
+    asker: Asker | None = None
+    sampling: SamplingConfig | None = None  # the configured sampling command (global settings)
+    # The log level 2026-07-28 servers are asked for on every request (they send none without).
+    log_level: str | None = None
+    project_dir: Path | None = None  # the default root
+    default_roots: tuple[str, ...] | None = None  # settings.roots, expanded
     # Replaces the OAuth provider built from an entry's auth settings (cfg -> httpx2.Auth | None),
     # for embedders with their own grant (client credentials, identity assertion).
     auth_factory: Callable[[ServerConfig], Any] | None = None
@@ -60,6 +76,16 @@ class Runtime:
         if merged != self.extra_secrets:
             self.extra_secrets = merged
             self._redactor = None
+
+    def roots_for(self, cfg: ServerConfig) -> tuple[Root, ...]:
+        """The roots ``cfg``'s server is told: its own, else the settings', else the project dir."""
+        from orbmcp.core.capabilities.roots import roots_of
+
+        if cfg.roots is not None:
+            return roots_of(cfg.roots)
+        if self.default_roots is not None:
+            return roots_of(self.default_roots)
+        return roots_of([self.project_dir or Path.cwd()])
 
     def task_group(self) -> TaskGroup:
         if self.tg is None:

@@ -63,6 +63,12 @@ class StderrTail:
         self._pending = bytearray()
         self._pending_truncated = False
 
+    def add_line(self, text: str) -> None:
+        """One whole line from orbmcp's side of the conversation (a server's log message): kept
+        like a stderr line, so it is bounded, cleaned and redacted the same way."""
+        raw = text.encode("utf-8", "replace")
+        self._commit(raw[: self._max_line_bytes], len(raw) > self._max_line_bytes)
+
     def lines(self) -> list[str]:
         """The retained lines, oldest first: made safe to print (``orbmcp.text``), redacted, bounded."""
         out: list[str] = []

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp.core.capabilities.client_side import ClientSide
 from orbmcp.core.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
 from orbmcp.core.state import State, effective_max_retries, retry_delay
 from orbmcp.core.stderr_tail import StderrTail
@@ -52,6 +53,9 @@ class Snapshot:
     server_info: str | None = None
     warnings: deque[str] = field(default_factory=lambda: deque(maxlen=20))
     retry_at: float | None = None  # wall-clock time of the next attempt while waiting for it
+    instructions: str | None = None  # from the server's initialize result, raw (bounded)
+    capabilities: dict[str, Any] | None = None  # what the server offered (wire JSON)
+    advertised: dict[str, Any] | None = None  # what orbmcp advertised to it (wire JSON)
 
 
 class Supervisor:
@@ -75,6 +79,10 @@ class Supervisor:
         self._stderr_mark = 0  # the stderr tail's ``committed`` when the current attempt began
         self._auth_challenge: str | None = None
         self._lost_reason = "connection_closed"
+        # Answers the server's own requests (elicitation, sampling, roots), keeps its log messages.
+        self.client_side = ClientSide(
+            cfg.name, runtime, roots=lambda: runtime.roots_for(self.cfg), output=self._output_line
+        )
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -100,6 +108,11 @@ class Supervisor:
     def attempt_stderr(self) -> list[str]:
         """What the current (or last) connection attempt's process wrote to stderr."""
         return self.stderr.lines_since(self._stderr_mark) if self.stderr is not None else []
+
+    def _output_line(self, line: str) -> None:
+        if self.stderr is None:
+            self.stderr = StderrTail(redact=self.runtime.redact)
+        self.stderr.add_line(line)
 
     # -- control (any task) ----------------------------------------------------------------------
 
@@ -167,6 +180,12 @@ class Supervisor:
     def connected(self) -> bool:
         """Ready, and no request has seen the connection die since."""
         return self.snap.state == State.READY and not self._lost.is_set()
+
+    def roots_changed(self) -> None:
+        """The roots this server is told changed: notify it (in the background) if connected."""
+        tg = self.runtime.tg
+        if self.connected and self.client is not None and tg is not None:
+            tg.start_soon(self.client_side.roots_changed, self.client, self.snap.protocol_version)
 
     def request_rediscovery(self) -> None:
         self._rediscover.set()
@@ -309,6 +328,7 @@ class Supervisor:
             rediscover=self.request_rediscovery,
             auth_challenged=self.auth_challenged,
             lost=lambda message, reason: self.connection_lost(message, reason=reason),
+            client_side=self.client_side,
         )
         async with open_client(
             self.cfg,
@@ -319,6 +339,7 @@ class Supervisor:
             exit_record=self.exit,
         ) as connection:
             self._take(connection)
+            await self.client_side.connected(connection.client, connection.protocol_version)
             await self._discover(connection.client)
             connect_scope.deadline = math.inf
             self._mark_ready()
@@ -330,6 +351,9 @@ class Supervisor:
         self.snap.protocol_version = connection.protocol_version
         self.snap.transport = connection.transport
         self.snap.server_info = connection.server_info
+        self.snap.instructions = connection.instructions
+        self.snap.capabilities = connection.capabilities
+        self.snap.advertised = connection.advertised
         for warning in connection.warnings:
             self.warn(warning)
 

@@ -7,6 +7,8 @@ import path like every other handler, so loading the table imports none of this.
 
 from __future__ import annotations
 
+from typing import Any
+
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results import JsonText, Lines, Result, ShellExit
 
@@ -34,18 +36,56 @@ async def slash(ctx: CommandContext, line: str) -> Result | None:
     return result
 
 
-def complete(ctx: CommandContext, line: str) -> Lines:
-    """Candidates for the word being typed at the end of ``line``; never connects anything."""
+async def complete(ctx: CommandContext, line: str) -> Lines:
+    """Candidates for the word being typed at the end of ``line``.
+
+    Only a prompt argument's values and resource URIs need a server (``completion/complete``):
+    a live session answers them, otherwise that one server is connected for the question."""
     from orbmcp.commands.complete import complete_line
+    from orbmcp.commands.live_query import LiveQuery
     from orbmcp.frontends.sessions import PersistentSessions
 
     running: set[str] | None = None
     tools: dict[str, list[str]] | None = None
+    live_session = isinstance(ctx.sessions, PersistentSessions) and ctx.sessions.started
     if isinstance(ctx.sessions, PersistentSessions) and ctx.sessions.started:
         # A live session (the daemon's) knows what runs and the tools it discovered.
         names, by_server = ctx.sessions.snapshot()
         running, tools = names, {k: list(v) for k, v in by_server.items()}
-    candidates = complete_line(
-        line, project=ctx.project, config_file=ctx.config_file, running=running, tool_names=tools
-    )
-    return Lines(tuple(candidates))
+    wanted: list[LiveQuery] = []
+
+    def record(query: LiveQuery) -> list[str]:
+        wanted.append(query)
+        return []
+
+    def candidates(live: object) -> list[str]:
+        return complete_line(
+            line,
+            project=ctx.project,
+            config_file=ctx.config_file,
+            running=running,
+            tool_names=tools,
+            live=live,  # type: ignore[arg-type]
+        )
+
+    first = candidates(record)
+    if not wanted:
+        return Lines(tuple(first))
+    answers = await _live_answers(ctx, wanted, persistent=live_session)
+    return Lines(tuple(candidates(lambda query: answers.get(query, []))))
+
+
+async def _live_answers(ctx: CommandContext, queries: list[Any], *, persistent: bool) -> dict[Any, list[str]]:
+    from orbmcp.commands.live_completion import live_candidates
+
+    if persistent:
+        return await live_candidates(await ctx.manager(), queries)
+    from orbmcp.core.manager import Manager
+
+    try:
+        config = ctx.config()
+    except Exception:
+        return {}
+    # Connected for this question only, with nobody to answer a server's questions.
+    async with Manager(config, retries=False) as manager:
+        return await live_candidates(manager, queries)

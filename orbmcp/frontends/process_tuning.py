@@ -23,12 +23,23 @@ _THIRD_PARTY_LOGGERS = ("mcp", "client", "httpx2", "httpcore", "httpcore2", "uvi
 _IMPORT_SWITCH_INTERVAL_S = 0.0005
 
 
+_owned = False
+
+
+def owns_process() -> bool:
+    """True in the orbmcp program itself (``tune_for_cli`` ran), never in an embedder's process:
+    only then may a command leave work to a detached child when it exits."""
+    return _owned
+
+
 def tune_for_cli(*, client_only: bool = False) -> None:
     """Make the SDK import faster and keep third-party log output and warnings off the terminal.
 
     ``client_only``: this process never hosts an MCP server, so the SDK's server stack is left
     out of the import (``frontends/sdk_trim.py``).
     """
+    global _owned  # set once, by the program's entry point
+    _owned = True
     sdk.wrap_import(partial(_tuned_import, client_only=client_only))
     if sdk.loaded():  # imported before this command (an in-process caller): quiet it now
         _quiet_before_import()

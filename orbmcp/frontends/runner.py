@@ -78,13 +78,18 @@ def shell_context(
     config_file: Path | None,
     json_output: bool,
     no_color: bool,
+    no_input: bool = False,
 ) -> CommandContext:
     """The context of a shell command, one-shot or in the daemon: the person is at ``console``."""
     from orbmcp.frontends.terminal import TerminalUI
     from orbmcp.render import present
 
     interactive = default_interactive(
-        json_output, console.env, stdin_tty=console.stdin_isatty, stderr_tty=console.stderr_isatty
+        json_output,
+        console.env,
+        stdin_tty=console.stdin_isatty,
+        stderr_tty=console.stderr_isatty,
+        no_input=no_input,
     )
     return CommandContext(
         ui=TerminalUI(interactive=interactive, json_output=json_output, console=console),
@@ -96,7 +101,20 @@ def shell_context(
         no_color=no_color,
         present=present,
         read_stdin=console.read_stdin,
+        emit=lambda result: emit_result(result, console, json_output=json_output, no_color=no_color),
     )
+
+
+def emit_result(result: Any, console: Console, *, json_output: bool, no_color: bool) -> None:
+    """One of several results of a command (``read --follow``): JSON Lines, or its text."""
+    if json_output:
+        from orbmcp.render.json import to_json_text
+
+        console.write_out(to_json_text(result, pretty=False) + "\n")
+        return
+    from orbmcp.render import render_to_terminal
+
+    render_to_terminal(result, json_output=False, no_color=no_color, console=console)
 
 
 def run_in_shell(
@@ -107,28 +125,28 @@ def run_in_shell(
     config_file: Path | None,
     json_output: bool,
     no_color: bool,
+    no_input: bool = False,
 ) -> int:
     """One shell command, one-shot: connect what it needs, print, stop everything it started."""
-    from orbmcp.frontends.terminal import OneShotSessions
+    from orbmcp.frontends.one_shot import OneShotSessions, run_connecting
+    from orbmcp.frontends.process_tuning import owns_process
     from orbmcp.render import render_to_terminal
 
     console = local_console()
+    sessions = OneShotSessions(hand_off_at_exit=owns_process())
     ctx = shell_context(
         console=console,
-        sessions=OneShotSessions(),
+        sessions=sessions,
         project=project,
         config_file=config_file,
         json_output=json_output,
         no_color=no_color,
+        no_input=no_input,
     )
 
     def work() -> int:
         if spec.connects:
-            import anyio
-
-            from orbmcp.frontends.terminal import run_with_signals
-
-            result = anyio.run(run_with_signals, call_handler, spec, ctx, kwargs)
+            result = run_connecting(call_handler, ctx, spec, ctx, kwargs, offline_first=spec.offline_first)
         else:
             result = _run_sync(spec, ctx, kwargs)
         return render_to_terminal(result, json_output=json_output, no_color=no_color, console=console)
@@ -137,6 +155,8 @@ def run_in_shell(
         return work()
     except BaseException as exc:
         return report_failure(exc, console=console, json_output=json_output)
+    finally:
+        sessions.launch_detached_stop()
 
 
 def report_failure(exc: BaseException, *, console: Console, json_output: bool) -> int:

@@ -43,7 +43,7 @@ class PersistentSessions:
         start_eager: bool = True,
         retries: bool = True,
     ) -> None:
-        self.config = config
+        self._config = config
         self._ui = ui
         self._interactive = (
             bool(ui.interactive if ui is not None else False) if interactive is None else interactive
@@ -55,6 +55,16 @@ class PersistentSessions:
         self._closing = anyio.Event()
         self._lock = anyio.Lock()
         self._eager_done = anyio.Event()
+
+    @property
+    def config(self) -> ResolvedConfig:
+        """The configuration the servers run with: the Manager's once it exists (a command such
+        as ``enable`` or ``add`` may have moved the session to a new one)."""
+        return self._manager.config if self._manager is not None else self._config
+
+    @config.setter
+    def config(self, value: ResolvedConfig) -> None:
+        self._config = value
 
     # -- SessionProvider ---------------------------------------------------------------------------
 
@@ -97,7 +107,15 @@ class PersistentSessions:
     async def _own_manager(self, *, task_status: TaskStatus[Manager]) -> None:
         from orbmcp.core.manager import Manager
 
-        manager = Manager(self.config, retries=self._retries, interactive=self._interactive, auth_ui=self._ui)
+        # The session's own UI answers servers that ask between commands (the REPL's terminal); a
+        # daemon has none: a question with no command waiting on its server is declined.
+        manager = Manager(
+            self.config,
+            retries=self._retries,
+            interactive=self._interactive,
+            auth_ui=self._ui,
+            asker=self._ui,
+        )
         async with manager:
             task_status.started(manager)
             await self._closing.wait()

@@ -34,6 +34,7 @@ from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.frontends.slash import Invocation, format_error, parse_shell, parse_slash, render, run_invocation
 
 if TYPE_CHECKING:
+    from orbmcp.commands.live_query import LiveQuery
     from orbmcp.config.model import ResolvedConfig
 
 PROMPT = "orbmcp> "
@@ -177,7 +178,18 @@ class Shell:
             tool_names=tools,
             project=self.ctx.project,
             config_file=self.ctx.config_file,
+            live=self._live,
         )
+
+    def _live(self, query: LiveQuery) -> list[str]:
+        """What only a server knows (prompt argument values, resource URIs), from this session's
+        connection: asked on the session's loop, bounded in time."""
+        from orbmcp.commands.live_completion import answer
+
+        async def ask() -> list[str]:
+            return await answer(await self.sessions.manager(), query)
+
+        return self.portal.call(ask)
 
     def _load_config(self, *, project: Path | None, config_file: Path | None) -> ResolvedConfig:
         if (project, config_file) == (self.ctx.project, self.ctx.config_file):
@@ -220,6 +232,7 @@ class Shell:
                 inv = self._parse(line)
                 as_json = as_json or inv.json
                 result, code = await run_invocation(inv, self.ctx)
+                await self._follow_config()
                 return _Outcome(code, result=result, json=as_json)
             except OrbError as err:
                 return _Outcome(int(exit_code_for(err)), error=err, json=as_json)
@@ -228,6 +241,18 @@ class Shell:
             finally:
                 self._scope = None
         return _Outcome(INTERRUPTED, interrupted=True)
+
+    async def _follow_config(self) -> None:
+        """A command that changed the configuration (``add``, ``remove``) left the new one in the
+        context: the session's servers move to it."""
+        config = self.ctx._config
+        if config is None or config is self.sessions.config:
+            return
+        if self.sessions.started:
+            manager = await self.sessions.manager()
+            await manager.apply_config(config)
+        else:
+            self.sessions.config = config
 
     def _parse(self, line: str) -> Invocation:
         if line.startswith("/"):

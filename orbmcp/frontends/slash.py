@@ -296,8 +296,9 @@ async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Result |
 
     sub = replace(ctx, front=inv.front, json=ctx.json or inv.json)
     result: Result | None = await call_handler(inv.spec, sub, inv.kwargs)
-    if sub._config is not None and ctx._config is None:
-        ctx.set_config(sub._config)  # keep what the handler loaded for the next line
+    if sub._config is not None and sub._config is not ctx._config:
+        # Keep what the handler loaded, or changed (an enable/disable), for the next line.
+        ctx.set_config(sub._config)
     return result, exit_code_of(result)
 
 
@@ -374,9 +375,18 @@ def complete_fast(args: Sequence[str]) -> int | None:
 
     from orbmcp import environment
     from orbmcp.commands.complete import complete_line
+    from orbmcp.commands.live_query import LiveQuery
     from orbmcp.text import one_line
 
-    candidates = complete_line(rest[0], project=environment.project_dir())
+    wanted: list[LiveQuery] = []
+
+    def record(query: LiveQuery) -> list[str]:
+        wanted.append(query)
+        return []
+
+    candidates = complete_line(rest[0], project=environment.project_dir(), live=record)
+    if wanted:
+        return None  # a server must answer: the complete command connects it
     text = (
         json.dumps(candidates, ensure_ascii=False) if as_json else "\n".join(one_line(c) for c in candidates)
     )

@@ -1,24 +1,26 @@
-"""The shell's UI (prompts on stderr) and its one-shot session: connect, run, stop everything."""
+"""The shell's UI: prompts, questions and progress on stderr; stdout stays for results.
+
+anyio is imported where a method needs it: building a TerminalUI is on the fast paths (an empty
+``status``), which run without an event loop."""
 
 from __future__ import annotations
 
 import math
-import signal
 import time
-from collections.abc import Awaitable, Callable
-from types import TracebackType
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from orbmcp.errors import Interrupted
 from orbmcp.frontends.console import Console, local_console
 
 if TYPE_CHECKING:
-    from orbmcp.commands.context import CommandContext
-    from orbmcp.core.manager import Manager
+    import anyio
+
+    from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
+    from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+    from orbmcp.core.capabilities.server_log import LogMessage
 
 PROGRESS_REDRAW_S = 0.05
+NOT_INTERACTIVE = "not interactive (no terminal to ask on, --json, --no-input or CI)"
 
 
 class TerminalUI:
@@ -33,6 +35,7 @@ class TerminalUI:
         self.console = console or local_console()
         self._progress_shown = False
         self._progress_drawn_at = -math.inf
+        self._asking: anyio.Lock | None = None  # one question on the terminal at a time
 
     def _err(self, text: str) -> None:
         self.console.write_err(text)
@@ -110,75 +113,84 @@ class TerminalUI:
         self._err(f"\r\x1b[2K{head}{note}")
         self._progress_shown = True
 
+    # -- a server's questions (core.capabilities.askers.Asker) ----------------------------------------
+
+    def _threaded(self) -> tuple[Callable[[str], None], Callable[[str], bool]]:
+        """``write`` and ``open_url`` for a worker thread: a daemon client's terminal is written on
+        the event loop (its frames are queued there); this process's own, directly."""
+        if not self.console.remote:
+            return self._err, self.console.open_url
+        import anyio.from_thread
+
+        def write(text: str) -> None:
+            anyio.from_thread.run_sync(self._err, text)
+
+        def open_url(url: str) -> bool:
+            return bool(anyio.from_thread.run_sync(self.console.open_url, url))
+
+        return write, open_url
+
+    async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        import anyio
+        import anyio.to_thread
+
+        if self._asking is None:
+            self._asking = anyio.Lock()
+        async with self._asking:
+            self.end_progress()
+            # Abandoned on cancel: Ctrl-C while a person is typing must not wait for the line.
+            return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        from orbmcp.core.capabilities.elicitation import ElicitationAnswer
+        from orbmcp.frontends import asking
+
+        if not self.interactive:
+            return ElicitationAnswer("decline", reason=NOT_INTERACTIVE)
+        write, open_url = self._threaded()
+        if request.mode == "url":
+            from orbmcp.auth.urlpolicy import browser_problem
+
+            problem = browser_problem(request.url or "")
+            answer: ElicitationAnswer = await self._in_thread(
+                asking.ask_url, request, write, self.console.readline, open_url, problem
+            )
+        else:
+            answer = await self._in_thread(asking.ask_form, request, write, self.console.readline)
+        return answer
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        from orbmcp.core.capabilities.client_side import default_sampling
+        from orbmcp.core.capabilities.sampling import SamplingAnswer
+        from orbmcp.frontends import asking
+
+        write, _open = self._threaded()
+        if not self.interactive or not request.command:
+            # Shown, then the configured command answers, or orbmcp refuses: nobody is asked.
+            self.end_progress()
+            asking.show_sampling(request, self._err)
+            answer = await default_sampling(request)
+            outcome = "answered by the sampling command" if answer.action == "result" else "refused"
+            self._err(f"orbmcp: sampling {outcome}{f': {answer.reason}' if answer.reason else ''}\n")
+            return answer
+
+        def review() -> bool:
+            asking.show_sampling(request, write)
+            return asking.approve_sampling(request, write, self.console.readline)
+
+        if not await self._in_thread(review):
+            return SamplingAnswer("reject", reason="declined by the person")
+        return await default_sampling(request)
+
+    def server_log(self, server: str, message: LogMessage) -> None:
+        """A server's log message during ``call --verbose``: one escaped line on stderr."""
+        from orbmcp.text import one_line
+
+        self.end_progress()
+        who = f" {one_line(message.logger, max_len=100)}:" if message.logger else ""
+        self._err(f"[{one_line(server)}] {message.level}:{who} {one_line(message.text)}\n")
+
     def end_progress(self) -> None:
         if self._progress_shown:
             self._err("\r\x1b[2K")
             self._progress_shown = False
-
-
-class OneShotSessions:
-    """A Manager that lives for one shell command; closing stops every server it started."""
-
-    persistent = False
-    daemon_pid: int | None = None
-
-    def __init__(self) -> None:
-        self._manager: Manager | None = None
-
-    async def manager(self, ctx: CommandContext) -> Manager:
-        if self._manager is None:
-            from orbmcp.core.manager import Manager
-
-            m = Manager(ctx.config(), retries=False, interactive=ctx.ui.interactive, auth_ui=ctx.ui)
-            await m.__aenter__()
-            self._manager = m
-        return self._manager
-
-    async def __aenter__(self) -> OneShotSessions:
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        m, self._manager = self._manager, None
-        if m is not None:
-            # Manager.__aexit__ shields the stopping itself; its task group must be left in the
-            # same cancel scope it was entered in, so no extra shield here.
-            await m.__aexit__(None, None, None)
-
-
-_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-async def run_with_signals(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-    """Run a connecting handler; SIGINT/SIGTERM/SIGHUP cancel it and every child is stopped."""
-    ctx: CommandContext = next(a for a in args if hasattr(a, "sessions"))
-    sessions = ctx.sessions
-    received: list[int] = []
-    result: Any = None
-    error: Exception | None = None
-    async with anyio.create_task_group() as tg:
-
-        async def watch() -> None:
-            with anyio.open_signal_receiver(*_SIGNALS) as signals:
-                async for signum in signals:
-                    received.append(signum)
-                    tg.cancel_scope.cancel()
-                    return
-
-        tg.start_soon(watch)
-        try:
-            result = await fn(*args)
-        except Exception as exc:  # raised again below, outside the task group: no ExceptionGroup
-            error = exc
-        finally:
-            if isinstance(sessions, OneShotSessions):
-                await sessions.__aexit__(None, None, None)
-            if isinstance(ctx.ui, TerminalUI):
-                ctx.ui.end_progress()
-        tg.cancel_scope.cancel()
-    if received:
-        raise Interrupted(f"interrupted by {signal.Signals(received[0]).name}; every server was stopped")
-    if error is not None:
-        raise error
-    return result

@@ -40,6 +40,7 @@ class GlobalOptions:
     config_file: Path | None = None
     no_color: bool = False
     json: bool = False
+    no_input: bool = False
 
 
 def _version(value: bool) -> None:
@@ -73,6 +74,7 @@ def _root_callback() -> Any:
             config_file=Path(config) if config else environment.config_file(),
             no_color=bool(options.get("no_color")),
             json=bool(options.get("json")),
+            no_input=bool(options.get("no_input")),
         )
         if ctx.invoked_subcommand is None and not ctx.resilient_parsing:
             # Bare `orbmcp`: a newcomer's first command gets the help and where to begin, exit 0.
@@ -174,4 +176,5 @@ def run_command(spec: CommandSpec, kwargs: dict[str, Any], opts: GlobalOptions |
         config_file=opts.config_file,
         json_output=json_output,
         no_color=opts.no_color or environment.no_color(),
+        no_input=opts.no_input,
     )

@@ -1,7 +1,7 @@
 """Embedding orbmcp in a Python agent: MCP tools in the agent's tool table, ``/mcp`` commands.
 
 An agent implements ``Host`` (and any of the optional ``ActiveToolNames``, ``OpensUrls``,
-``Prompts``) and runs an ``McpExtension``::
+``Prompts``, ``Elicits``, ``Samples``) and runs an ``McpExtension``::
 
     from pathlib import Path
 
@@ -46,6 +46,12 @@ restart (files still win over registered servers). An agent that rebuilds its to
 
 With no enabled server (or MCP turned off) the extension builds nothing and imports nothing heavy.
 
+Servers may ask things while they work. A host implementing ``Elicits`` answers their questions
+(forms typed by a schema, URLs to open) with its own UI; ``Samples`` answers their sampling requests
+with the agent's model. Without them orbmcp does not advertise those capabilities. Roots are the
+project directory (``ext.set_project(path)`` when the agent moves); ``ext.instructions()`` gives
+the servers' instructions for the agent's system prompt.
+
 Calls: ``HostTool.call`` returns a ``ToolResult`` (``is_error`` set when the tool itself failed:
 route it through the agent's ordinary error path) and raises ``OrbError`` subclasses for failures
 around the tool (connection lost, protocol, auth, timeout); ``agent_message(err)`` spells the
@@ -59,7 +65,7 @@ from __future__ import annotations
 from orbmcp.core.results import ToolResult
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL
 from orbmcp.host.extension import McpExtension
-from orbmcp.host.protocol import ActiveToolNames, Host, OpensUrls, Prompts
+from orbmcp.host.protocol import ActiveToolNames, Elicits, Host, OpensUrls, Prompts, Samples
 from orbmcp.host.spelling import agent_message, agent_spelling
 from orbmcp.host.tools import HostTool, ProgressCallback, error_result, text_result
 from orbmcp.host.ui import HostUI
@@ -68,6 +74,7 @@ __all__ = [
     "CONNECT_TOOL",
     "STATUS_TOOL",
     "ActiveToolNames",
+    "Elicits",
     "Host",
     "HostTool",
     "HostUI",
@@ -75,6 +82,7 @@ __all__ = [
     "OpensUrls",
     "ProgressCallback",
     "Prompts",
+    "Samples",
     "ToolResult",
     "agent_message",
     "agent_spelling",

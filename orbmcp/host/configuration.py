@@ -38,18 +38,27 @@ class ConfigSource:
     def resolve(self, host: Host) -> ResolvedConfig:
         """Load every layer. Raises ConfigError for a broken file."""
         from orbmcp.config.loader import load_config
-        from orbmcp.config.paths import project_dir
 
-        if self.config_file is None and not self._trust_asked:
-            pdir = project_dir(self.project)
-            if any((pdir / ".orb" / f).is_file() for f in ("settings.json", "mcp.json")):
-                self._trust_asked = True
-                try:
-                    self._host_trust = host.is_project_trusted(pdir)
-                except Exception:
-                    self._host_trust = None
-        # The host's own answer (yes or no) wins over orbmcp's trust store.
-        return load_config(project=self.project, config_file=self.config_file, host_trust=self._host_trust)
+        config = load_config(project=self.project, config_file=self.config_file, host_trust=self._host_trust)
+        if self.config_file is None and not self._trust_asked and config.project.files:
+            # The project has servers (its own .orb files, or another client's project file that
+            # orbmcp imports): ask the host once; its answer (yes or no) wins over orbmcp's store.
+            self._trust_asked = True
+            try:
+                self._host_trust = host.is_project_trusted(config.project.dir)
+            except Exception:
+                self._host_trust = None
+            if self._host_trust is not None:
+                config = load_config(
+                    project=self.project, config_file=self.config_file, host_trust=self._host_trust
+                )
+        return config
+
+    def move_to(self, project: Path | None) -> None:
+        """Resolve for ``project`` from now on (its trust is asked afresh)."""
+        self.project = project
+        self._trust_asked = False
+        self._host_trust = None
 
     def config_error(self, err: ConfigError) -> None:
         """Tell the person about a broken configuration."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp.core.auth_prompt import AuthPrompter
+from orbmcp.core.capabilities import ClientFeatures
 from orbmcp.errors import OrbError, UsageError, cmd
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
 from orbmcp.host.configuration import ConfigSource
@@ -95,8 +96,9 @@ class McpExtension:
 
     @property
     def config(self) -> ResolvedConfig | None:
-        """The configuration in effect; None before start, when inert by choice, or broken."""
-        return self._config
+        """The configuration in effect; None before start, when inert by choice, or broken. While
+        servers are managed, the session's own (a command such as ``/mcp:disable`` changes it)."""
+        return self._manager.config if self._manager is not None else self._config
 
     @property
     def manager(self) -> Manager | None:
@@ -116,6 +118,18 @@ class McpExtension:
     def tool(self, name: str) -> HostTool | None:
         """The tool registered under ``name``, or None."""
         return self._table.get(name)
+
+    def instructions(self) -> dict[str, str]:
+        """The instructions connected servers gave (``initialize``), by server: raw text a server
+        wrote, for the agent's system prompt (treat it as untrusted input, like tool descriptions)."""
+        manager = self._manager
+        if manager is None:
+            return {}
+        return {
+            name: sup.snap.instructions
+            for name, sup in manager.supervisors.items()
+            if sup.snap.instructions and sup.connected
+        }
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -259,7 +273,13 @@ class McpExtension:
         registry.external_active = self._table.externally_active
         registry.add_listener(self._table)
         manager = Manager(
-            config, retries=self.retries, interactive=self.ui.interactive, auth_ui=self.ui, tools=registry
+            config,
+            retries=self.retries,
+            interactive=self.ui.interactive,
+            auth_ui=self.ui,
+            tools=registry,
+            asker=self.ui,
+            features=host_features(self.host, config),
         )
         manager.runtime.state_listeners.append(self._state_changed)
         try:
@@ -292,6 +312,30 @@ class McpExtension:
         assert self._stop is not None and self._config is not None
         return await self._source.next(self.host, self._config, watch, self._stop)
 
+    async def set_project(self, project: Path) -> None:
+        """The agent moved to another project directory: load its configuration (asking the host
+        about its trust) and apply it to the running session. Servers whose entry is unchanged keep
+        their connection and are told their roots changed (``notifications/roots/list_changed``);
+        the project's own servers come and go. A broken configuration is notified and the session
+        stays as it was. Call it on the event loop."""
+        from orbmcp.errors import ConfigError
+
+        self._source.move_to(project)
+        manager = self._manager
+        try:
+            config = self._source.resolve(self.host)
+        except ConfigError as err:
+            self._source.config_error(err)
+            return
+        if manager is None:
+            self._config = config
+            return
+        from orbmcp.host.startup import first_attempts
+
+        change = await manager.apply_config(config)
+        self._config = config
+        await first_attempts(manager, change.started, self.ui.notify, start=False)
+
     # -- server state -----------------------------------------------------------------------------
 
     def _state_changed(self, sup: Supervisor, old: State, new: State) -> None:
@@ -317,12 +361,12 @@ class McpExtension:
 
     def status_rows(self) -> list[dict[str, Any]]:
         """``mcp_status``'s rows: every configured server (the JSON of ``orbmcp status --json``)."""
-        return status_rows(self._config, self._manager)
+        return status_rows(self.config, self._manager)
 
     async def connect(self, server: str) -> ToolResult:
         """``mcp_connect``: connect a configured server (lazy ones too) and report honestly when
         some of its tools are inactive. Failures come back as ``is_error`` results."""
-        manager, config = self._manager, self._config
+        manager, config = self._manager, self.config
         if manager is None or config is None:
             return text_result("MCP is not running in this session.", error=True)
         return await connect_server(manager, config, server, self._table.externally_active)
@@ -341,8 +385,8 @@ class McpExtension:
             json=json_output,
             front="slash",
         )
-        if self._config is not None:
-            ctx.set_config(self._config)
+        if self.config is not None:
+            ctx.set_config(self.config)
         return ctx
 
     async def slash_reply(self, line: str, *, json_output: bool | None = None) -> SlashReply:
@@ -356,6 +400,18 @@ class McpExtension:
     async def slash(self, line: str, *, json_output: bool | None = None) -> str:
         """Run one ``/mcp...`` line with this session's servers; the text to show the user."""
         return (await self.slash_reply(line, json_output=json_output)).text
+
+
+def host_features(host: Host, config: ResolvedConfig) -> ClientFeatures:
+    """What a host's session advertises: elicitation when the host can ask (``Elicits``), sampling
+    when it has a model (``Samples``) or a sampling command is configured, and roots."""
+    from orbmcp.host.protocol import Elicits, Samples
+
+    return ClientFeatures(
+        elicitation=isinstance(host, Elicits),
+        sampling=isinstance(host, Samples) or config.settings.sampling is not None,
+        roots=True,
+    )
 
 
 class _HostSessions:

@@ -1,8 +1,10 @@
 """What an agent host provides: the ``Host`` Protocol and one Protocol per optional capability.
 
-A host implements ``Host``. It may also implement any of ``ActiveToolNames``, ``OpensUrls`` and
-``Prompts``; orbmcp checks for each with ``isinstance`` (they are runtime-checkable) and falls
-back to the behaviour documented on each when a host lacks it.
+A host implements ``Host``. It may also implement any of ``ActiveToolNames``, ``OpensUrls``,
+``Prompts``, ``Elicits`` and ``Samples``; orbmcp checks for each with ``isinstance`` (they are
+runtime-checkable) and falls back to the behaviour documented on each when a host lacks it.
+``Elicits`` and ``Samples`` also decide what orbmcp advertises to servers: elicitation only when
+the host can ask its user, sampling only when it has a model (or a sampling command is set).
 
 Every callback runs on the event loop the extension runs on, never concurrently with another
 callback, and must not block: a callback that raises is logged (``host.callback_failed`` in the
@@ -15,6 +17,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
+from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
 from orbmcp.host.tools import HostTool
 
 
@@ -74,4 +78,34 @@ class Prompts(Protocol):
 
     def prompt(self, message: str) -> str | None:
         """Ask the person for text; None (or blank) when they gave none."""
+        ...
+
+
+@runtime_checkable
+class Elicits(Protocol):
+    """A host whose UI can ask its user what a server asks (elicitation). Without it, servers are
+    not told orbmcp can ask, and any question is declined."""
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        """Ask the person; ``request.mode`` is ``form`` (``request.fields``: typed, with their
+        constraints, choices and defaults) or ``url`` (show ``request.url`` and its purpose, and
+        open it only if they agree; with ``request.retry``, answer accept only once they say they
+        finished). Answer accept (form values in ``content``), decline or cancel.
+
+        orbmcp checks form answers like its own terminal does (``check_content``); an invalid one
+        is asked again with ``request.errors`` saying what was wrong, at most three times."""
+        ...
+
+
+@runtime_checkable
+class Samples(Protocol):
+    """A host whose model answers servers' sampling requests. Without it, a configured sampling
+    command answers (global ``settings.sampling``), else sampling is neither advertised nor done."""
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        """Answer ``request.params`` (the wire ``createMessage`` params: ``messages``,
+        ``systemPrompt``, ``modelPreferences``, ``maxTokens``...) with ``SamplingAnswer("result",
+        {"role": "assistant", "content": {...}, "model": ..., "stopReason": ...})``, or refuse
+        (``SamplingAnswer("reject", reason=...)``): the server then sees a user-rejected error.
+        Show the person the request before the model runs, with ``request.server``."""
         ...

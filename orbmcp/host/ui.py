@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from orbmcp.host.protocol import OpensUrls, Prompts
+from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest, check_content
+from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+from orbmcp.host.protocol import Elicits, OpensUrls, Prompts, Samples
 
 if TYPE_CHECKING:
+    from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.host.protocol import Host
+
+ELICIT_ATTEMPTS = 3
 
 
 def callback_failed(what: str, exc: Exception) -> None:
@@ -85,3 +91,52 @@ class HostUI:
         self, server: str, tool: str, progress: float, total: float | None, message: str | None
     ) -> None:
         """Nothing: per-call progress goes to the callback given to ``HostTool.call``."""
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        """Ask through the host's ``Elicits``; form answers are checked, and asked again (at most
+        ``ELICIT_ATTEMPTS`` times) with what was wrong. Declined when the host cannot ask."""
+        host = self.host
+        if not isinstance(host, Elicits):
+            return ElicitationAnswer("decline", reason="the agent host cannot ask its user (no Elicits)")
+        errors: list[str] = []
+        for _attempt in range(ELICIT_ATTEMPTS):
+            try:
+                answer = await host.elicit(replace(request, errors=tuple(errors)))
+            except Exception as exc:
+                callback_failed("elicit", exc)
+                return ElicitationAnswer("cancel", reason="the agent host failed to ask")
+            if not isinstance(answer, ElicitationAnswer) or answer.action not in (
+                "accept",
+                "decline",
+                "cancel",
+            ):
+                return ElicitationAnswer("cancel", reason="the agent host gave no answer")
+            if answer.action != "accept" or request.mode != "form":
+                return answer
+            values, errors = check_content(request.fields, answer.content)
+            if not errors:
+                return ElicitationAnswer("accept", values)
+        return ElicitationAnswer("cancel", reason="invalid answers: " + "; ".join(errors)[:300])
+
+    async def sample(self, request: SamplingRequest) -> SamplingAnswer:
+        """The host's model (``Samples``); else the configured sampling command; else a refusal."""
+        from orbmcp.core.capabilities.client_side import default_sampling
+
+        host = self.host
+        if isinstance(host, Samples):
+            try:
+                answer = await host.sample(request)
+            except Exception as exc:
+                callback_failed("sample", exc)
+                return SamplingAnswer("reject", reason="the agent host failed to sample")
+            if isinstance(answer, SamplingAnswer):
+                return answer
+            return SamplingAnswer("reject", reason="the agent host gave no sampling answer")
+        if request.command:
+            self.notify(
+                f"MCP server '{request.server}' asked for a model's answer: running the sampling command"
+            )
+        return await default_sampling(request)
+
+    def server_log(self, server: str, message: LogMessage) -> None:
+        """Nothing: a host reads a server's log in its status (``/mcp <server>``)."""

@@ -80,11 +80,11 @@ def test_show_text_covers_stdio_http_disabled_and_warnings(tmp_path: Path) -> No
     )
     doc = handlers.show(CommandContext(ui=AnswerUI(None), config_file=config))
     text = render_plain(doc)
-    assert f"local  (stdio, lazy, enabled; config: {config})" in text
+    assert f"local  (stdio, lazy, enabled; config ({config}))" in text
     assert "  command: 'my server' --flag 'two words'" in text
     assert f"  cwd: {tmp_path}" in text
     assert "  env MODE=" in text and "tok-1234567890" not in text
-    assert f"remote  (streamable-http, lazy, disabled; config: {config})" in text
+    assert f"remote  (streamable-http, lazy, disabled; config ({config}))" in text
     assert "  url: https://example.test/mcp" in text
     assert "  header Authorization: " in text and "sekrit-abcdef" not in text
     assert "maxRetries=5  auth=oauth" in text
@@ -136,7 +136,8 @@ def test_paths_lists_every_location(global_dir: Path, project: Path, tmp_path: P
     assert data["authDir"] == str(global_dir / "mcp-auth")
     assert data["debugLog"] == str(global_dir / "logs" / "orbmcp.log")
     lines = render_plain(doc).splitlines()
-    assert len(lines) == len(data)
+    # one line per key; the other clients' files under a heading of their own
+    assert len(lines) == len(data) + len({i["path"] for i in data["imports"]})
     assert lines[0] == f"globalDir       {global_dir}"  # keys padded to one column
     assert f"globalFiles     {global_dir / 'settings.json'}, {global_dir / 'mcp.json'}" in lines
 
@@ -257,7 +258,9 @@ def test_trust_with_yes_and_without_a_project_config(global_dir: Path, project: 
     empty.mkdir()
     with pytest.raises(UsageError) as caught:
         handlers.trust(CommandContext(ui=AnswerUI(None), project=empty), yes=True)
-    assert caught.value.message == f"no project config in {empty / '.orb'} (settings.json or mcp.json)"
+    assert caught.value.message.startswith(
+        f"no project config in {empty / '.orb'} (settings.json or mcp.json)"
+    )
     assert caught.value.hint == "run in the project directory or pass --project DIR"
     assert handlers.untrust(CommandContext(ui=AnswerUI(None), project=empty)).revoked is False
 

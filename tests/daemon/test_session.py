@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.live import raw_entry
+from tests.core.live import raw_entry, stdio_entry
 from tests.daemon import Scoped, alive, daemon, methods, records, wait_for
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
@@ -195,6 +195,8 @@ def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
         ("tools", "r", "echo", "--json"),
         ("check", "--call", "r/echo text=x --expect x"),
         ("--json", "check", "r", "off"),
+        ("enable", "ghost"),
+        ("--json", "disable", "ghost"),
     ]
     one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
     with daemon(scoped):
@@ -202,6 +204,43 @@ def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
             warm = scoped.run(*line)
             cold = one_shot[line]
             assert (warm.code, warm.out, warm.err) == (cold.code, cold.out, cold.err), line
+
+
+def test_enable_and_disable_switch_the_daemons_live_server(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry(), "s": raw_entry(lifecycle="lazy")})
+    with daemon(scoped):
+        assert json.loads(scoped.run("status", "--json").out)[0]["state"] == "ready"
+        off = scoped.run("disable", "r", "--json")
+        assert off.code == 0 and off.json()["state"] == "stopped", off.err
+        assert json.loads(scoped.config.read_text())["mcpServers"]["r"]["enabled"] is False
+        rows = {row["name"]: row for row in json.loads(scoped.run("status", "--json").out)}
+        assert (rows["r"]["state"], rows["r"]["lifecycle"]) == ("stopped", "lazy")
+        on = scoped.run("slash", "/mcp:enable s --json")
+        assert on.code == 0 and json.loads(on.out)["state"] == "ready"  # a lazy one starts when enabled
+        assert scoped.run("enable", "r").code == 0
+        states = {row["name"]: row["state"] for row in json.loads(scoped.run("status", "--json").out)}
+        assert states == {"r": "ready", "s": "ready"}
+
+
+def test_a_servers_questions_are_answered_the_same_in_the_daemon(scoped: Scoped) -> None:
+    """Without a terminal both decline, say so the same way, and complete from the server alike."""
+    scoped.write({"a": stdio_entry("asks")})
+    lines = [
+        ("call", "a", "form"),
+        ("--json", "call", "a", "form"),
+        ("call", "a", "roots"),
+        ("read", "a", "mem://note"),
+        ("complete", "orbmcp prompt a completable department=E"),
+        ("complete", "orbmcp read a mem://items/b"),
+    ]
+    one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
+    with daemon(scoped):
+        for line in lines:
+            warm = scoped.run(*line)
+            cold = one_shot[line]
+            assert (warm.code, warm.out, warm.err) == (cold.code, cold.out, cold.err), line
+    assert "declined: not interactive" in one_shot[lines[0]].out
+    assert one_shot[lines[4]].out == "department=Engineering\n"
 
 
 def test_slash_and_complete_see_the_live_session(scoped: Scoped) -> None:

@@ -76,7 +76,7 @@ def test_shell_lines_complete_commands_options_and_values(config: Path) -> None:
     assert complete("orbmcp st", config) == ["start", "status", "stop"]
     assert complete("st", config) == ["start", "status", "stop"]  # the REPL's shell-style lines
     assert complete("orbmcp co", config) == ["complete", "completion", "config"]
-    assert complete("orbmcp config ", config) == ["paths", "show", "validate"]
+    assert complete("orbmcp config ", config) == ["import", "paths", "show", "validate"]
     assert complete("orbmcp completion show ", config) == ["bash", "fish", "zsh"]
     assert complete("orbmcp status --", config) == ["--help", "--json"]
     assert complete("orbmcp --", config) == [
@@ -85,6 +85,7 @@ def test_shell_lines_complete_commands_options_and_values(config: Path) -> None:
         "--json",
         "--no-color",
         "--no-daemon",
+        "--no-input",
         "--project",
         "--version",
     ]

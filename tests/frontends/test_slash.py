@@ -53,7 +53,7 @@ def test_slash_forms() -> None:
     assert (
         parse_slash("/mcp:start alpha").kwargs
         == parse_slash("/mcp start alpha").kwargs
-        == {"server": "alpha", "json": False}
+        == {"server": "alpha", "log_level": None, "json": False}
     )
     auth = parse_slash("/mcp:auth web --reset")
     assert auth.spec is find(("auth",)) and auth.kwargs["reset"] is True and auth.kwargs["status"] is False
@@ -85,7 +85,7 @@ def test_commands_win_over_servers_named_like_them() -> None:
         ("/mcp:frob x", r"unknown slash command '/mcp:frob' \(commands: /mcp, /mcp:auth"),
         ("/mcpx", r"unknown slash command '/mcpx'"),
         ("/mcp:start", r"missing argument <server> for start"),
-        ("/mcp:start alpha --bogus", r"no such option '--bogus' for start \(options: --json\)"),
+        ("/mcp:start alpha --bogus", r"no such option '--bogus' for start \(options: --json, --log-level\)"),
         ("/mcp:start alpha beta", r"unexpected argument 'beta'"),
         ("/mcp call a t --timeout soon", r"--timeout: expected a number, got 'soon'"),
         ("/mcp call a t --timeout", r"option --timeout needs a value"),
@@ -154,7 +154,9 @@ async def test_dispatch_runs_the_same_handlers(ctx: CommandContext) -> None:
     assert text.startswith("Server: alpha\nState:  disabled")
     assert json.loads(render(detail, json_output=True))["name"] == "alpha"
     doc, _ = await dispatch("/mcp:start --help", ctx)
-    assert render(doc, json_output=False).startswith("usage: /mcp:start <server> [--json]")
+    assert render(doc, json_output=False).startswith(
+        "usage: /mcp:start <server> [--log-level LEVEL] [--json]"
+    )
 
 
 async def test_run_slash_never_raises_and_renders_errors(ctx: CommandContext) -> None:

@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.handlers import resources as resource_handlers
 from orbmcp.commands.handlers import tools as handlers
 from orbmcp.commands.results.call import CallOutcome, structured_is_redundant, transcript_text
 from orbmcp.config.loader import load_config
@@ -301,18 +302,18 @@ async def test_timeout_is_exit_6_with_a_hint_and_the_server_sees_the_cancel(sess
 
 
 async def test_resources_read_prompts_prompt(session: Session) -> None:
-    listing = await handlers.resources(session.ctx(), "e")
+    listing = await resource_handlers.resources(session.ctx(), "e")
     assert "  mem://hello  hello  (text/plain)" in render_plain(listing)
     rows = listing.to_json()
     assert {"server": "e", "uri": "mem://hello"}.items() <= rows[0].items()
     assert any(r.get("uriTemplate") == "mem://greeting/{name}" for r in rows)
-    contents = await handlers.read(session.ctx(), "e", "mem://hello")
+    contents = await resource_handlers.read(session.ctx(), "e", "mem://hello")
     assert render_plain(contents) == "hello world"
     assert contents.to_json()["contents"][0]["text"] == "hello world"
-    templated = await handlers.read(session.ctx(), "e", "mem://greeting/Ada")
+    templated = await resource_handlers.read(session.ctx(), "e", "mem://greeting/Ada")
     assert render_plain(templated) == "greetings, Ada"
     with pytest.raises(UsageError) as missing:
-        await handlers.read(session.ctx(), "e", "mem://nope")
+        await resource_handlers.read(session.ctx(), "e", "mem://nope")
     assert "no resource 'mem://nope'" in missing.value.message
 
     prompts = await handlers.prompts(session.ctx())

@@ -204,6 +204,7 @@ def test_resource_contents_text_blob_many_and_empty() -> None:
         "A",
         "[resource mem://dir/b image/png, 3 B]",
         "[resource mem://dir, 2.0 KB]",
+        "[binary content: --output FILE saves it]",
     ]
     assert many.to_json()["contents"][1]["blob"] == B64_3
     assert render_plain(ResourceContents("s", "mem://none", ())) == "(resource mem://none is empty)"

@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.handlers import resources as resource_handlers
 from orbmcp.commands.handlers import tools as handlers
 from orbmcp.commands.results import ToolListing
 from orbmcp.core.manager import Manager
@@ -106,7 +107,7 @@ async def test_a_failed_server_is_a_warning_beside_a_ready_one(session: Session)
     assert listing.servers == () and listing.notices[-1] == "r: offers no prompts"
     [(level, note)] = ui_of(ctx).notes
     assert level == "warning" and note.startswith("server 'dead' is failed: ")
-    resources = await handlers.resources(session.ctx())
+    resources = await resource_handlers.resources(session.ctx())
     assert resources.to_json() == [] and "r: offers no resources" in render_plain(resources)
 
 
@@ -238,7 +239,7 @@ def test_saving_media_never_overwrites_and_reports_unwritable_dirs(tmp_path: Pat
 
 async def test_read_and_prompt_on_a_server_without_them(session: Session) -> None:
     with pytest.raises(ProtocolError) as info:
-        await handlers.read(session.ctx(), "r", "mem://x")
+        await resource_handlers.read(session.ctx(), "r", "mem://x")
     assert info.value.server == "r" and "-32601" in info.value.message
     with pytest.raises(UsageError, match="server 'r' offers no prompts"):
         await handlers.prompt(session.ctx(), "r", "greet")

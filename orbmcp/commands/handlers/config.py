@@ -30,6 +30,7 @@ def server_json(s: ServerConfig) -> dict[str, Any]:
         "enabled": s.enabled,
         "source": s.source,
         "file": s.file,
+        "overrideFile": s.override_file,
     }
     if s.is_stdio:
         out |= {"command": s.command, "args": list(s.args), "cwd": s.cwd, "env": _mask(s.env)}
@@ -46,6 +47,8 @@ def server_json(s: ServerConfig) -> dict[str, Any]:
         else {"type": s.auth.type, "clientId": s.auth.client_id, "scope": s.auth.scope},
         "healthCheckIntervalMs": s.health_check_interval_ms,
     }
+    if s.roots is not None:
+        out["roots"] = list(s.roots)
     return out
 
 
@@ -65,24 +68,43 @@ def project_json(config: ResolvedConfig) -> dict[str, Any]:
 
 def show(ctx: CommandContext) -> ConfigView:
     config = ctx.config()
+    settings: dict[str, Any] = {
+        "toolPrefix": config.settings.tool_prefix,
+        "requestTimeoutMs": config.settings.request_timeout_ms,
+        "maxRetries": config.settings.max_retries,
+        "enabled": config.settings.extension_enabled,
+    }
+    if config.settings.roots is not None:
+        settings["roots"] = list(config.settings.roots)
+    if config.settings.sampling is not None:
+        from orbmcp.redact import redact
+
+        sampling = config.settings.sampling
+        settings["sampling"] = {
+            "command": [redact(a) for a in sampling.command],
+            "timeoutMs": sampling.timeout_ms,
+        }
     return ConfigView(
         servers=tuple(server_json(s) for s in config.servers.values()),
         warnings=tuple(config.warnings),
         project=project_json(config),
-        settings={
-            "toolPrefix": config.settings.tool_prefix,
-            "requestTimeoutMs": config.settings.request_timeout_ms,
-            "maxRetries": config.settings.max_retries,
-            "enabled": config.settings.extension_enabled,
-        },
+        settings=settings,
     )
 
 
 def paths(ctx: CommandContext) -> PathsView:
+    from orbmcp.config.clients import client_files
+    from orbmcp.config.imports import active_clients
     from orbmcp.config.paths import global_files, project_files, trust_store_path
 
     config = ctx.config()
     g = config.global_dir
+    clients = () if config.config_override is not None else active_clients(config.settings)
+    files = {(f.client, f.path): f for client in clients for f in client_files(client, config.project.dir)}
+    imports = tuple(
+        {"client": f.client, "path": str(f.path), "scope": f.scope, "exists": f.path.is_file()}
+        for f in files.values()
+    )
     return PathsView(
         global_dir=str(g),
         global_files=tuple(str(p) for p in global_files(g)),
@@ -92,6 +114,7 @@ def paths(ctx: CommandContext) -> PathsView:
         auth_dir=str(g / "mcp-auth"),
         debug_log=str(g / "logs" / "orbmcp.log"),
         cache_dir=str(g / "cache"),
+        imports=imports,
     )
 
 
@@ -110,7 +133,8 @@ def trust(ctx: CommandContext, yes: bool = False) -> TrustReview:
     review = trust_mod.describe_project(pdir)
     if not review.files:
         raise UsageError(
-            f"no project config in {pdir / '.orb'} (settings.json or mcp.json)",
+            f"no project config in {pdir / '.orb'} (settings.json or mcp.json), nor another "
+            "client's project file that orbmcp imports (.mcp.json, .cursor/mcp.json, ...)",
             hint="run in the project directory or pass --project DIR",
         )
     gdir = global_dir()

@@ -41,11 +41,18 @@ async def status(ctx: CommandContext, server: str | None = None) -> StatusReport
     )
 
 
-async def start(ctx: CommandContext, server: str) -> ServerAction:
+async def start(ctx: CommandContext, server: str, log_level: str | None = None) -> ServerAction:
+    from orbmcp.commands.handlers.tools import checked_log_level
+
     config = ctx.config()
     cfg = ctx.server(server)
+    level = checked_log_level(log_level)
     manager = await ctx.manager()
+    if level is not None and not ctx.persistent:
+        manager.runtime.log_level = level  # asked for as the connection opens
     sup = await manager.start(server)
+    if level is not None and ctx.persistent and sup.connected:
+        await sup.client_side.set_log_level(sup.client, sup.snap.protocol_version, level)
     note = None if ctx.persistent else ONE_SHOT_NOTE
     detail = server_detail(cfg, config, sup, front=ctx.front, message=note)
     return ServerAction("start", (detail,), message=note)

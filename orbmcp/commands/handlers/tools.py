@@ -25,8 +25,6 @@ from orbmcp.commands.results.call import CallOutcome, transcript_text
 from orbmcp.commands.results.tools import (
     PromptListing,
     PromptMessages,
-    ResourceContents,
-    ResourceListing,
     ToolDetail,
     ToolEntry,
     ToolListing,
@@ -36,10 +34,12 @@ from orbmcp.commands.spelling import spell_for
 from orbmcp.core.naming import sanitize
 from orbmcp.core.results import AudioBlock, ImageBlock, ToolResult
 from orbmcp.core.state import State
-from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError, cmd
+from orbmcp.errors import TimeoutFailed, UsageError, cmd
 from orbmcp.suggest import unknown
 
 if TYPE_CHECKING:
+    from orbmcp.core.capabilities import Interaction
+    from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.core.manager import Manager
     from orbmcp.core.supervisor import Supervisor
     from orbmcp.core.tools import BridgedTool
@@ -69,15 +69,6 @@ MEDIA_EXTENSIONS: dict[str, str] = {
     "audio/mp4": "m4a",
 }
 _MAX_SAVE_ATTEMPTS = 1000
-_RESOURCE_NOT_FOUND = "(code -32002)"  # the spec's "resource not found" JSON-RPC error
-_INVALID_PARAMS = "(code -32602)"  # what SDK servers send for an unknown resource instead
-
-
-def _is_not_found(message: str) -> bool:
-    lowered = message.lower()
-    return _RESOURCE_NOT_FOUND in message or (
-        _INVALID_PARAMS in message and ("unknown resource" in lowered or "not found" in lowered)
-    )
 
 
 # -- shared helpers ------------------------------------------------------------------------------
@@ -90,7 +81,7 @@ async def _read_stdin(ctx: CommandContext) -> str | None:
     return await ctx.read_stdin()
 
 
-def _has_capability(sup: Supervisor, kind: str) -> bool:
+def has_capability(sup: Supervisor, kind: str) -> bool:
     try:
         caps = sup.client.server_capabilities
     except Exception:
@@ -98,7 +89,7 @@ def _has_capability(sup: Supervisor, kind: str) -> bool:
     return getattr(caps, kind, None) is not None
 
 
-async def _ready_servers(
+async def ready_servers(
     ctx: CommandContext, server: str | None, verb: str
 ) -> tuple[list[Supervisor], list[str]]:
     """The connected servers a listing covers, plus notices about the ones it leaves out.
@@ -152,7 +143,7 @@ async def _ready_servers(
     return ready, notices
 
 
-async def _each(sups: list[Supervisor], fn: Callable[[Supervisor], Awaitable[T]]) -> list[T]:
+async def each_server(sups: list[Supervisor], fn: Callable[[Supervisor], Awaitable[T]]) -> list[T]:
     """``fn`` on every server concurrently, results in the servers' order."""
     results: dict[int, T] = {}
 
@@ -188,7 +179,7 @@ async def tools(
 ) -> ToolListing | ToolDetail:
     if server is not None and tool is not None:
         return await _one_tool(ctx, server, tool)
-    sups, notices = await _ready_servers(ctx, server, "tools")
+    sups, notices = await ready_servers(ctx, server, "tools")
     entries: list[ToolEntry] = []
     for sup in sups:
         entries += [_entry(t) for t in sup.runtime.tools.for_server(sup.name)]
@@ -228,6 +219,18 @@ def find_tool(manager: Manager, server: str, name: str) -> BridgedTool:
     raise UsageError(f"unknown tool '{name}' on server '{server}'", server=server, hint=err.hint)
 
 
+def checked_log_level(value: str | None) -> str | None:
+    """``--log-level``'s value as a protocol level, or a usage error listing the levels."""
+    if value is None:
+        return None
+    from orbmcp.core.capabilities.server_log import check_level
+
+    try:
+        return check_level(value)
+    except ValueError as exc:
+        raise UsageError(f"--log-level: {exc}") from None
+
+
 def _check_options(timeout: float | None, max_output: int | None) -> None:
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise UsageError(f"--timeout: expected a positive number of seconds, got {timeout}")
@@ -247,14 +250,14 @@ def _prepare_dir(directory: Path) -> Path:
     return directory
 
 
-def _user_path(option: str, value: Path | str) -> Path:
+def user_path(option: str, value: Path | str) -> Path:
     try:
         return Path(value).expanduser()
     except RuntimeError:  # "~someone/..." naming no known user: a typo, not a crash
         raise UsageError(f"{option} {value}: cannot expand '~' (no such user or home directory)") from None
 
 
-def _check_output(path: Path) -> None:
+def check_output(path: Path) -> None:
     parent = path.parent
     if path.is_dir():
         raise UsageError(f"--output {path}: is a directory")
@@ -262,7 +265,9 @@ def _check_output(path: Path) -> None:
         raise UsageError(f"--output {path}: directory {parent} does not exist")
 
 
-def _write_new(directory: Path, stem: str, ext: str, data: bytes) -> Path:
+def write_new_file(
+    directory: Path, stem: str, ext: str, data: bytes, *, option: str = "--save-images"
+) -> Path:
     """Create a file that did not exist (never overwrite, never follow a planted symlink)."""
     for n in range(_MAX_SAVE_ATTEMPTS):
         path = directory / (f"{stem}.{ext}" if n == 0 else f"{stem}-{n}.{ext}")
@@ -273,7 +278,7 @@ def _write_new(directory: Path, stem: str, ext: str, data: bytes) -> Path:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         return path
-    raise UsageError(f"--save-images {directory}: too many files named {stem}-*.{ext}")
+    raise UsageError(f"{option} {directory}: too many files named {stem}-*.{ext}")
 
 
 def save_media(ctx: CommandContext, result: ToolResult, directory: Path, tool: str) -> dict[int, str]:
@@ -293,7 +298,7 @@ def save_media(ctx: CommandContext, result: ToolResult, directory: Path, tool: s
         mime = block.mime_type.split(";", 1)[0].strip().lower()
         ext = MEDIA_EXTENSIONS.get(mime, "bin")
         try:
-            path = _write_new(directory, f"{stem_base}-{index + 1}", ext, data)
+            path = write_new_file(directory, f"{stem_base}-{index + 1}", ext, data)
         except OSError as exc:
             raise UsageError(f"--save-images {directory}: cannot write ({exc.strerror or exc})") from None
         saved[index] = str(path)
@@ -312,19 +317,23 @@ async def call(
     max_output: int | None = None,
     output: Path | None = None,
     no_check: bool = False,
+    task: bool = False,
+    verbose: bool = False,
+    log_level: str | None = None,
 ) -> CallOutcome:
     from orbmcp.core.calls import call_tool
 
     ctx.server(server)
     _check_options(timeout, max_output)
+    level = checked_log_level(log_level)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None
     # Syntax first (bad JSON, k without =, unreadable @file): no server needed to reject those.
     parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text)
-    media_dir = _prepare_dir(_user_path("--save-images", save_images)) if save_images is not None else None
-    out_path = _user_path("--output", output) if output is not None else None
+    media_dir = _prepare_dir(user_path("--save-images", save_images)) if save_images is not None else None
+    out_path = user_path("--output", output) if output is not None else None
     if out_path is not None:
-        _check_output(out_path)
+        check_output(out_path)
 
     manager = await ctx.manager()
     sup = await manager.ready(server)
@@ -336,9 +345,36 @@ async def call(
     def on_progress(value: float, total: float | None, message: str | None) -> None:
         ctx.ui.progress(server, bridged.name, value, total, message)
 
+    def on_log(message: LogMessage) -> None:
+        ctx.ui.server_log(server, message)
+
+    interactions: list[Interaction] = []
+    if task and bridged.task_support not in ("optional", "required"):
+        raise UsageError(
+            f"tool '{bridged.name}' on server '{server}' cannot run as a task",
+            server=server,
+            hint="call it without --task",
+        )
     try:
-        result = await call_tool(sup, bridged.name, values, timeout_s=timeout, progress=on_progress)
-    except TimeoutFailed:
+        call = call_tool(
+            sup,
+            bridged.name,
+            values,
+            timeout_s=timeout,
+            progress=on_progress,
+            asker=ctx.ui,
+            record=interactions,
+            logs=on_log if verbose else None,
+            as_task=task,
+            log_level=level,
+        )
+        if timeout is not None and (task or bridged.task_support == "required"):
+            # A task's requests are bounded one by one; --timeout bounds the whole task too.
+            with anyio.fail_after(timeout):
+                result = await call
+        else:
+            result = await call
+    except (TimeoutFailed, TimeoutError):
         seconds = timeout if timeout is not None else sup.cfg.request_timeout_ms / 1000
         raise TimeoutFailed(
             f"server '{server}': tool '{bridged.name}' did not answer within {seconds:g} s; "
@@ -348,7 +384,8 @@ async def call(
         ) from None
 
     saved = save_media(ctx, result, media_dir, bridged.name) if media_dir is not None else {}
-    outcome = CallOutcome(server, bridged.name, result, saved, max_output=max_output)
+    asked = tuple(interactions)
+    outcome = CallOutcome(server, bridged.name, result, saved, max_output=max_output, interactions=asked)
     if out_path is not None:
         body = (
             json.dumps(outcome.to_json(), indent=2, ensure_ascii=False) + "\n"
@@ -368,67 +405,11 @@ async def call(
             max_output=max_output,
             output_file=str(out_path),
             output_bytes=len(data),
+            interactions=asked,
         )
     if result.is_error and not ctx.json:
         ctx.ui.notify(f"tool '{bridged.name}' on server '{server}' returned an error", level="error")
     return outcome
-
-
-# -- resources -----------------------------------------------------------------------------------
-
-
-async def _list_templates(sup: Supervisor) -> list[dict[str, Any]]:
-    from orbmcp.core.calls import request
-    from orbmcp.core.discovery import collect_pages, wire
-
-    async def run(client: Any) -> list[dict[str, Any]]:
-        async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-            page = await client.list_resource_templates(cursor=cursor)
-            return [wire(t) for t in page.resource_templates], page.next_cursor
-
-        return await collect_pages(fetch, what="resource templates", server=sup.name, warn=sup.warn)
-
-    try:
-        return await request(sup, "resources/templates/list", run)
-    except ProtocolError:
-        return []  # optional for servers; the resources themselves were listed
-
-
-async def resources(ctx: CommandContext, server: str | None = None) -> ResourceListing:
-    from orbmcp.core.calls import list_resources
-
-    sups, notices = await _ready_servers(ctx, server, "resources")
-    offering = [s for s in sups if _has_capability(s, "resources")]
-    notices += [f"{s.name}: offers no resources" for s in sups if s not in offering]
-
-    async def one(sup: Supervisor) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        return await list_resources(sup), await _list_templates(sup)
-
-    rows: list[dict[str, Any]] = []
-    templates: list[dict[str, Any]] = []
-    for sup, (found, tmpl) in zip(offering, await _each(offering, one), strict=True):
-        rows += [{"server": sup.name, **item} for item in found]
-        templates += [{"server": sup.name, **item} for item in tmpl]
-    return ResourceListing(tuple(rows), tuple(templates), tuple(s.name for s in offering), tuple(notices))
-
-
-async def read(ctx: CommandContext, server: str, uri: str) -> ResourceContents:
-    from orbmcp.core.calls import read_resource
-
-    ctx.server(server)
-    manager = await ctx.manager()
-    sup = await manager.ready(server)
-    try:
-        contents = await read_resource(sup, uri)
-    except ProtocolError as err:
-        if _is_not_found(err.message):
-            raise UsageError(
-                f"server '{server}' has no resource '{uri}'",
-                server=server,
-                hint=f"`orbmcp resources {server}` lists them",
-            ) from None
-        raise
-    return ResourceContents(server, uri, tuple(contents))
 
 
 # -- prompts -------------------------------------------------------------------------------------
@@ -437,11 +418,11 @@ async def read(ctx: CommandContext, server: str, uri: str) -> ResourceContents:
 async def prompts(ctx: CommandContext, server: str | None = None) -> PromptListing:
     from orbmcp.core.calls import list_prompts
 
-    sups, notices = await _ready_servers(ctx, server, "prompts")
-    offering = [s for s in sups if _has_capability(s, "prompts")]
+    sups, notices = await ready_servers(ctx, server, "prompts")
+    offering = [s for s in sups if has_capability(s, "prompts")]
     notices += [f"{s.name}: offers no prompts" for s in sups if s not in offering]
     rows: list[dict[str, Any]] = []
-    for sup, found in zip(offering, await _each(offering, list_prompts), strict=True):
+    for sup, found in zip(offering, await each_server(offering, list_prompts), strict=True):
         rows += [{"server": sup.name, **item} for item in found]
     return PromptListing(tuple(rows), tuple(s.name for s in offering), tuple(notices))
 
@@ -469,7 +450,7 @@ async def prompt(
     parse_call_arguments(tokens, None, stdin_text=stdin_text)
     manager = await ctx.manager()
     sup = await manager.ready(server)
-    if not _has_capability(sup, "prompts"):
+    if not has_capability(sup, "prompts"):
         raise UsageError(f"server '{server}' offers no prompts", server=server)
     offered = await list_prompts(sup)
     found = next((p for p in offered if p.get("name") == name), None)
@@ -482,4 +463,6 @@ async def prompt(
         if not isinstance(value, str):
             raise UsageError(f"argument '{key}': prompt arguments are strings, got {json.dumps(value)[:40]}")
         strings[key] = value
-    return PromptMessages(server, name, await get_prompt(sup, name, strings))
+    record: list[Interaction] = []
+    result = await get_prompt(sup, name, strings, asker=ctx.ui, record=record)
+    return PromptMessages(server, name, result, tuple(record))

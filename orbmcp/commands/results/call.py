@@ -15,6 +15,7 @@ from typing import Literal
 
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.results.base import Result
+from orbmcp.core.capabilities import Interaction
 from orbmcp.core.results import (
     AudioBlock,
     ImageBlock,
@@ -39,13 +40,18 @@ class CallOutcome(Result):
     max_output: int | None = None
     output_file: str | None = None
     output_bytes: int = 0
+    # The server's questions during the call and how they were answered (declines included).
+    interactions: tuple[Interaction, ...] = ()
 
     @property
     def exit_code(self) -> int:
         return int(ExitCode.TOOL_ERROR if self.result.is_error else ExitCode.OK)
 
     def to_json(self) -> dict[str, object]:
-        return self.result.to_json()
+        body = self.result.to_json()
+        if self.interactions:
+            body["interactions"] = [i.to_json() for i in self.interactions]
+        return body
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,8 @@ class PathsView(Result):
     auth_dir: str
     debug_log: str
     cache_dir: str
+    # Other clients' files orbmcp reads through: {client, path, scope, exists}, precedence order.
+    imports: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +65,7 @@ class PathsView(Result):
             "authDir": self.auth_dir,
             "debugLog": self.debug_log,
             "cacheDir": self.cache_dir,
+            "imports": [dict(i) for i in self.imports],
         }
 
 
@@ -144,7 +147,8 @@ class TrustReview(Statement):
                     "variables": list(s.variables),
                     "overrides": dict(s.overrides),
                     "problems": list(s.problems),
-                    "pending": s.name in self.pending,
+                    "pending": s.key in self.pending,
+                    "source": "project" if s.client is None else f"import:{s.client}",
                 }
                 for s in review.servers
             ],

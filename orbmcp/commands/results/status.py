@@ -8,6 +8,7 @@ are rows too, with that state: they never vanish from JSON into a stderr warning
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,6 +162,10 @@ class ServerDetail(Result):
     retry: RetryWait | None = None
     warnings: tuple[str, ...] = ()  # config warnings about this server's entry
 
+    instructions: str | None = None  # the server's instructions (initialize result), raw
+    advertised: Mapping[str, Any] | None = None  # client capabilities orbmcp advertised (wire JSON)
+    offered: Mapping[str, Any] | None = None  # capabilities the server offered (wire JSON)
+
     @property
     def unavailable(self) -> bool:
         return self.state in UNAVAILABLE_STATES
@@ -205,6 +210,11 @@ class ServerDetail(Result):
             "protocolVersion": self.protocol_version,
             "serverInfo": self.server_info,
             "warnings": list(self.warnings),
+            "instructions": self.instructions,
+            "capabilities": {
+                "advertised": None if self.advertised is None else dict(self.advertised),
+                "server": None if self.offered is None else dict(self.offered),
+            },
         }
         if self.launch is not None:
             body |= self.launch.to_json()

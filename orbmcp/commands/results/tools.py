@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orbmcp.commands.results.base import Result
+from orbmcp.core.capabilities import Interaction
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ class ToolListing(Result):
 
 @dataclass(frozen=True)
 class ResourceListing(Result):
-    """Resources (and resource templates) of one or more servers, each row in wire form + server."""
+    """Resources (and resource templates) of one or more servers, each row in wire form + server
+    (templates also carry their ``parameters``, the variable names of ``uriTemplate``)."""
 
     resources: tuple[Mapping[str, Any], ...]
     templates: tuple[Mapping[str, Any], ...] = ()
@@ -105,13 +107,36 @@ class ResourceListing(Result):
 
 
 @dataclass(frozen=True)
+class SavedContent:
+    """One content of a resource written to a file by ``read --output``."""
+
+    uri: str
+    path: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"uri": self.uri, "path": self.path, "bytes": self.size}
+
+
+@dataclass(frozen=True)
 class ResourceContents(Result):
     server: str
     uri: str
     contents: tuple[Mapping[str, Any], ...]  # wire TextResourceContents / BlobResourceContents
+    saved: tuple[SavedContent, ...] = ()  # --output: what was written where
+    interactions: tuple[Interaction, ...] = ()
+    update: int | None = None  # --follow: the number of this update (0: the first read)
 
     def to_json(self) -> dict[str, Any]:
-        return {"contents": [dict(c) for c in self.contents]}
+        body: dict[str, Any] = {"contents": [dict(c) for c in self.contents]}
+        if self.saved:
+            body["saved"] = [s.to_json() for s in self.saved]
+        if self.interactions:
+            body["interactions"] = [i.to_json() for i in self.interactions]
+        if self.update is not None:
+            body["uri"] = self.uri
+            body["update"] = self.update
+        return body
 
 
 @dataclass(frozen=True)
@@ -137,6 +162,10 @@ class PromptMessages(Result):
     server: str
     name: str
     result: Mapping[str, Any]  # wire GetPromptResult: description?, messages[]
+    interactions: tuple[Interaction, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.result)
+        body = dict(self.result)
+        if self.interactions:
+            body["interactions"] = [i.to_json() for i in self.interactions]
+        return body

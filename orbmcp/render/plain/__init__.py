@@ -1,81 +1,65 @@
 """Plain text: what an agent's UI shows for a slash command, and the shell's non-TTY output.
 
-``render_plain`` dispatches on the result's type; a type without a renderer here is a bug and
-raises ``TypeError``. Every string a server or a config file supplied is escaped
-(``orbmcp.text``). Kept light: no rich, no SDK, no anyio, no pydantic (fast paths print this).
+``render_plain`` dispatches on the result's type (its class or the nearest base class with a
+renderer); a type without one is a bug and raises ``TypeError``. Every string a server or a config
+file supplied is escaped (``orbmcp.text``). Kept light: no rich, no SDK, no anyio, no pydantic
+(fast paths print this), and each renderer module is imported when a result of its kind is shown.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from functools import singledispatch
-from typing import TypeVar
+from typing import Any
 
-from orbmcp.commands.results import (
-    CallOutcome,
-    CheckReport,
-    CommandHelp,
-    CommandIndex,
-    CompletionScript,
-    ConfigView,
-    DaemonStatus,
-    JsonText,
-    Lines,
-    PathsView,
-    PromptListing,
-    PromptMessages,
-    ResourceContents,
-    ResourceListing,
-    Result,
-    ServerAction,
-    ServerDetail,
-    ShellExit,
-    Statement,
-    StatusReport,
-    ToolDetail,
-    ToolListing,
-    TrustReview,
-    ValidationReport,
-)
-from orbmcp.render.plain import basic, call, config, daemon, status, tools
+# result class name -> "module:function" under orbmcp.render.plain (class names are unique among
+# the results; Statement is the abstract base of every sentence: Message, untrust, auth, logout).
+_RENDERERS = {
+    "StatusReport": "status:status_report",
+    "ServerDetail": "status:server_detail",
+    "ServerAction": "status:server_action",
+    "CheckReport": "status:check_report",
+    "ToolListing": "tools:tool_listing",
+    "ToolDetail": "tools:tool_detail",
+    "ResourceListing": "tools:resource_listing",
+    "ResourceContents": "tools:resource_contents",
+    "PromptListing": "tools:prompt_listing",
+    "PromptMessages": "tools:prompt_messages",
+    "CallOutcome": "call:call_text",
+    "ConfigView": "config:config_view",
+    "PathsView": "config:paths_view",
+    "ValidationReport": "config:validation_report",
+    "TrustReview": "config:trust_review",
+    "DaemonStatus": "daemon:daemon_status",
+    "ServerEdit": "edit:server_edit",
+    "ImportPlan": "edit:import_plan",
+    "Lines": "basic:lines",
+    "CommandHelp": "basic:command_help",
+    "CommandIndex": "basic:command_index",
+    "CompletionScript": "basic:completion_script",
+    "ShellExit": "basic:shell_exit",
+    "JsonText": "basic:json_text",
+    "Statement": "basic:statement",
+}
 
-R = TypeVar("R", bound=Result)
+
+def renderer_for(result_type: type) -> Callable[[Any], str] | None:
+    """The function that renders results of this type, or None when there is none."""
+    for kind in result_type.__mro__:
+        where = _RENDERERS.get(kind.__name__)
+        if where is not None and kind.__module__.startswith("orbmcp.commands.results"):
+            module, _, name = where.partition(":")
+            render: Callable[[Any], str] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            return render
+    return None
 
 
-@singledispatch
 def render_plain(result: object) -> str:
     """The plain text of ``result``."""
-    raise TypeError(f"no plain rendering for {type(result).__name__}: every result type needs one")
+    render = renderer_for(type(result))
+    if render is None:
+        raise TypeError(f"no plain rendering for {type(result).__name__}: every result type needs one")
+    return render(result)
 
 
-def _register(kind: type[R], render: Callable[[R], str]) -> None:
-    render_plain.register(kind, render)
-
-
-_register(StatusReport, status.status_report)
-_register(ServerDetail, status.server_detail)
-_register(ServerAction, status.server_action)
-_register(CheckReport, status.check_report)
-_register(ToolListing, tools.tool_listing)
-_register(ToolDetail, tools.tool_detail)
-_register(ResourceListing, tools.resource_listing)
-_register(ResourceContents, tools.resource_contents)
-_register(PromptListing, tools.prompt_listing)
-_register(PromptMessages, tools.prompt_messages)
-_register(CallOutcome, call.call_text)
-_register(ConfigView, config.config_view)
-_register(PathsView, config.paths_view)
-_register(ValidationReport, config.validation_report)
-_register(TrustReview, config.trust_review)
-_register(DaemonStatus, daemon.daemon_status)
-# A sentence (Message, untrust, auth, logout, install); Statement is abstract, so no _register.
-render_plain.register(Statement, basic.statement)
-_register(Lines, basic.lines)
-_register(CommandHelp, basic.command_help)
-_register(CommandIndex, basic.command_index)
-_register(CompletionScript, basic.completion_script)
-_register(ShellExit, basic.shell_exit)
-_register(JsonText, basic.json_text)
-
-
-__all__ = ["render_plain"]
+__all__ = ["render_plain", "renderer_for"]

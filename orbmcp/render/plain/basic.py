@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from orbmcp.commands.results.base import CommandHelp, CommandIndex, JsonText, Lines, ShellExit, Statement
 from orbmcp.commands.results.completion import CompletionScript
+from orbmcp.core.capabilities import Interaction
 from orbmcp.text import one_line, safe_text
+
+_ASKED = {
+    "elicitation": "asked for input",
+    "url": "asked you to open a URL",
+    "sampling": "asked for a model's answer",
+}
+_ANSWERED = {
+    "accept": "answered",
+    "decline": "declined",
+    "cancel": "cancelled",
+    "result": "answered",
+    "reject": "refused",
+}
 
 
 def statement(result: Statement) -> str:
@@ -43,3 +58,19 @@ def shell_exit(result: ShellExit) -> str:
 def json_text(result: JsonText) -> str:
     # The line asked for JSON itself; it gets JSON even where the outer output is text.
     return json.dumps(result.data, indent=2, ensure_ascii=False)
+
+
+def interaction_notes(interactions: Iterable[Interaction]) -> list[str]:
+    """One ``[note: ...]`` line per question a server asked that the person did not answer
+    themselves (declined for them, cancelled, refused): what was asked, and why."""
+    notes: list[str] = []
+    for i in interactions:
+        if i.reason is None and i.action in ("accept", "result"):
+            continue
+        asked = _ASKED.get(i.kind, "asked something")
+        quoted = f' ("{one_line(i.message, max_len=120)}")' if i.message else ""
+        where = f" {one_line(i.url, max_len=300)}" if i.url else ""
+        outcome = _ANSWERED.get(i.action, i.action)
+        why = f": {one_line(i.reason, max_len=300)}" if i.reason else ""
+        notes.append(f"[note: server '{one_line(i.server)}' {asked}{where}{quoted}; {outcome}{why}]")
+    return notes

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from orbmcp.commands.results.call import CallOutcome, TranscriptPart, transcript
 from orbmcp.core.results import format_size
+from orbmcp.render.plain.basic import interaction_notes
 from orbmcp.text import one_line, safe_text
 
 
@@ -16,6 +17,11 @@ def escaped(part: TranscriptPart) -> str:
 
 
 def call_text(outcome: CallOutcome) -> str:
+    notes = interaction_notes(outcome.interactions)
+    return "\n".join([_transcript(outcome), *notes]) if notes else _transcript(outcome)
+
+
+def _transcript(outcome: CallOutcome) -> str:
     if outcome.output_file is not None and outcome.max_output is None:
         return f"[output: {format_size(outcome.output_bytes)} written to {one_line(outcome.output_file)}]"
     shown = "\n".join(escaped(part) for part in transcript(outcome.result, outcome.saved))

@@ -30,10 +30,10 @@ def config_view(view: ConfigView) -> str:
         lines.append("No MCP servers configured.")
     for s in view.servers:
         state = "enabled" if s["enabled"] else "disabled"
-        lines.append(
-            f"{_e(s['name'])}  ({_e(s['transport'])}, {_e(s['lifecycle'])}, {state}; "
-            f"{_e(s['source'])}: {_e(s['file'])})"
-        )
+        where = f"{_e(s['source'])} ({_e(s['file'])})" if s["file"] else _e(s["source"])
+        lines.append(f"{_e(s['name'])}  ({_e(s['transport'])}, {_e(s['lifecycle'])}, {state}; {where})")
+        if s.get("overrideFile"):
+            lines.append(f"  switched by: {_e(s['overrideFile'])}")
         if s["transport"] == "stdio":
             lines.append(f"  command: {_e(shlex.join([s['command'], *s['args']]))}")
             if s["cwd"]:
@@ -48,6 +48,13 @@ def config_view(view: ConfigView) -> str:
             f"  timeoutMs={s['timeoutMs']} requestTimeoutMs={s['requestTimeoutMs']} "
             f"maxRetries={s['maxRetries']}" + ("  auth=oauth" if s["auth"] else "")
         )
+        if "roots" in s:
+            lines.append(f"  roots: {_e(', '.join(s['roots']))}")
+    settings = view.settings
+    if "roots" in settings:
+        lines.append(f"roots: {_e(', '.join(settings['roots']))}")
+    if "sampling" in settings:
+        lines.append(f"sampling command: {_e(shlex.join(settings['sampling']['command']))}")
     p = view.project
     if p["exists"] and not p["loaded"]:
         lines.append(f"Project config: not loaded ({_e(p['path'])}) — `orbmcp trust` to review it")
@@ -57,10 +64,16 @@ def config_view(view: ConfigView) -> str:
 
 def paths_view(view: PathsView) -> str:
     data = view.to_json()  # the JSON keys are the labels
+    imports = data.pop("imports")
     width = max(len(k) for k in data)
-    return "\n".join(
-        f"{k:<{width}}  {_e(', '.join(v) if isinstance(v, list) else v)}" for k, v in data.items()
-    )
+    lines = [f"{k:<{width}}  {_e(', '.join(v) if isinstance(v, list) else v)}" for k, v in data.items()]
+    if imports:
+        lines.append("imports (other clients' files; * = exists):")
+        lines += [
+            f"  {'*' if i['exists'] else ' '} {_e(i['client']):<14} {_e(i['scope']):<7} {_e(i['path'])}"
+            for i in imports
+        ]
+    return "\n".join(lines)
 
 
 def validation_report(report: ValidationReport) -> str:
@@ -85,8 +98,9 @@ def review_text(result: TrustReview) -> str:
     review = result.review
     lines = [f"Project: {_e(review.real_dir)}", "These servers would run or be contacted:"]
     for s in review.servers:
-        mark = " (new or changed)" if s.name in result.pending else ""
-        lines.append(f"- {_e(s.name)}{mark}  [{s.kind}; {_e(s.file)}]")
+        mark = " (new or changed)" if s.key in result.pending else ""
+        origin = f"import:{s.client}; " if s.client else ""
+        lines.append(f"- {_e(s.name)}{mark}  [{s.kind}; {origin}{_e(s.file)}]")
         if s.kind == "override":
             lines.append(f"    overrides: {_e(dict(s.overrides))}")
             continue
@@ -105,8 +119,9 @@ def review_text(result: TrustReview) -> str:
             lines.append(f"    header names: {_e(', '.join(s.header_names))}")
         if s.variables:
             lines.append(f"    reads environment variables: {_e(', '.join(s.variables))}")
+        label = "invalid" if s.kind == "invalid" else "note"
         for problem in s.problems:
-            lines.append(f"    invalid: {_e(problem)}")
+            lines.append(f"    {label}: {_e(problem)}")
     if review.settings:
         stated = ", ".join(f"{_SETTING_KEYS.get(k, k)}={v!r}" for k, v in review.settings.items())
         lines.append(f"Project settings: {_e(stated)}")

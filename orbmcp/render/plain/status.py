@@ -7,10 +7,36 @@ it (its last error, or why its entry did not load) and the one hint.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
+from typing import Any
 
 from orbmcp.commands.results.check import CheckReport
-from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport, StatusRow
-from orbmcp.text import one_line
+from orbmcp.commands.results.status import (
+    ServerAction,
+    ServerDetail,
+    StatusReport,
+    StatusRow,
+)
+from orbmcp.text import one_line, safe_text
+
+# Sub-capabilities worth naming beside their capability, as the wire spells them.
+_FLAGS = ("listChanged", "subscribe", "form", "url")
+
+
+def capability_names(caps: Mapping[str, Any] | None) -> str:
+    """``tools (listChanged), resources (subscribe), ...``: names and their flags, escaped."""
+    if caps is None:
+        return "(not connected)"
+    names = []
+    for name, value in caps.items():
+        flags = [f for f in _FLAGS if isinstance(value, Mapping) and value.get(f) not in (None, False)]
+        names.append(one_line(str(name), max_len=60) + (f" ({', '.join(flags)})" if flags else ""))
+    return ", ".join(names) or "none"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
 
 COLUMNS = ("server", "state", "lifecycle", "tools", "auth", "source")
 FIRST_ENTRY = '{"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}'
@@ -120,6 +146,9 @@ def server_detail(d: ServerDetail) -> str:
     if d.protocol_version:
         info = f" ({one_line(d.server_info, max_len=120)})" if d.server_info else ""
         lines.append(f"Protocol: {one_line(d.protocol_version)}{info}")
+    if d.offered is not None or d.advertised is not None:
+        lines.append(f"Server offers: {capability_names(d.offered)}")
+        lines.append(f"orbmcp offers: {capability_names(d.advertised)}")
     if d.oauth is not None:
         lines.append(f"OAuth: {one_line(d.oauth)}")
     if d.last_error:
@@ -129,6 +158,12 @@ def server_detail(d: ServerDetail) -> str:
     lines += [f"Config warning: {one_line(w, max_len=300)}" for w in d.warnings]
     if d.project_not_loaded:
         lines.append(f"Project config: not loaded ({one_line(d.project_not_loaded)})")
+    if d.instructions:
+        lines += [
+            "",
+            "Instructions:",
+            _indent(safe_text(d.instructions.strip(), max_len=4000, multiline=True)),
+        ]
     lines.append("")
     lines.append("Recent output:")
     if d.recent_output:

@@ -16,7 +16,8 @@ from orbmcp.commands.results.tools import (
     ToolListing,
     prompt_arguments,
 )
-from orbmcp.core.results import AudioBlock, Block, ImageBlock, ResourceBlobBlock, block_text
+from orbmcp.core.results import AudioBlock, Block, ImageBlock, ResourceBlobBlock, block_text, format_size
+from orbmcp.render.plain.basic import interaction_notes
 from orbmcp.text import one_line, safe_text
 
 INDENT = "    "
@@ -60,7 +61,10 @@ def resource_listing(listing: ResourceListing) -> str:
         for r in mine:
             lines.append("  " + _resource_line(str(r.get("uri", "")), r))
         for t in tmpl:
-            lines.append("  " + _resource_line(str(t.get("uriTemplate", "")), t) + "  (template)")
+            params = t.get("parameters")
+            names = ", ".join(str(p) for p in params) if isinstance(params, list) else ""
+            label = f"  (template: {one_line(names, max_len=200)})" if names else "  (template)"
+            lines.append("  " + _resource_line(str(t.get("uriTemplate", "")), t) + label)
     if not listing.servers and not listing.notices:
         lines.append("No resources: no server is connected.")
     lines += [one_line(n) for n in listing.notices]
@@ -83,7 +87,15 @@ def _resource_line(uri: str, row: Mapping[str, Any]) -> str:
 
 def resource_contents(result: ResourceContents) -> str:
     parts: list[str] = []
+    if result.update:
+        parts.append(f"[updated ({result.update}): {one_line(result.uri)}]")
+    if result.saved:
+        parts += [
+            f"[saved {one_line(s.uri)}: {format_size(s.size)} to {one_line(s.path)}]" for s in result.saved
+        ]
+        return "\n".join([*parts, *interaction_notes(result.interactions)])
     many = len(result.contents) > 1
+    blobs = False
     for item in result.contents:
         uri = str(item.get("uri", result.uri))
         mime = item.get("mimeType")
@@ -95,9 +107,12 @@ def resource_contents(result: ResourceContents) -> str:
         else:
             blob = ResourceBlobBlock(uri, str(item.get("blob", "")), mime if isinstance(mime, str) else None)
             parts.append(one_line(block_text(blob)))
-    if not parts:
+            blobs = True
+    if blobs:
+        parts.append("[binary content: --output FILE saves it]")
+    if not result.contents:
         parts.append(f"(resource {one_line(result.uri)} is empty)")
-    return "\n".join(parts)
+    return "\n".join([*parts, *interaction_notes(result.interactions)])
 
 
 def prompt_listing(listing: PromptListing) -> str:
@@ -136,7 +151,7 @@ def prompt_messages(result: PromptMessages) -> str:
         blocks: Sequence[object] = content if isinstance(content, list) else [content]
         for block in blocks:
             parts.append(wire_block_text(block))
-    return "\n".join(parts)
+    return "\n".join([*parts, *interaction_notes(result.interactions)])
 
 
 def wire_block_text(block: object) -> str:

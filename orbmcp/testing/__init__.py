@@ -1,0 +1,34 @@
+"""Smoke tests of MCP servers with pytest: the ``mcp_servers`` and ``mcp_call`` fixtures.
+
+Installing orbmcp registers the plugin (``orbmcp.testing.plugin``, entry point ``pytest11``); it
+adds nothing to a test session until a test asks for one of its fixtures. A server author's whole
+smoke test::
+
+    @pytest.mark.mcp_config("mcp.json")  # next to the test file; or --mcp-config FILE
+    def test_echo(mcp_call):
+        assert mcp_call("my-server", "echo", text="hi").text() == "hi"
+
+``mcp_servers`` is an ``McpSession`` on the servers of that config file (without one: the servers
+orbmcp is configured with, as ``orbmcp status`` sees them). Servers connect when first used and stay
+connected for the rest of the test session; the session stops them, process trees included, when
+pytest ends. ``mcp_call(server, tool, **arguments)`` returns the tool's ``ToolResult`` and raises
+``ToolCallFailed`` when the tool reports an error (``mcp_servers.call(..., allow_error=True)``
+returns that result instead).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orbmcp.testing.session import McpSession, ToolCallFailed
+
+__all__ = ["McpSession", "ToolCallFailed"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from orbmcp.testing import session
+
+        return getattr(session, name)
+    raise AttributeError(name)

@@ -1,0 +1,99 @@
+"""The pytest plugin (entry point ``pytest11``): fixtures only, nothing runs until one is used.
+
+Which configuration a test gets: the ``mcp_config`` marker nearest to it (a path relative to the
+test's file), else ``--mcp-config FILE`` (relative to the directory pytest runs in) or the
+``mcp_config`` ini option (relative to the ini file), else the configuration orbmcp itself would
+use there. One ``McpSession`` per configuration, shared by every test that uses it and closed when
+the pytest session ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from orbmcp.core.results import ToolResult
+    from orbmcp.testing.session import McpSession
+
+MARKER = "mcp_config"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("orbmcp", "MCP server smoke tests (orbmcp)")
+    group.addoption(
+        "--mcp-config",
+        metavar="FILE",
+        default=None,
+        help="MCP config file (mcpServers) for the mcp_servers and mcp_call fixtures.",
+    )
+    parser.addini(MARKER, "MCP config file for the mcp_servers and mcp_call fixtures.", type="paths")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(path): the MCP config file of mcp_servers/mcp_call, relative to the test file"
+    )
+
+
+class _Sessions:
+    """One McpSession per config file (None: orbmcp's own configuration)."""
+
+    def __init__(self) -> None:
+        self._open: dict[Path | None, McpSession] = {}
+
+    def get(self, config_file: Path | None) -> McpSession:
+        session = self._open.get(config_file)
+        if session is None:
+            from orbmcp.testing.session import McpSession
+
+            session = self._open[config_file] = McpSession(config_file)
+        return session
+
+    def close(self) -> None:
+        for session in self._open.values():
+            session.close()
+        self._open.clear()
+
+
+@pytest.fixture(scope="session")
+def _orbmcp_sessions() -> Iterator[_Sessions]:
+    sessions = _Sessions()
+    try:
+        yield sessions
+    finally:
+        sessions.close()
+
+
+def _config_file(request: pytest.FixtureRequest) -> Path | None:
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is not None:
+        if not marker.args or not isinstance(marker.args[0], str | Path):
+            raise pytest.UsageError(f"@pytest.mark.{MARKER} needs the config file's path")
+        path = Path(marker.args[0])
+        return path if path.is_absolute() else (request.path.parent / path).resolve()
+    option = request.config.getoption("--mcp-config")
+    if option:
+        path = Path(option)
+        return path if path.is_absolute() else (request.config.invocation_params.dir / path).resolve()
+    ini: list[Path] = request.config.getini(MARKER)
+    return ini[0] if ini else None
+
+
+@pytest.fixture
+def mcp_servers(request: pytest.FixtureRequest, _orbmcp_sessions: _Sessions) -> McpSession:
+    """The MCP servers of this test's config file (see the module docstring), connected on use."""
+    return _orbmcp_sessions.get(_config_file(request))
+
+
+@pytest.fixture
+def mcp_call(mcp_servers: McpSession) -> Callable[..., ToolResult]:
+    """``mcp_call(server, tool, **arguments)``: the tool's result; an error result raises."""
+
+    def call(server: str, tool: str, /, **arguments: Any) -> ToolResult:
+        return mcp_servers.call(server, tool, arguments)
+
+    return call
