@@ -130,6 +130,7 @@ def status_report(
     first = None
     if not rows:
         first = str(config.config_override or config.global_dir / "mcp.json")
+    writable = first is not None and config.config_override is None
     return StatusReport(
         rows=rows,
         notices=tuple(notices),
@@ -137,6 +138,8 @@ def status_report(
         daemon_pid=daemon_pid,
         config_file=first,
         paths_command=spell_for(cmd("config", "paths"), front) if first else None,
+        add_command=spell_for(cmd("add"), front) if writable else None,
+        import_command=spell_for(cmd("config", "import"), front) if writable else None,
     )
 
 

@@ -108,6 +108,9 @@ class StatusReport(Result):
     # lists every file orbmcp reads, spelled for the front.
     config_file: str | None = None
     paths_command: str | None = None
+    # The commands that write that file for you (none under --config: they do not edit it).
+    add_command: str | None = None
+    import_command: str | None = None
 
     def to_json(self) -> list[dict[str, Any]]:
         return [r.to_json() for r in self.rows]

@@ -97,9 +97,16 @@ def status_table(rows: tuple[StatusRow, ...]) -> list[str]:
 def status_report(result: StatusReport) -> str:
     if not result.rows:
         lines = ["No MCP servers configured."]
-        if result.config_file:
+        if result.add_command and result.import_command:
             lines += [
-                f"Add one to {one_line(result.config_file)}, for example:",
+                f"Add one with `{result.add_command} NAME -- COMMAND [ARGS...]` "
+                f"(or `{result.add_command} NAME URL`),",
+                f"copy your other clients' servers with `{result.import_command} CLIENT...`,",
+            ]
+        if result.config_file:
+            verb = "or write it into" if result.add_command else "Add one to"
+            lines += [
+                f"{verb} {one_line(result.config_file)}, for example:",
                 f"  {FIRST_ENTRY}",
                 f"(`{result.paths_command}` lists every file orbmcp reads)",
             ]
