@@ -2,12 +2,12 @@
 
 Every variable orbmcp reads for itself is named and parsed here and nowhere else, so each has one
 spelling and one rule: ``ORB_AGENT_DIR``, ``ORBMCP_CONFIG``, ``ORBMCP_PROJECT``, ``ORBMCP_DEBUG``
-(alias ``PI_MCP_DEBUG``), ``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON`` and ``GITHUB_STEP_SUMMARY``;
-and, to find other MCP clients' config files, the variables those clients themselves honour
-(``HOME``, ``XDG_CONFIG_HOME``, ``APPDATA``, ``PI_CODING_AGENT_DIR``, ``CODEX_HOME``). A new one is
-added here. An empty value counts as unset. Values come from the real process environment (or a
-mapping a caller passes), never from a ``.env`` file or a config file: a cloned project must not be
-able to move the config or the state.
+(alias ``PI_MCP_DEBUG``), ``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON``, ``ORBMCP_MAX_INPUT_MIB`` and
+``GITHUB_STEP_SUMMARY``; and, to find other MCP clients' config files, the variables those clients
+themselves honour (``HOME``, ``XDG_CONFIG_HOME``, ``APPDATA``, ``PI_CODING_AGENT_DIR``,
+``CODEX_HOME``). A new one is added here. An empty value counts as unset. Values come from the real
+process environment (or a mapping a caller passes), never from a ``.env`` file or a config file: a
+cloned project must not be able to move the config or the state.
 
 Hand-written rather than pydantic-settings: these are read on the fast paths (completion on every
 keystroke, the config commands, an empty ``status``), where importing pydantic-settings costs
@@ -35,7 +35,26 @@ NO_DAEMON = "ORBMCP_NO_DAEMON"
 PI_DEBUG = "PI_MCP_DEBUG"
 # Set by GitHub Actions: the Markdown file a step appends its summary to.
 GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
-VARIABLES = (GLOBAL_DIR, CONFIG, PROJECT, DEBUG, PI_DEBUG, NO_COLOR, CI, NO_DAEMON, GITHUB_STEP_SUMMARY)
+MAX_INPUT = "ORBMCP_MAX_INPUT_MIB"
+VARIABLES = (
+    GLOBAL_DIR,
+    CONFIG,
+    PROJECT,
+    DEBUG,
+    PI_DEBUG,
+    NO_COLOR,
+    CI,
+    NO_DAEMON,
+    MAX_INPUT,
+    GITHUB_STEP_SUMMARY,
+)
+
+# Not read from orbmcp's own environment: set in each stdio server's, so that its descendants
+# can be told apart from every other process (``core.proctree``).
+SERVER_TAG = "ORBMCP_SERVER_TAG"
+
+DEFAULT_MAX_INPUT_MIB = 16
+_MAX_INPUT_MIB_LIMIT = 4096
 # Where other MCP clients keep their config files (read by ``orbmcp.config.clients``).
 HOME = "HOME"
 XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
@@ -113,6 +132,14 @@ def github_step_summary(environ: Environ = None) -> Path | None:
 def no_daemon(environ: Environ = None) -> bool:
     """``ORBMCP_NO_DAEMON`` is 1, true, yes or on: run every command one-shot, never in a daemon."""
     return _switch(NO_DAEMON, environ)
+
+
+def max_input_bytes(environ: Environ = None) -> int:
+    """``ORBMCP_MAX_INPUT_MIB``: the most ``call`` reads from stdin or one ``@file``, in MiB
+    (1 to 4096; anything else means the default, 16)."""
+    value = _value(MAX_INPUT, environ).strip()
+    mib = int(value) if value.isdigit() and 1 <= int(value) <= _MAX_INPUT_MIB_LIMIT else DEFAULT_MAX_INPUT_MIB
+    return mib * 1024 * 1024
 
 
 def home(environ: Environ = None) -> Path:

@@ -27,6 +27,49 @@ _MARKUP_RE = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 _LINE_BREAK = "⏎"
 _REPLACEMENT = "\ufffd"
 
+# Characters that render as nothing (Unicode format characters, category Cf, and the Hangul
+# fillers and grapheme joiner that look blank): "ad\u200bmin" reads as "admin", and tag
+# characters (U+E0020..) carry text an LLM reads but a person cannot see. The zero-width joiner is
+# kept between two emoji, where it builds one picture (family, profession); it is invisible
+# anywhere else. Listed by hand: deriving it from ``unicodedata`` costs ~100 ms at import.
+_INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200C),
+    (0x200E, 0x200F),
+    (0x2060, 0x2065),
+    (0x206A, 0x206F),
+    (0x3164, 0x3164),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE007F),
+)
+_INVISIBLE = frozenset(code for low, high in _INVISIBLE_RANGES for code in range(low, high + 1))
+_ZWJ = "\u200d"
+_EMOJI = "\u00a9\u00ae\u203c\u2049\u2122-\u2bff\ufe0f\U0001f000-\U0001faff"
+_STRAY_ZWJ_RE = re.compile(f"(?<![{_EMOJI}])\u200d|\u200d(?![{_EMOJI}])")
+# What ``shown_name`` spells as an escape: controls, bidi controls, surrogates and the invisible.
+_NAME_ESCAPE_RE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200d\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+    + "".join(f"{chr(low)}-{chr(high)}" for low, high in _INVISIBLE_RANGES)
+    + "]"
+)
+
 
 def _control_table(*, multiline: bool) -> dict[int, str]:
     # C0 controls become their visible Control Pictures (U+2400 block): a `\r` overwrite trick
@@ -36,6 +79,7 @@ def _control_table(*, multiline: bool) -> dict[int, str]:
     table.update(dict.fromkeys(range(0x80, 0xA0), _REPLACEMENT))
     # Explicit bidi embeddings, overrides and isolates reorder what the user reads (Trojan Source).
     table.update(dict.fromkeys((*range(0x202A, 0x202F), *range(0x2066, 0x206A)), _REPLACEMENT))
+    table.update(dict.fromkeys(_INVISIBLE, _REPLACEMENT))
     table[ord("\t")] = "\t" if multiline else " "
     if multiline:
         table[ord("\n")] = "\n"
@@ -59,8 +103,36 @@ def safe_text(s: str, *, max_len: int | None = None, multiline: bool = False) ->
     if "\x1b" in s or any(c in s for c in "\x90\x98\x9b\x9d\x9e\x9f"):
         s = _ESCAPE_SEQUENCE_RE.sub("", s)
     s = _NEWLINE_RE.sub("\n" if multiline else _LINE_BREAK, s)
+    if _ZWJ in s:
+        s = _STRAY_ZWJ_RE.sub(_REPLACEMENT, s)
     s = s.translate(_MULTILINE_TABLE if multiline else _SINGLE_LINE_TABLE)
     return _truncate(s, max_len)
+
+
+def shown_name(name: str) -> str:
+    """A server-supplied name (a tool's, a prompt's) as a person can read it and type it back.
+
+    A name of visible characters is shown as it is. Otherwise every control, invisible or bidi
+    character is spelled ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN`` and a backslash ``\\\\``, so
+    ``bad\\x1b[31mname`` is what the listing shows and what ``call`` accepts, and two names that
+    differ only invisibly are shown differently.
+    """
+    if not _NAME_ESCAPE_RE.search(name):
+        return name
+    out: list[str] = []
+    for c in name:
+        code = ord(c)
+        if c == "\\":
+            out.append("\\\\")
+        elif not _NAME_ESCAPE_RE.match(c):
+            out.append(c)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
 
 
 def one_line(s: str, *, max_len: int | None = None) -> str:

@@ -7,6 +7,10 @@
 #   scripts/conformance.sh --install-only  install Node 22 and the suite if missing, then exit
 #   scripts/conformance.sh --list          the client scenarios of the installed suite
 #   scripts/conformance.sh --expected      the expected failures, "scenario<TAB>reason" per line
+#   scripts/conformance.sh --server [SCENARIO...]
+#                                          the server scenarios against `orbmcp serve --http --names
+#                                          raw` backed by tests/servers/reference.py (through
+#                                          tests/serve/conformance.py); one PASS/FAIL line each
 #
 # Installs Node 22 (the npm `node` package: the suite needs Node >= 22, the system one may be
 # older) and the suite into $ORBMCP_CONFORMANCE_CACHE (default .cache/conformance) with npm.
@@ -111,14 +115,15 @@ PY
 }
 
 main() {
-  local only_install=0 list=0 expected=0
+  local only_install=0 list=0 expected=0 server=0
   local -a scenarios=()
   while (($#)); do
     case $1 in
       --install-only) only_install=1 ;;
       --list) list=1 ;;
       --expected) expected=1 ;;
-      -h | --help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; return 0 ;;
+      --server) server=1 ;;
+      -h | --help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; return 0 ;;
       -*) log "conformance: unknown option $1"; return 2 ;;
       *) scenarios+=("$1") ;;
     esac
@@ -134,6 +139,12 @@ main() {
   if ((list)); then
     client_scenarios
     return 0
+  fi
+  if ((server)); then
+    [[ -x $PYTHON ]] || { log "conformance: no Python at $PYTHON (set ORBMCP_PYTHON)"; return 2; }
+    cd "$ROOT" || return 2
+    "$PYTHON" -m tests.serve.conformance --node "$NODE" --suite "$SUITE" "${scenarios[@]}"
+    return $?
   fi
   if ((${#scenarios[@]} == 0)); then
     mapfile -t scenarios < <(client_scenarios)

@@ -53,6 +53,11 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ),
     ("NO_COLOR", "Any non-empty value: no colours and no rich tables, as with --no-color."),
     ("CI", "true/1: never prompt and never open a browser (authorization fails fast with exit 5)."),
+    (
+        "ORBMCP_MAX_INPUT_MIB",
+        "How much call reads from stdin (-) or one k=@FILE, in MiB (default 16, at most 4096); "
+        "more is a usage error (exit 2).",
+    ),
 )
 
 FILES: tuple[tuple[str, str], ...] = (
@@ -179,7 +184,12 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "auth": JsonDoc(
         "object", (*MESSAGE_KEYS, "server"), "plus details of the outcome; with --status: auth", open=True
     ),
-    "logout": JsonDoc("object", (*MESSAGE_KEYS, "server", "removed")),
+    "logout": JsonDoc(
+        "object",
+        (*MESSAGE_KEYS, "server", "removed", "revocation"),
+        "revocation: revoked, unsupported, failed (with revocationError) or none",
+        open=True,
+    ),
     "tools": JsonDoc("array", TOOL_KEYS, "inputSchema exactly as the server sent it"),
     "tools SERVER TOOL": JsonDoc(
         "object",
@@ -259,6 +269,9 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "completion show": JsonDoc("object", ("shell", "script")),
     "completion install": JsonDoc("object", ("ok", "message", "shell", "path")),
     "shell": JsonDoc("none", (), "interactive; each line takes --json itself"),
+    "serve": JsonDoc(
+        "array of strings", (), "with --print-token: the token; serving writes nothing else on stdout"
+    ),
     **{
         f"daemon {verb}": JsonDoc(
             "object",

@@ -3,7 +3,8 @@ and no other MCP client's real config (~/.cursor, ~/.claude.json, ...) is ever r
 
 Also: the session starts ruff and mypy in the background (``tests/quality.py``) when the quality
 tests are part of the run, and Hypothesis judges examples by what they do, never by how long they
-took (its per-example deadline and slow-data health check are wall-clock judgements).
+took (its per-example deadline and slow-data health check are wall-clock judgements), on the same
+examples every run.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ from tests import quality
 # npm keeps its cache under the home directory; tests that install Node packages keep the real one.
 _NPM_CACHE = str(Path.home() / ".npm")
 
-settings.register_profile("orbmcp", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized: every run (CI's included) tries the same examples, so a failure is reproducible and
+# a green run means the same thing each time.
+settings.register_profile(
+    "orbmcp", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
 settings.load_profile("orbmcp")
 
 _QUALITY_TESTS = Path(__file__).resolve().parent / "test_quality.py"

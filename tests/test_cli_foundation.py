@@ -18,6 +18,8 @@ from orbmcp.frontends.runner import run_in_shell
 from tests.cli import run_cli
 
 HEAVY = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
+# What a path with nothing to connect has no use for: the event loop, TLS, the SDK's models.
+NOT_ON_FAST_PATHS = (*HEAVY, "asyncio", "anyio", "ssl", "pydantic", "httpx")
 
 
 def _imported(*args: str, cwd: Path | None = None) -> set[str]:
@@ -60,6 +62,8 @@ def cfg(tmp_path: Path) -> Path:
         ["config", "paths"],
         ["config", "validate"],
         ["status", "--json"],
+        ["status"],
+        ["--no-color", "status", "--json"],
         ["complete", "/mcp:start "],
         ["trust", "--json"],
     ],
@@ -67,8 +71,18 @@ def cfg(tmp_path: Path) -> Path:
 def test_fast_commands_never_import_the_sdk(args: list[str], tmp_path: Path) -> None:
     (tmp_path / ".orb").mkdir()
     (tmp_path / ".orb" / "mcp.json").write_text('{"mcpServers": {"p": {"command": "x", "enabled": false}}}')
-    heavy = _imported(*args, cwd=tmp_path) & set(HEAVY)
+    heavy = _imported(*args, cwd=tmp_path) & set(NOT_ON_FAST_PATHS)
     assert heavy == set()
+
+
+@pytest.mark.parametrize(
+    ("args", "typer"),
+    [(["--version"], False), (["complete", "/mcp:st"], False), (["status"], False), (["--help"], True)],
+)
+def test_the_fastest_paths_build_no_typer_app_unless_they_print_its_help(
+    args: list[str], typer: bool, tmp_path: Path
+) -> None:
+    assert ("typer" in _imported(*args, cwd=tmp_path)) is typer
 
 
 def test_version_and_help() -> None:

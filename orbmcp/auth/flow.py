@@ -1,4 +1,4 @@
-"""``orbmcp auth NAME [--reset] [--no-browser]`` and ``orbmcp logout NAME``.
+"""``orbmcp auth NAME [--reset] [--no-browser]`` and ``orbmcp logout NAME`` (which revokes first).
 
 ``authorize`` holds the server's cross-process lock for the whole flow, then makes one real MCP
 request (``initialize`` for Streamable HTTP, the event-stream GET for legacy SSE) through the
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from orbmcp.auth.provider import OrbOAuthProvider
+    from orbmcp.auth.revoke import Revocation
     from orbmcp.auth.ui import AuthUI
     from orbmcp.config.model import ServerConfig
 
@@ -167,15 +168,28 @@ async def _probe_sse(client: httpx2.AsyncClient, url: str) -> int:
         return response.status_code
 
 
-async def logout(cfg: ServerConfig, global_dir: Path, *, forget_client: bool = True) -> bool:
-    """Forget the server's tokens (and its client registration). True if anything was stored."""
+@dataclass(frozen=True)
+class LogoutOutcome:
+    removed: bool  # anything was stored (and is gone now)
+    revocation: Revocation
+
+    def __bool__(self) -> bool:
+        return self.removed
+
+
+async def logout(cfg: ServerConfig, global_dir: Path, *, forget_client: bool = True) -> LogoutOutcome:
+    """Revoke the server's tokens at its authorization server (RFC 7009, when it advertises a
+    revocation endpoint), then forget them (and its client registration)."""
+    from orbmcp.auth.revoke import revoke_tokens
+
     store = _oauth_store(cfg, global_dir)
     async with AuthLock(store.lock_path, server=cfg.name, wait_s=LOCK_WAIT_S):
         record = store.load()
         had = record is not None and (
             record.tokens is not None or (forget_client and record.client is not None)
         )
+        revocation = await revoke_tokens(record, cfg)
         store.clear(tokens=True, client=forget_client)
     if had:
         log_auth_event("oauth.logout", server=cfg.name, message=f"forgot the credentials of '{cfg.name}'")
-    return had
+    return LogoutOutcome(had, revocation)

@@ -2,6 +2,10 @@
 
 Decisions over the SDK's models, without I/O or provider state:
 
+- authorization-server metadata that is JSON but invalid is an error naming its URL and the
+  field, not a document to skip (the SDK would then try the next URL, and finally guess endpoints
+  on the MCP server's own origin); when a protected-resource document named an authorization
+  server, its metadata must be found: no guessed endpoints;
 - every endpoint the metadata names is vetted (SSRF policy for fetches, browser policy for the
   authorization endpoint) before any of them is used;
 - S256 PKCE must be advertised, unless the entry opts out (``allowMissingPkceAdvertisement``);
@@ -106,6 +110,66 @@ def wanted_scope(selected: str | None, auth: AuthConfig, required_scope: str | N
 
 
 # -- what the authorization server offers -----------------------------------------------------------
+
+
+_METADATA_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
+
+
+def is_metadata_request(method: str, path: str) -> bool:
+    """A GET of authorization-server metadata (RFC 8414 or OpenID discovery, any position)."""
+    return method == "GET" and any(marker in path for marker in _METADATA_PATHS)
+
+
+def check_metadata_document(body: bytes, url: str, *, server: str) -> None:
+    """Authorization-server metadata that parses as a JSON object must be valid metadata.
+
+    Reason ``invalid_as_metadata``. Anything that is not a JSON object (an HTML page a web app
+    serves for every path) is left to the SDK, which tries the next discovery URL.
+    """
+    import json
+
+    from pydantic import ValidationError
+
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return
+    if not isinstance(document, dict):
+        return
+    try:
+        OAuthMetadata.model_validate(document)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in error["loc"]) or "the document"
+        raise AuthError(
+            f"server '{server}': the authorization server metadata at {clean(url)} is invalid: "
+            f"{clean(field)}: {clean(error['msg'])[:200]}; refusing to authorize",
+            server=server,
+            hint="the authorization server publishes broken metadata: tell its operator",
+            reason="invalid_as_metadata",
+        ) from None
+
+
+def require_metadata(
+    metadata: OAuthMetadata | None,
+    resource: ProtectedResourceMetadata | None,
+    auth_server: str | None,
+    *,
+    server: str,
+) -> None:
+    """A protected-resource document named an authorization server: its metadata must have been
+    found. Reason ``as_metadata_missing``. (Without such a document, the 2025-03-26 fallback to
+    ``/authorize``, ``/token`` and ``/register`` on the server's origin is the protocol.)"""
+    if metadata is not None or resource is None:
+        return
+    where = clean(auth_server) if auth_server else "the authorization server"
+    raise AuthError(
+        f"server '{server}': {where} publishes no authorization-server metadata "
+        "(RFC 8414 or OpenID discovery); refusing to guess its endpoints",
+        server=server,
+        hint="the server's protected-resource metadata names an authorization server that cannot be used",
+        reason="as_metadata_missing",
+    )
 
 
 def vet_metadata(metadata: OAuthMetadata | None, server_url: str, *, server: str) -> None:

@@ -49,6 +49,7 @@ from orbmcp.auth.ui import AuthChallenge, AuthUI, ChallengeListener, needs_auth_
 from orbmcp.auth.urlpolicy import check_fetch_url
 from orbmcp.config.model import AuthConfig, ServerConfig
 from orbmcp.errors import AuthError, cmd
+from orbmcp.net.bounded import ResponseTooLarge
 
 _MAX_RESTARTS = 6
 
@@ -199,6 +200,9 @@ class OrbOAuthProvider(OAuthClientProvider):
     def _vet_authorization_server(self) -> None:
         assert self.cfg.url is not None
         ctx = self.context
+        policy.require_metadata(
+            ctx.oauth_metadata, ctx.protected_resource_metadata, ctx.auth_server_url, server=self.server
+        )
         policy.vet_metadata(ctx.oauth_metadata, self.cfg.url, server=self.server)
         policy.check_pkce(
             ctx.oauth_metadata, ctx.protected_resource_metadata, self._auth_cfg, server=self.server
@@ -259,6 +263,12 @@ class OrbOAuthProvider(OAuthClientProvider):
                                         restart = True  # another process authorized meanwhile
                                         break
                                     await self._redirect.ensure_listener(self.context)
+                            elif policy.is_metadata_request(outgoing.method, outgoing.url.path):
+                                if response.status_code == 200:
+                                    body = await response.aread()
+                                    policy.check_metadata_document(
+                                        body, str(outgoing.url), server=self.server
+                                    )
                             elif grant == tokens.AUTHORIZATION_CODE and response.status_code in (200, 201):
                                 issuer = sync.current_issuer(self.context)
                                 if issuer:
@@ -301,6 +311,12 @@ class OrbOAuthProvider(OAuthClientProvider):
             if response is None:
                 return await inner.__anext__()
             return await inner.asend(response)
+        except ResponseTooLarge as exc:
+            raise AuthError(
+                f"authorization for server '{self.server}' failed: the authorization server sent a {exc}",
+                server=self.server,
+                reason="response_too_large",
+            ) from None
         except (OAuthFlowError, ValidationError) as exc:
             if (
                 grant == tokens.AUTHORIZATION_CODE

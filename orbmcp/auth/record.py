@@ -61,6 +61,7 @@ class StoredRecord:
     discovery: dict[str, Any] = field(default_factory=dict)
     required_scope: str | None = None
     updated_at: float = 0.0
+    kept_in: str = "file"  # "keyring": the secret values are in the OS keyring (keyring_store)
 
     @property
     def expires_at(self) -> float | None:
@@ -77,6 +78,7 @@ class StoredRecord:
             "discovery": self.discovery,
             "required_scope": self.required_scope,
             "updated_at": self.updated_at,
+            "kept_in": self.kept_in,
         }
 
 
@@ -109,6 +111,9 @@ def parse_record(raw: bytes) -> StoredRecord:
     if not isinstance(discovery, dict) or (scope is not None and not isinstance(scope, str)):
         raise CorruptRecord("bad discovery or scope")
     updated = data.get("updated_at")
+    kept_in = data.get("kept_in", "file")
+    if kept_in not in ("file", "keyring"):
+        raise CorruptRecord("unknown kept_in")
     return StoredRecord(
         server_url=server_url,
         issuer=issuer,
@@ -117,6 +122,7 @@ def parse_record(raw: bytes) -> StoredRecord:
         discovery=discovery,
         required_scope=scope,
         updated_at=float(updated) if isinstance(updated, int | float) else 0.0,
+        kept_in=kept_in,
     )
 
 

@@ -111,6 +111,9 @@ class AuthStore:
         self.lock_path = lock_path(global_dir, cfg.url)
         self.corrupt_backup: Path | None = None
         self._expected_issuer: str | None = None
+        # Secrets in the OS keyring (``keyring_store``) instead of the file, when asked for.
+        self._keyring = cfg.auth is not None and cfg.auth.credential_store == "keyring"
+        self._keyring_key = self.path.name
 
     # -- raw record ------------------------------------------------------------------------------
 
@@ -127,6 +130,14 @@ class AuthStore:
         if record.server_url != self.server_url:
             # Planted or copied from another server: never hand it out.
             return None
+        if record.kept_in == "keyring":
+            from orbmcp.auth import keyring_store
+
+            try:
+                return keyring_store.fill(self._keyring_key, record)
+            except keyring_store.KeyringUnavailable as exc:
+                keyring_store.warn_unavailable(self.server, str(exc))
+                record.tokens, record.client = None, None  # unreadable secrets: logged out
         return record
 
     def _quarantine(self, why: str) -> None:
@@ -151,6 +162,7 @@ class AuthStore:
 
     def _save(self, record: StoredRecord) -> None:
         record.updated_at = time.time()
+        record = self._place_secrets(record)
         data = json.dumps(record.to_json(), indent=1, sort_keys=True).encode()
         try:
             ensure_auth_dir(self.dir)  # its refusals are AuthErrors already
@@ -165,6 +177,22 @@ class AuthStore:
                 server=self.server,
                 hint=f"check permissions and free space in {self.dir}",
             ) from None
+
+    def _place_secrets(self, record: StoredRecord) -> StoredRecord:
+        """The record as the file holds it: its secrets moved to the keyring when that is the
+        store (the file store when the keyring cannot be used), and a keyring entry the file
+        store no longer needs removed."""
+        from orbmcp.auth import keyring_store
+
+        if self._keyring and (record.tokens is not None or record.client is not None):
+            try:
+                return keyring_store.put(self._keyring_key, record)
+            except keyring_store.KeyringUnavailable as exc:
+                keyring_store.warn_unavailable(self.server, str(exc))
+        if self._keyring or record.kept_in == "keyring":
+            keyring_store.delete(self._keyring_key)
+        record.kept_in = "file"
+        return record
 
     def _remove_stale_temps(self) -> None:
         """Temp files a crashed writer left behind (never a live writer's)."""
@@ -293,6 +321,10 @@ class AuthStore:
             record.discovery = {}
             record.issuer = None
         if record.tokens is None and record.client is None:
+            if self._keyring or record.kept_in == "keyring":
+                from orbmcp.auth import keyring_store
+
+                keyring_store.delete(self._keyring_key)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
             return

@@ -31,7 +31,8 @@ SLASH_ROOT = "/mcp"
 SHELLS = ("bash", "zsh", "fish")
 CHECK_FORMATS = ("text", "github")
 # Commands that only make sense in a terminal of their own (and trust, which must stay a deliberate
-# act of the person at the terminal, never a line an agent forwards) are not slash commands.
+# act of the person at the terminal, never a line an agent forwards; serve, which is a process an
+# agent starts) are not slash commands.
 NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
     {
         ("shell",),
@@ -41,6 +42,7 @@ NOT_SLASH: frozenset[tuple[str, ...]] = frozenset(
         ("completion", "install"),
         ("trust",),
         ("untrust",),
+        ("serve",),
         # Writing the config is the person's act too: an agent that forwards lines must not add a
         # server that runs a command of its choosing (enable/disable only switch configured ones).
         ("add",),
@@ -255,15 +257,19 @@ class _World:
         return names
 
     def tools(self, server: str) -> list[str]:
+        """The server's tool names as listings show them (and ``call`` accepts them): a name
+        with control characters must not reach the shell's completion as they are."""
+        from orbmcp.text import shown_name
+
         live = self.tool_names.get(server) if self.tool_names is not None else None
         if live:
-            return list(live)
+            return [shown_name(name) for name in live]
         from orbmcp.config import paths
         from orbmcp.core import toolcache
 
         cfg = self.config()
         gdir = cfg.global_dir if cfg is not None else paths.global_dir()
-        return toolcache.load(gdir / "cache" / "tools.json").get(server, [])
+        return [shown_name(name) for name in toolcache.load(gdir / "cache" / "tools.json").get(server, [])]
 
 
 def _match(current: str, candidates: Iterable[str]) -> list[str]:

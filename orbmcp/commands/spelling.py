@@ -8,7 +8,7 @@ that only exist in a terminal (``trust``, ``completion``) keep the shell spellin
 from __future__ import annotations
 
 from orbmcp.commands.complete import NOT_SLASH, primary_slash, resolve, shell_commands
-from orbmcp.errors import Speller, shell_spelling
+from orbmcp.errors import OrbError, Speller, shell_spelling
 
 SLASH_FRONTS = frozenset({"slash", "host", "serve"})
 
@@ -19,6 +19,19 @@ def slash_spelling(words: str) -> str:
     if spec is None or spec.path in NOT_SLASH:
         return shell_spelling(words)
     return " ".join([primary_slash(spec), *parts[n:]])
+
+
+def agent_text(text: str) -> str:
+    """``text`` with its command references spelled for an agent's user (slash commands)."""
+    from orbmcp.errors import spell
+
+    return spell(text, slash_spelling)
+
+
+def agent_message(err: OrbError) -> str:
+    """The error's message, then its hint, spelled for an agent's user."""
+    hint = err.hint_in(slash_spelling)
+    return err.message_in(slash_spelling) + (f" (hint: {hint})" if hint else "")
 
 
 def repl_spelling(words: str) -> str:
@@ -40,4 +53,4 @@ def spell_for(text: str, front: str) -> str:
     return spell(text, speller_for(front))
 
 
-__all__ = ["repl_spelling", "slash_spelling", "spell_for", "speller_for"]
+__all__ = ["agent_message", "agent_text", "repl_spelling", "slash_spelling", "spell_for", "speller_for"]

@@ -115,7 +115,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("logout",),
-        "Forget the stored tokens and client registration of an OAuth server.",
+        "Revoke an OAuth server's tokens at its authorization server (RFC 7009, where offered), then "
+        "forget them and the client registration.",
         f"{H}.auth:logout",
         (Param("server", "OAuth server.", required=True, completer="servers:oauth"), JSON),
     ),
@@ -449,6 +450,61 @@ COMMANDS: tuple[CommandSpec, ...] = (
         # False: the REPL runs its own event loop in a thread, since line editing (readline)
         # only works in the main thread; its servers do connect.
         connects=False,
+    ),
+)
+
+COMMANDS += (
+    CommandSpec(
+        ("serve",),
+        "Serve every configured server, and the /mcp commands, as one MCP server for any agent.",
+        "orbmcp.serve.command:serve",
+        (
+            Param("stdio", "Serve over this process's stdin and stdout (the default).", kind="flag"),
+            Param(
+                "http",
+                "Serve Streamable HTTP at http://HOST:PORT/mcp (loopback unless HOST says otherwise; "
+                "every request needs the bearer token).",
+                kind="option",
+                metavar="[HOST:]PORT",
+            ),
+            Param(
+                "server",
+                "Serve only this server (repeatable; default: every configured server).",
+                kind="option",
+                multiple=True,
+                completer="servers",
+                metavar="NAME",
+            ),
+            Param(
+                "prefix",
+                "Prefix of the bridged tool names (default: the toolPrefix setting).",
+                kind="option",
+                metavar="PREFIX",
+            ),
+            Param(
+                "names",
+                "bridged (default): <prefix>__<server>__<tool>_<hash>; raw: the servers' own names "
+                "(two servers offering one is an error).",
+                kind="option",
+                metavar="bridged|raw",
+            ),
+            Param(
+                "allow_remote",
+                "With --http: listen on a non-loopback address (the token is still required).",
+                kind="flag",
+            ),
+            Param(
+                "print_token", "Print the HTTP bearer token (generated on first use) and exit.", kind="flag"
+            ),
+            JSON,
+        ),
+        connects=True,
+        examples=(
+            "orbmcp serve",
+            "orbmcp serve --http 8765",
+            "orbmcp serve --server github --names raw",
+            "orbmcp serve --print-token",
+        ),
     ),
 )
 

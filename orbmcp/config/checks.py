@@ -69,12 +69,24 @@ def as_int(value: object) -> int | None:
     return None
 
 
-def positive_int(problems: Problems, key: str, value: object) -> int | None:
+# The longest wait any setting may ask for: a day. Far above anything useful, and far below the
+# values (1e308, 10**400) that overflow once turned into seconds.
+MAX_DURATION_MS = 86_400_000
+
+
+def positive_int(problems: Problems, key: str, value: object, *, maximum: int | None = None) -> int | None:
+    """A positive integer, at most ``maximum``; anything else skips the entry."""
     number = as_int(value)
-    if number is None or number <= 0:
-        problems.invalid(f'"{key}" must be a positive integer (got {show(value)})')
+    if number is None or number <= 0 or (maximum is not None and number > maximum):
+        upto = f" up to {maximum}" if maximum is not None else ""
+        problems.invalid(f'"{key}" must be a positive integer{upto} (got {show(value)})')
         return None
     return number
+
+
+def duration_ms(problems: Problems, key: str, value: object) -> int | None:
+    """A positive number of milliseconds, at most a day."""
+    return positive_int(problems, key, value, maximum=MAX_DURATION_MS)
 
 
 def text(problems: Problems, key: str, value: object, *, allow_empty: bool = False) -> str | None:

@@ -1,8 +1,9 @@
 """``${VAR}`` expansion for the fields that may carry secrets or paths, and ``finalize``.
 
-Forms: ``${VAR}``, ``${VAR:-default}`` (default when unset or empty, as in POSIX shells),
-``${env:VAR}`` and ``${env:VAR:-default}``, and ``$$`` for a literal ``$``. Any other ``$`` is
-left as it is, so ``$HOME`` is not expanded (a shell is not involved, and guessing would surprise).
+Forms: ``${VAR}``, ``${VAR:-default}`` (default when unset or empty, as in POSIX shells; the
+default may hold references of its own, ``${TOKEN:-${FALLBACK_TOKEN}}``), ``${env:VAR}`` and
+``${env:VAR:-default}``, and ``$$`` for a literal ``$``. Any other ``$`` is left as it is, so
+``$HOME`` is not expanded (a shell is not involved, and guessing would surprise).
 
 ``finalize`` is the last step of loading one entry: expand its fields, resolve its ``cwd`` and
 check what only the expanded values show. The loader runs it only on the entries that won the
@@ -21,9 +22,11 @@ from orbmcp.config.checks import Problems, check_url
 from orbmcp.config.model import ConfigWarning, ServerConfig
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-# One token: "$$", or "${...}" up to the first "}", or an unterminated "${".
-_TOKEN = re.compile(r"\$\$|\$\{([^}]*)\}|\$\{")
+# What a scan stops at: "$$", the start of a reference, and a closing brace.
+_MARK = re.compile(r"\$\$|\$\{|\}")
 _REFERENCE = re.compile(rf"(?:env:)?({_NAME})(?::-(.*))?", re.DOTALL)
+# ``${A:-${B:-${C}}}`` nests; a default nested deeper than this is refused.
+MAX_NESTING = 8
 
 
 class ExpansionError(ValueError):
@@ -36,26 +39,51 @@ class MissingVariable(ExpansionError):
         self.name = name
 
 
+def _closing_brace(text: str, start: int) -> int:
+    """The offset of the ``}`` that closes the reference whose body starts at ``start``, or -1."""
+    depth = 0
+    for match in _MARK.finditer(text, start):
+        mark = match.group()
+        if mark == "${":
+            depth += 1
+        elif mark == "}":
+            if depth == 0:
+                return match.start()
+            depth -= 1
+    return -1
+
+
 def _tokens(text: str) -> Iterator[tuple[int, int, str | None, str | None]]:
     """(start, end, variable, default) for each ``$`` form; variable None means ``$$``."""
-    for match in _TOKEN.finditer(text):
-        form = match.group(0)
-        if form == "$$":
-            yield match.start(), match.end(), None, None
-            continue
-        body = match.group(1)
-        if body is None:
-            raise ExpansionError(f"unterminated '${{' at offset {match.start()} (use $$ for a literal $)")
-        ref = _REFERENCE.fullmatch(body)
-        if ref is None:
-            raise ExpansionError(f"invalid variable reference '{form}' (use $$ for a literal $)")
-        yield match.start(), match.end(), ref.group(1), ref.group(2)
+    position = 0
+    while (start := text.find("$", position)) >= 0:
+        if text.startswith("$$", start):
+            yield start, start + 2, None, None
+            position = start + 2
+        elif text.startswith("${", start):
+            close = _closing_brace(text, start + 2)
+            if close < 0:
+                raise ExpansionError(f"unterminated '${{' at offset {start} (use $$ for a literal $)")
+            ref = _REFERENCE.fullmatch(text, start + 2, close)
+            if ref is None:
+                form = text[start : close + 1]
+                raise ExpansionError(f"invalid variable reference '{form}' (use $$ for a literal $)")
+            yield start, close + 1, ref.group(1), ref.group(2)
+            position = close + 1
+        else:
+            position = start + 1
 
 
-def expand(text: str, environ: Mapping[str, str]) -> str:
-    """Expand every reference in ``text``; raises ExpansionError (or MissingVariable)."""
+def expand(text: str, environ: Mapping[str, str], *, _depth: int = 0) -> str:
+    """Expand every reference in ``text``; raises ExpansionError (or MissingVariable).
+
+    A default is expanded in turn (``${B:-${HOME}}``), only when it is used, up to
+    ``MAX_NESTING`` levels; a variable's value is never expanded again.
+    """
     if "$" not in text:
         return text
+    if _depth > MAX_NESTING:
+        raise ExpansionError(f"defaults nested more than {MAX_NESTING} levels deep")
     out: list[str] = []
     last = 0
     for start, end, name, default in _tokens(text):
@@ -65,7 +93,7 @@ def expand(text: str, environ: Mapping[str, str]) -> str:
         else:
             value = environ.get(name)
             if default is not None and not value:
-                value = default
+                value = expand(default, environ, _depth=_depth + 1)
             if value is None:
                 raise MissingVariable(name)
             out.append(value)
@@ -75,14 +103,27 @@ def expand(text: str, environ: Mapping[str, str]) -> str:
 
 
 def referenced_variables(text: str) -> tuple[str, ...]:
-    """The variable names ``text`` would read, in order, without duplicates; [] if it is invalid."""
+    """The variable names ``text`` may read (defaults' included), in order, without duplicates;
+    () if it is invalid."""
     if "$" not in text:
         return ()
     try:
-        names = [name for _, _, name, _ in _tokens(text) if name is not None]
+        names = _names(text, 0)
     except ExpansionError:
         return ()
     return tuple(dict.fromkeys(names))
+
+
+def _names(text: str, depth: int) -> list[str]:
+    if depth > MAX_NESTING:
+        raise ExpansionError(f"defaults nested more than {MAX_NESTING} levels deep")
+    names: list[str] = []
+    for _, _, name, default in _tokens(text):
+        if name is not None:
+            names.append(name)
+            if default:
+                names.extend(_names(default, depth + 1))
+    return names
 
 
 # ---- finalize: expansion, once an entry is trusted and chosen -----------------------------------

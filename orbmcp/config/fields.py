@@ -13,10 +13,11 @@ from typing import cast
 
 from orbmcp.config.auth_entry import parse_auth
 from orbmcp.config.checks import (
+    MAX_DURATION_MS,
     Problems,
     as_int,
     check_url,
-    positive_int,
+    duration_ms,
     show,
     string_list,
     string_map,
@@ -156,11 +157,11 @@ def check_lifecycle(problems: Problems, raw: Mapping[str, object]) -> Lifecycle 
 
 def timeouts(problems: Problems, entry: Mapping[str, object]) -> tuple[int | None, int | None]:
     """(timeoutMs, the request timeout from ``requestTimeoutMs`` or ``timeout`` in seconds)."""
-    timeout_ms = positive_int(problems, "timeoutMs", entry["timeoutMs"]) if "timeoutMs" in entry else None
+    timeout_ms = duration_ms(problems, "timeoutMs", entry["timeoutMs"]) if "timeoutMs" in entry else None
     if "requestTimeoutMs" in entry:
         if "timeout" in entry:
             problems.ignore('both "requestTimeoutMs" and "timeout" are set; using "requestTimeoutMs"')
-        return timeout_ms, positive_int(problems, "requestTimeoutMs", entry["requestTimeoutMs"])
+        return timeout_ms, duration_ms(problems, "requestTimeoutMs", entry["requestTimeoutMs"])
     if "timeout" not in entry:
         return timeout_ms, None
     seconds = entry["timeout"]
@@ -168,10 +169,11 @@ def timeouts(problems: Problems, entry: Mapping[str, object]) -> tuple[int | Non
         isinstance(seconds, int | float)
         and not isinstance(seconds, bool)
         and math.isfinite(seconds)
-        and seconds > 0
+        and 0 < seconds <= MAX_DURATION_MS // 1000
     ):
         return timeout_ms, max(1, round(seconds * 1000))
-    problems.invalid(f'"timeout" must be a positive number of seconds (got {show(seconds)})')
+    most = MAX_DURATION_MS // 1000
+    problems.invalid(f'"timeout" must be a positive number of seconds up to {most} (got {show(seconds)})')
     return timeout_ms, None
 
 
@@ -212,4 +214,4 @@ def health_interval(problems: Problems, entry: Mapping[str, object]) -> int | No
     """``healthCheckIntervalMs``; 0 or absent means no health checks."""
     if entry.get("healthCheckIntervalMs") in (None, 0):
         return None
-    return positive_int(problems, "healthCheckIntervalMs", entry["healthCheckIntervalMs"])
+    return duration_ms(problems, "healthCheckIntervalMs", entry["healthCheckIntervalMs"])

@@ -7,13 +7,20 @@ rejects (unquoted keys, single quotes, hex, ... or a real syntax error) goes to 
 also what reports errors. Stripping cannot turn a non-JSON document into a different valid one:
 it only removes comments and trailing commas outside double-quoted strings, and every JSON5-only
 construct it might misread (a ``'...'`` string, an unquoted key) leaves text ``json`` rejects.
+
+A config file may come from a cloned repository, so reading it is bounded before any parser runs:
+at most ``MAX_CONFIG_BYTES`` are read (a symlink to ``/dev/zero`` or a FIFO is refused, not read),
+and nesting deeper than ``MAX_DEPTH`` is refused by a scan of the brackets (both parsers recurse,
+and Python's recursion limit would otherwise turn a 1,000-deep file into a crash).
 """
 
 from __future__ import annotations
 
 import errno
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 from orbmcp.errors import ConfigError
@@ -29,6 +36,17 @@ _JSON5_LOCATION = re.compile(r"^<string>:\d+\s+|\s+at column \d+$")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _NOT_JSON = object()
+
+# Real configs are a few KiB; 4 MiB leaves room for generated ones and keeps a hostile file cheap.
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+# A server entry nests four or five levels (mcpServers > name > auth > scope); 64 is generous and
+# far below the parsers' recursion limits.
+MAX_DEPTH = 64
+# Strings (either quote, as JSON5 allows) and comments hide brackets that do not nest anything.
+_NOT_STRUCTURE = re.compile(
+    r'"(?:[^"\\]|\\.)*"?|\'(?:[^\'\\]|\\.)*\'?|//[^\n\r\u2028\u2029]*|/\*.*?(?:\*/|\Z)', re.DOTALL
+)
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -46,6 +64,7 @@ def parse_jsonc(text: str, *, file: str = "<string>") -> dict[str, object]:
     """
     if not text.strip():
         return {}
+    _check_depth(text, file)
     value = _parse_json(text)
     if value is _NOT_JSON:
         value = _parse_json5(text, file)
@@ -56,6 +75,27 @@ def parse_jsonc(text: str, *, file: str = "<string>") -> dict[str, object]:
             reason="not_an_object",
         )
     return value
+
+
+def _check_depth(text: str, file: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before a parser recurses into it."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return  # cannot nest that deep: the common case costs two counts
+    # Hidden spans become spaces of the same length, so offsets still point into ``text``.
+    structure = _NOT_STRUCTURE.sub(lambda m: " " * len(m.group()), text)
+    depth = 0
+    for match in _BRACKETS.finditer(structure):
+        if match.group() in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line, col = _line_col(text, match.start())
+                raise ConfigError(
+                    f"{file}:{line}:{col}: nested more than {MAX_DEPTH} levels deep",
+                    file=file,
+                    reason="too_deep",
+                )
+        else:
+            depth = max(0, depth - 1)
 
 
 def _parse_json(text: str) -> object:
@@ -102,7 +142,7 @@ def _join_surrogates(value: object) -> object:
 def read_jsonc(path: Path) -> dict[str, object] | None:
     """The parsed file, or None when it does not exist. Any other failure is a ConfigError saying why."""
     try:
-        data = path.read_bytes()
+        data = _read_bounded(path)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -133,6 +173,45 @@ def read_jsonc(path: Path) -> dict[str, object] | None:
             reason="not_utf8",
         ) from None
     return parse_jsonc(text, file=str(path))
+
+
+def _read_bounded(path: Path) -> bytes:
+    """At most MAX_CONFIG_BYTES of a regular file; a larger or special file is a ConfigError.
+
+    Opened non-blocking so a FIFO planted as a config file cannot hang the open; only a regular
+    file is read, so a symlink to ``/dev/zero`` or a terminal is refused without reading it.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(
+                f"{path}: not a regular file (a device, FIFO or socket); not read",
+                file=str(path),
+                reason="not_a_file",
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_CONFIG_BYTES and info.st_size <= MAX_CONFIG_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_CONFIG_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_CONFIG_BYTES or info.st_size > MAX_CONFIG_BYTES:
+            limit = MAX_CONFIG_BYTES // (1024 * 1024)
+            raise ConfigError(
+                f"{path}: larger than {limit} MiB; a config file this large is not read",
+                file=str(path),
+                hint="a config file lists servers and settings: a few KiB",
+                reason="too_large",
+            )
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def type_name(value: object) -> str:

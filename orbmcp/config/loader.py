@@ -43,7 +43,7 @@ from orbmcp.config.schema import (
     parse_server,
     servers_block,
 )
-from orbmcp.config.settings import GLOBAL_ONLY, apply_settings, parse_settings
+from orbmcp.config.settings import GLOBAL_ONLY, SETTING_KEYS, apply_settings, parse_settings
 from orbmcp.config.unavailable import unavailable_entries, untrusted_entry
 from orbmcp.errors import ConfigError
 
@@ -125,9 +125,10 @@ def load_config(
         if layer.source == "project":
             for key in GLOBAL_ONLY & stated.keys():
                 del stated[key]
+                spelled = SETTING_KEYS.get(key, key)
                 warnings.append(
                     ConfigWarning(
-                        f'"{key}" is a global setting; a project cannot set it (ignored)',
+                        f'"{spelled}" is a global setting; a project cannot set it (ignored)',
                         file=_str(layer.file),
                         reason="global_only_setting",
                     )
@@ -156,6 +157,8 @@ def load_config(
         final, final_warnings = finalize(winner.server, environ=env, cwd=work)
         warnings.extend(final_warnings)
         if final is not None:
+            if final.auth is not None and final.auth.credential_store != settings.credential_store:
+                final = replace(final, auth=replace(final.auth, credential_store=settings.credential_store))
             servers[name] = replace(final, override_file=winner.override_file)
         else:
             fatal = next((w for w in final_warnings if w.skipped), None)
@@ -276,15 +279,40 @@ def _project_info(
     if not existing:
         return ProjectInfo(pdir, (), trusted=False, loaded=False), [], [], frozenset(), {}
     # Only now: most directories have no project config, and trust costs hashing and imports.
-    from orbmcp.config.trust import check_trust, has_record, read_project, review_documents
+    from orbmcp.config.trust import (
+        approval_recorded,
+        check_trust,
+        project_server_names,
+        read_project,
+        review_documents,
+    )
 
+    recorded, store_warnings = approval_recorded(gdir, pdir)
+    if not recorded and host_trust is None:
+        # Never approved (a cloned repository, say): the status line needs only its server
+        # names, so nothing else is checked, hashed or warned about, and a broken or hostile
+        # file costs one bounded read and never touches the user's own servers.
+        names = project_server_names(pdir)
+        pending = [*names]
+        for read in reads:
+            for server in read.servers:
+                names.setdefault(server.name, str(read.file.path))
+                pending.append(imports.import_key(read.file.client, server.name))
+        return (
+            ProjectInfo(
+                pdir, existing, trusted=False, loaded=False, pending=tuple(pending), import_files=imported
+            ),
+            [],
+            list(store_warnings),
+            frozenset(),
+            {name: untrusted_entry(name, file, changed=False) for name, file in names.items()},
+        )
     try:
         documents = read_project(pdir)
         review: ProjectReview | None = review_documents(pdir, documents, reads)
     except ConfigError:
-        # A broken file in a project the user never trusted is none of our business (it may be a
-        # cloned repo); in a trusted one it is the user's own config and must fail loudly.
-        if load and has_record(gdir, pdir):
+        # In a project the user trusted, the files are the user's own config: fail loudly.
+        if load and recorded:
             raise
         documents, review = [], None
     if review is None:

@@ -61,6 +61,8 @@ class AuthConfig:
     # The spec says refuse when the AS does not advertise S256; an entry may opt out explicitly.
     allow_missing_pkce_advertisement: bool = False
     token_endpoint_auth_method: str | None = None
+    # Where its secrets are kept: the global setting "tokenStore" ("file" or "keyring").
+    credential_store: str = "file"
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,7 @@ class Settings:
     max_retries: int = DEFAULT_MAX_RETRIES
     extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
     daemon: str = "off"  # "auto": the first connecting command starts the session daemon
+    credential_store: str = "file"  # "keyring": OAuth secrets in the OS keyring (global settings only)
     # Other clients whose servers are read through, in precedence order; None: every client whose
     # files exist on this machine (the default), () turns imports off.
     imports: tuple[ClientName, ...] | None = None

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from orbmcp.config.checks import Problems, as_int, show
+from orbmcp.config.checks import MAX_DURATION_MS, Problems, as_int, show
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.model import DEFAULT_SAMPLING_TIMEOUT_MS, ConfigWarning, SamplingConfig, Settings
 
@@ -24,9 +24,9 @@ def _tool_prefix(value: object) -> str | None:
     return value if isinstance(value, str) and _TOOL_PREFIX.fullmatch(value) else None
 
 
-def _positive(value: object) -> int | None:
+def _duration_ms(value: object) -> int | None:
     number = as_int(value)
-    return number if number is not None and number > 0 else None
+    return number if number is not None and 0 < number <= MAX_DURATION_MS else None
 
 
 def _retries(value: object) -> int | None:
@@ -36,6 +36,10 @@ def _retries(value: object) -> int | None:
 
 def _daemon(value: object) -> str | None:
     return value if value in ("auto", "off") else None
+
+
+def _credential_store(value: object) -> str | None:
+    return value if value in ("file", "keyring") else None
 
 
 def roots_list(value: object) -> tuple[str, ...] | None:
@@ -55,7 +59,7 @@ def _sampling(value: object) -> SamplingConfig | None:
         return None
     if not command[0].strip() or any("\x00" in a for a in command):
         return None
-    timeout = _positive(value.get("timeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
+    timeout = _duration_ms(value.get("timeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
     if timeout is None:
         return None
     return SamplingConfig(tuple(command), timeout)
@@ -64,23 +68,27 @@ def _sampling(value: object) -> SamplingConfig | None:
 # settings key, Settings field, checker (None = invalid), what it must be
 _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
-    ("requestTimeoutMs", "request_timeout_ms", _positive, "a positive integer"),
+    ("requestTimeoutMs", "request_timeout_ms", _duration_ms, f"a positive integer up to {MAX_DURATION_MS}"),
     ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
     ("daemon", "daemon", _daemon, '"auto" or "off"'),
     ("roots", "roots", roots_list, f"an array of at most {MAX_ROOTS} directory paths"),
+    ("tokenStore", "credential_store", _credential_store, '"file" or "keyring"'),
     (
         "sampling",
         "sampling",
         _sampling,
-        'an object with "command" (a non-empty array of strings) and an optional positive "timeoutMs"',
+        'an object with "command" (a non-empty array of strings) and an optional positive "timeoutMs"'
+        f" up to {MAX_DURATION_MS}",
     ),
 )
 # Settings only the user's own files may state: a cloned project must not start processes that
 # outlive the command the user ran, choose which other files orbmcp reads, nor choose the program
-# that answers with the user's model.
-GLOBAL_ONLY = frozenset({"daemon", "imports", "sampling"})
+# that answers with the user's model, nor decide where the user's credentials are kept.
+GLOBAL_ONLY = frozenset({"daemon", "imports", "sampling", "credential_store"})
 # settings.json (the orb agent's file) states these at the top level, mcp.json under "settings".
 _TOP_LEVEL = ("daemon", "imports")
+# Settings field -> the key a file spells it with (for messages).
+SETTING_KEYS = {field_name: key for key, field_name, _, _ in _SETTINGS}
 
 
 def parse_settings(

@@ -119,6 +119,16 @@ def read_project(project_dir: Path) -> list[tuple[Path, dict[str, object]]]:
     return out
 
 
+def project_server_names(project_dir: Path) -> dict[str, str]:
+    """The server names a project's files define, in order, each with the file that defines it
+    last (the one that would win); empty when a file cannot be read."""
+    try:
+        documents = read_project(project_dir)
+    except ConfigError:
+        return {}
+    return {name: str(path) for path, document in documents for name in servers_block(document, file=None)}
+
+
 def review_documents(
     project_dir: Path,
     documents: list[tuple[Path, dict[str, object]]],
@@ -350,9 +360,11 @@ def _record_of(review: ProjectReview) -> dict[str, object]:
     }
 
 
-def has_record(global_dir: Path, project_dir: Path) -> bool:
-    projects, _ = _read_store(global_dir)
-    return _record(projects, real_project_dir(project_dir)) is not None
+def approval_recorded(global_dir: Path, project_dir: Path) -> tuple[bool, tuple[ConfigWarning, ...]]:
+    """Whether the user ever approved this project, and why the store could not be relied on."""
+    projects, problem = _read_store(global_dir)
+    found = _record(projects, real_project_dir(project_dir)) is not None
+    return found, (problem,) if problem else ()
 
 
 def check_trust(global_dir: Path, review: ProjectReview) -> TrustCheck:

@@ -11,6 +11,7 @@ server answered with an error), ``disconnected`` (the session was torn down unde
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
     from orbmcp.core.capabilities import Interaction
     from orbmcp.core.capabilities.askers import Asker
     from orbmcp.core.capabilities.server_log import LogMessage
+    from orbmcp.core.manager import Manager
     from orbmcp.core.process import ManagedProcess
     from orbmcp.core.results import ToolResult
     from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.tools import BridgedTool
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None] | None]
 T = TypeVar("T")
@@ -159,6 +162,19 @@ def _timed_out(sup: Supervisor, what: str) -> TimeoutFailed:
     return TimeoutFailed(f"server '{sup.name}': {what} timed out", server=sup.name, reason="request_timeout")
 
 
+def owner_of(manager: Manager, tool: BridgedTool) -> Supervisor:
+    """The supervisor of the server behind a bridged tool, which must still offer it."""
+    from orbmcp.errors import UsageError
+
+    if not tool.present:
+        raise UsageError(
+            f"server '{tool.server}' no longer offers the tool '{tool.name}'",
+            server=tool.server,
+            reason="tool_gone",
+        )
+    return manager.get(tool.server)
+
+
 async def call_tool(
     sup: Supervisor,
     tool: str,
@@ -225,6 +241,57 @@ def _progress_filter(progress: ProgressFn | None) -> SdkProgress:
             await out
 
     return on_progress
+
+
+async def call_tool_wire(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    *,
+    timeout_s: float | None = None,
+    progress: ProgressFn | None = None,
+    asker: Asker | None = None,
+) -> dict[str, Any]:
+    """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged;
+    questions, tasks and -32042 as ``call_tool`` handles them.
+
+    The SDK still checks it against the negotiated protocol version, but builds no models and
+    leaves the check against the tool's output schema to whoever receives it: an agent behind
+    ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
+    """
+    import mcp_types
+
+    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
+    listed = sup.runtime.tools.get(sup.name, tool)
+    on_progress = _progress_filter(progress)
+    call = mcp_types.CallToolRequest(
+        params=mcp_types.CallToolRequestParams(name=tool, arguments=arguments or {})
+    )
+
+    async def run(client: Any) -> dict[str, Any]:
+        if listed is not None and listed.task_support == "required":
+            result = await _call_task(
+                sup, client, tool, arguments or {}, timeout=timeout, on_progress=on_progress, meta=None
+            )
+            wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return wire
+        raw: dict[str, Any] = await client.session.send_request(
+            call, _wire_result(), request_read_timeout_seconds=timeout, progress_callback=on_progress
+        )
+        return raw
+
+    with sup.client_side.route.asking(asker):
+        return await _with_url_elicitation(
+            sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
+        )
+
+
+@functools.cache
+def _wire_result() -> Any:
+    """A pydantic adapter that keeps a result as the dict it is."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(dict[str, Any])
 
 
 async def _apply_log_level(sup: Supervisor, level: str) -> dict[str, Any] | None:
@@ -390,3 +457,15 @@ async def list_resource_templates(sup: Supervisor) -> list[dict[str, Any]]:
         return await request(sup, "resources/templates/list", run)
     except ProtocolError:
         return []
+
+
+async def subscribe_resource(sup: Supervisor, uri: str, *, subscribe: bool = True) -> None:
+    """Ask a (2025-era) server for ``notifications/resources/updated`` about ``uri``, or stop."""
+    verb = "subscribe" if subscribe else "unsubscribe"
+
+    async def run(client: Any) -> Any:
+        session = client.session  # the Client's own methods warn that 2026-07-28 removed these
+        method = session.subscribe_resource if subscribe else session.unsubscribe_resource
+        return await method(uri)
+
+    await request(sup, f"resources/{verb} {uri}", run)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from orbmcp.config.model import ServerConfig
     from orbmcp.core.capabilities.client_side import ClientSide
     from orbmcp.core.era import EraCache
+    from orbmcp.core.flood import NotificationThrottle
+    from orbmcp.core.listings import ToolListingSalvage
     from orbmcp.core.process import ManagedProcess
     from orbmcp.core.runtime import Runtime
     from orbmcp.core.stderr_tail import StderrTail
@@ -61,6 +63,10 @@ class HttpResponses:
         return self.status in (400, 404, 405)
 
 
+def _ignore(notification: Any) -> None:
+    """What happens to a notification nobody relays."""
+
+
 @dataclass
 class ProcessExit:
     """How a connection's stdio server ended, when it ended by itself (not stopped by orbmcp):
@@ -79,6 +85,8 @@ class SessionCallbacks:
     warn: Callable[[str], None]  # something the server did that a person should see
     rediscover: Callable[[], None]  # the server's tool list changed
     auth_challenged: Callable[[str], None]  # a 401/403 the OAuth provider could not resolve
+    # Any other notification of the server (an SDK model): resources updated, list changes
+    notified: Callable[[Any], None] = _ignore
     # The transport is killing the connection: (message, reason), before requests fail.
     lost: Callable[[str, str], None] = field(default=lambda message, reason: None)
     # What answers the server's own requests (elicitation, sampling, roots) and takes its log
@@ -96,6 +104,7 @@ class Connection:
     protocol_version: str | None
     server_info: str | None  # "name version" from the handshake
     warnings: tuple[str, ...] = ()  # about how the connection was made, to show with the server
+    listings: ToolListingSalvage | None = None  # this connection's raw tool listings, for salvage
     instructions: str | None = None  # the server's instructions (initialize result), raw
     capabilities: dict[str, Any] | None = None  # what the server offers (wire JSON)
     advertised: dict[str, Any] | None = None  # what orbmcp advertised to it (wire JSON)
@@ -144,6 +153,7 @@ class _Opener:
         self.http = http
         self.exit_record = exit_record
         self.process: ManagedProcess | None = None
+        self.listings: ToolListingSalvage | None = None  # the latest attempt's
         self.advertised: dict[str, Any] = {}
 
     @asynccontextmanager
@@ -181,6 +191,7 @@ class _Opener:
                 protocol_version=version,
                 server_info=f"{info.name} {info.version}" if info is not None else None,
                 warnings=(SSE_FALLBACK_NOTE,) if transport != cfg.transport else (),
+                listings=self.listings,
                 instructions=_instructions(client),
                 capabilities=offered,
                 advertised=self.advertised,
@@ -278,13 +289,21 @@ class _Opener:
         from mcp_types import Implementation
 
         from orbmcp.core import era
+        from orbmcp.core.flood import NotificationThrottle
+        from orbmcp.core.inbound import guarded
+        from orbmcp.core.listings import ToolListingSalvage
 
-        stream = await self._transport(transport, probe_timeout=era.discover_timeout_for(cached))
+        throttle = NotificationThrottle(self.callbacks.warn)
+        stream = await self._transport(
+            transport, probe_timeout=era.discover_timeout_for(cached), throttle=throttle
+        )
+        self.listings = ToolListingSalvage(self.cfg.name, self.callbacks.warn)
         client_side = self.callbacks.client_side
         answers = client_side.client_kwargs() if client_side is not None else {}
         self.advertised = advertised_capabilities(answers)
         return Client(
-            stream,
+            # A stdio transport thins notifications itself, before parsing them.
+            guarded(stream, salvage=self.listings, throttle=None if self.cfg.is_stdio else throttle),
             mode=era.client_mode_for(cached),  # type: ignore[arg-type,unused-ignore]
             read_timeout_seconds=self.cfg.request_timeout_ms / 1000,
             message_handler=self._message_handler(),
@@ -293,7 +312,9 @@ class _Opener:
             **answers,
         )
 
-    async def _transport(self, transport: str, *, probe_timeout: float | None) -> Any:
+    async def _transport(
+        self, transport: str, *, probe_timeout: float | None, throttle: NotificationThrottle
+    ) -> Any:
         from orbmcp.core import transports
 
         cfg, warn = self.cfg, self.callbacks.warn
@@ -311,6 +332,7 @@ class _Opener:
                 server=cfg.name,
                 on_garbage=garbage,
                 discover_timeout_s=probe_timeout,
+                throttle=throttle,
                 on_fatal=lambda error: lost(error.template, error.reason),
             )
         assert cfg.url is not None
@@ -353,14 +375,14 @@ class _Opener:
         async def handle(message: Any) -> None:
             # 2025-era sessions push list_changed here; 2026-07-28 ones tee listen() events here too.
             root = getattr(message, "root", message)
-            if isinstance(root, ToolListChangedNotification) or isinstance(
-                message, ToolListChangedNotification
-            ):
+            if isinstance(root, ToolListChangedNotification):
                 callbacks.rediscover()
             elif isinstance(message, Exception):
                 callbacks.warn(f"transport: {type(message).__name__}")
-            elif client_side is not None:
-                client_side.notification(root)
+            else:
+                if client_side is not None:
+                    client_side.notification(root)
+                callbacks.notified(root)  # every front that relays them hears them too
             await anyio.lowlevel.checkpoint()
 
         return handle

@@ -39,6 +39,8 @@ class HandedOff:
     pgid: int
     escaped: list[tuple[int, int]] = field(default_factory=list)  # (pid, start ticks)
     record: str | None = None  # the registry record to remove once the group is gone
+    tag: str | None = None  # the server's ``ORBMCP_SERVER_TAG`` (``core.proctree``)
+    start_ticks: int = 0  # the leader's start time: a recycled pid is never walked
 
 
 def launch(groups: list[HandedOff], *, global_dir: Path, stdin_grace: float, term_grace: float) -> None:
@@ -72,7 +74,14 @@ def main(argv: list[str]) -> int:
     job = json.loads(argv[0])
     log.configure(Path(job["global_dir"]))  # the same log as the orbmcp run that handed off
     groups = [
-        HandedOff(g["server"], int(g["pgid"]), [(int(p), int(t)) for p, t in g["escaped"]], g["record"])
+        HandedOff(
+            g["server"],
+            int(g["pgid"]),
+            [(int(p), int(t)) for p, t in g["escaped"]],
+            g["record"],
+            g.get("tag"),
+            int(g.get("start_ticks", 0)),
+        )
         for g in job["groups"]
     ]
     anyio.run(_finish, int(job["parent"]), groups, float(job["stdin_grace"]), float(job["term_grace"]))
@@ -99,6 +108,12 @@ async def _stop_group(group: HandedOff, stdin_grace: float, term_grace: float) -
     from orbmcp.core.proctree import KILL_REAP_TIMEOUT, GroupProbe, signal_group, stop_escaped
 
     probe = GroupProbe(group.pgid)
+    escaped = dict(group.escaped)
+
+    def walk() -> None:
+        # As a session's stop does: the tree may have grown since the hand-off (a helper started
+        # on stdin EOF, or on SIGTERM), so it is walked again right before each signal.
+        escaped.update(_escapees(group))
 
     async def gone_within(seconds: float) -> bool:
         with anyio.move_on_after(seconds):
@@ -110,17 +125,38 @@ async def _stop_group(group: HandedOff, stdin_grace: float, term_grace: float) -
     phase = "exited"  # on stdin EOF, as most servers do
     if not await gone_within(stdin_grace):
         phase = "terminated"
+        walk()
         signal_group(group.pgid, signal.SIGTERM)
         if not await gone_within(term_grace):
             phase = "killed"
+            walk()
             signal_group(group.pgid, signal.SIGKILL)
             if not await gone_within(KILL_REAP_TIMEOUT):
                 phase = "abandoned"
     log_event("process.detached_stop", server=group.server, phase=phase, pid=group.pgid)
-    if group.escaped:
-        await stop_escaped(group.server, group.escaped, term_grace)
+    # A helper whose parent exited (started on stdin EOF by a server that then exited) belongs
+    # to init: its tag still says whose it is.
+    escaped.update(_tagged(group))
+    if escaped:
+        await stop_escaped(group.server, sorted(escaped.items()), term_grace)
     if group.record is not None:
         Path(group.record).unlink(missing_ok=True)
+
+
+def _escapees(group: HandedOff) -> dict[int, int]:
+    from orbmcp.core.proctree import escaped_descendants, still_running
+
+    if not still_running(group.pgid, group.start_ticks):
+        return {}
+    return dict(escaped_descendants(group.pgid, group.pgid))
+
+
+def _tagged(group: HandedOff) -> dict[int, int]:
+    from orbmcp.core.proctree import tagged_processes
+
+    if group.tag is None:
+        return {}
+    return dict(tagged_processes(group.tag, group.start_ticks, outside_group=group.pgid))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from orbmcp.core.listings import ToolListingSalvage
 
 T = TypeVar("T")
 
@@ -55,15 +58,28 @@ def wire(model: Any) -> dict[str, Any]:
     return data
 
 
-async def list_tools(client: Any, *, server: str, warn: Callable[[str], None]) -> list[Any]:
+async def list_tools(
+    client: Any, *, server: str, warn: Callable[[str], None], salvage: ToolListingSalvage | None = None
+) -> list[Any]:
     """Every page of ``tools/list`` as the SDK's ``Tool`` models.
 
     Models, not wire dicts: ``ToolRegistry.sync`` reads their attributes, and turning 10,000
     tools into dicts first would cost more than the registry's own work (``bench/bench_status.py``).
+    A page the SDK refuses because of invalid tools is taken from ``salvage`` (the connection's
+    raw pages) without them, each skipped tool a warning; the rest of the server stays usable.
     """
+    from pydantic import ValidationError
 
     async def fetch(cursor: str | None) -> tuple[list[Any], str | None]:
-        page = await client.list_tools(cursor=cursor)
+        try:
+            page = await client.list_tools(cursor=cursor)
+        except ValidationError:
+            rescued = salvage.salvage(cursor) if salvage is not None else None
+            if rescued is None:
+                raise
+            page = rescued
+        if salvage is not None:
+            salvage.forget()
         return list(page.tools), page.next_cursor
 
     # No tool goes missing silently: one the SDK filters out becomes a warning of this server.

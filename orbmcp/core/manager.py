@@ -66,15 +66,14 @@ class Manager:
         tools: ToolRegistry | None = None,
         asker: Any = None,
         features: ClientFeatures | None = None,
-        hand_off_at_exit: bool = False,
     ) -> None:
         """``asker`` answers servers' questions when no command waits on them (the session's own
         front; see ``orbmcp.core.capabilities.askers``). ``features`` are the client capabilities
         to advertise; by default those the shell fronts honour: elicitation (asked, or declined
         saying so), roots, and sampling when a sampling command is configured.
-        ``hand_off_at_exit``: leaving the manager closes the servers' stdin and collects their
-        still-running trees in ``runtime.handed_off`` for a detached stop (only the orbmcp program
-        itself, about to exit)."""
+        ``hand_off_at_exit`` (set before leaving): leaving the manager closes the servers' stdin
+        and collects their still-running trees in ``runtime.handed_off`` for a detached stop (only
+        the orbmcp program itself, about to exit)."""
         self.config = config
         log.configure_default(config.global_dir)
         self.runtime = Runtime(
@@ -95,7 +94,7 @@ class Manager:
         self.user_stopped: set[str] = set()
         self._stack: AsyncExitStack | None = None
         self._applying = anyio.Lock()
-        self._hand_off_at_exit = hand_off_at_exit
+        self.hand_off_at_exit = False
 
     @property
     def tools(self) -> ToolRegistry:
@@ -115,7 +114,7 @@ class Manager:
     async def __aexit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
-        if self._hand_off_at_exit:
+        if self.hand_off_at_exit:
             self.runtime.handed_off = []
         with anyio.CancelScope(shield=True):
             await self.stop_all()

@@ -25,8 +25,10 @@ from orbmcp.core.proctree import (
     GroupProbe,
     escaped_descendants,
     open_pidfd,
+    proc_state,
     signal_group,
     stop_escaped,
+    tagged_processes,
 )
 from orbmcp.log import get_logger
 
@@ -74,10 +76,15 @@ class ManagedProcess:
         stderr_fd: int,
         stderr_tail: StderrTail,
         registry: GroupRegistry | None,
+        tag: str | None = None,
     ) -> None:
         self.name = name
         self.pid = popen.pid
         self.pgid = popen.pid
+        # What tells the server's descendants apart once they left its tree (``proctree``).
+        self.tag = tag
+        state = proc_state(popen.pid)
+        self.start_ticks = state[2] if state is not None else 0
         self._group = GroupProbe(popen.pid)
         self.stderr_tail = stderr_tail
         self._popen = popen
@@ -165,7 +172,14 @@ class ManagedProcess:
         record, self._record = self._record, None
         self.release()  # stdin EOF: most servers exit on it before the detached stop even starts
         self._stopped.set()
-        return HandedOff(self.name, self.pgid, escaped, None if record is None else str(record))
+        return HandedOff(
+            self.name,
+            self.pgid,
+            escaped,
+            None if record is None else str(record),
+            self.tag,
+            self.start_ticks,
+        )
 
     def start_tasks(self, task_group: TaskGroup, record: Path | None) -> None:
         """Start the stderr drain and the exit watcher (``spawn`` does, once); ``record`` is the
@@ -184,27 +198,44 @@ class ManagedProcess:
         # Take stdout from its reader and discard it while stopping: a server blocked writing
         # to a full stdout pipe would never see stdin EOF.
         stdout_fd = self._stdout.detach()
-        # Found while the tree is intact: once their parent exits they belong to init.
-        escaped = escaped_descendants(self.pid, self.pgid) if self._reap() is None else []
+        # Descendants that left the group, looked for whenever the tree may have grown: now, right
+        # before SIGTERM and right before SIGKILL (a helper started on stdin EOF or on SIGTERM),
+        # and by tag once the group is gone (a helper whose parent exited belongs to init).
+        escaped = self._escapees()
         async with anyio.create_task_group() as discard:
             if stdout_fd >= 0:
                 discard.start_soon(discard_until_eof, stdout_fd)
             self._stdin.close_now()
             exited = await self._wait_leader(stdin_grace)
             if not (exited and not self._group.alive()):
-                await self._terminate_group(term_grace)
+                escaped.update(self._escapees())
+                await self._terminate_group(term_grace, escaped)
+            # A /proc scan (~10 ms with a hundred processes): off the event loop.
+            escaped.update(await anyio.to_thread.run_sync(self._tagged))
             if escaped:
-                await stop_escaped(self.name, escaped, term_grace)
+                await stop_escaped(self.name, sorted(escaped.items()), term_grace)
             discard.cancel_scope.cancel()
         close_fd(stdout_fd)
 
-    async def _terminate_group(self, term_grace: float) -> None:
+    def _escapees(self) -> dict[int, int]:
+        """Descendants outside the group, by walking down from the leader while it lives."""
+        if self._reap() is not None:
+            return {}
+        return dict(escaped_descendants(self.pid, self.pgid))
+
+    def _tagged(self) -> dict[int, int]:
+        if self.tag is None:
+            return {}
+        return dict(tagged_processes(self.tag, self.start_ticks, outside_group=self.pgid))
+
+    async def _terminate_group(self, term_grace: float, escaped: dict[int, int]) -> None:
         # Also when the leader already exited: its children (npx/uvx launchers, forked helpers)
         # keep the group alive, and the SDK skips exactly this case.
         if not self._escalated:
             signal_group(self.pgid, signal.SIGTERM)
             if await self._wait_group_gone(term_grace):
                 return
+        escaped.update(self._escapees())
         signal_group(self.pgid, signal.SIGKILL)
         if not await self._wait_group_gone(KILL_REAP_TIMEOUT):
             _log.warning(

@@ -1,8 +1,15 @@
 """A server's process tree as the kernel sees it: /proc stat reading, group liveness, descendants
 that left the group, and signalling.
 
+Two ways find a descendant that left the server's process group (``setsid``, a "detached" helper):
+walking the tree down from the leader, which finds it while its parent lives, and its *tag*: every
+server starts with ``ORBMCP_SERVER_TAG=<random>`` in its environment, which its descendants
+inherit, so one whose parent has exited (and which now belongs to init) is still recognisably the
+server's. A process that replaced its environment at ``exec`` is out of the tag's reach.
+
 Linux reads /proc; elsewhere (macOS) the functions fall back to what plain POSIX calls can tell:
-``killpg`` for liveness, no escaped-descendant walk. Every signal tolerates a target that is gone.
+``killpg`` for liveness, no escaped-descendant walk, no tags. Every signal tolerates a target that
+is gone.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from contextlib import suppress
 
 import anyio
 
+from orbmcp import environment
 from orbmcp.log import get_logger, log_event
 
 _log = get_logger(__name__)
@@ -122,6 +130,42 @@ def escaped_descendants(leader: int, pgid: int) -> list[tuple[int, int]]:
     return escaped
 
 
+def new_tag() -> str:
+    """A tag for one spawned server (see the module docstring)."""
+    import secrets
+
+    return secrets.token_hex(12)
+
+
+def tagged_processes(
+    tag: str, since_ticks: int, *, outside_group: int | None = None
+) -> list[tuple[int, int]]:
+    """Live processes of this user carrying ``tag`` in their environment and started no earlier
+    than ``since_ticks`` (the server's own start), as (pid, start ticks); with ``outside_group``
+    only those that left that process group. Only their stat is read for most processes; the
+    environment only of those young enough to be the server's."""
+    needle = f"{environment.SERVER_TAG}={tag}".encode()
+    found: list[tuple[int, int]] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        state = proc_state(int(entry))
+        if state is None or state[0] in _DEAD_STATES or state[2] < since_ticks or state[1] == outside_group:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                carried = needle in handle.read().split(b"\0")
+        except OSError:
+            continue  # another user's, or gone
+        if carried:
+            found.append((int(entry), state[2]))
+    return found
+
+
 def still_running(pid: int, ticks: int) -> bool:
     """The same process (not a recycled pid) is alive and not a zombie."""
     state = proc_state(pid)
@@ -159,9 +203,11 @@ __all__ = [
     "KILL_REAP_TIMEOUT",
     "GroupProbe",
     "escaped_descendants",
+    "new_tag",
     "open_pidfd",
     "proc_state",
     "signal_group",
     "still_running",
     "stop_escaped",
+    "tagged_processes",
 ]

@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 
 from orbmcp import fs
+from orbmcp.core.proctree import escaped_descendants, still_running, tagged_processes
 from orbmcp.log import get_logger
 
 _log = get_logger(__name__)
@@ -43,6 +44,8 @@ class GroupRecord:
     create_time: float
     owner_pid: int
     owner_create_time: float
+    tag: str | None = None  # the server's tag (``proctree``): finds descendants outside its tree
+    start_ticks: int | None = None  # the leader's start in /proc clock ticks, for the tag scan
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -53,6 +56,8 @@ class GroupRecord:
             "create_time": self.create_time,
             "owner_pid": self.owner_pid,
             "owner_create_time": self.owner_create_time,
+            "tag": self.tag,
+            "start_ticks": self.start_ticks,
         }
 
     @classmethod
@@ -73,7 +78,10 @@ class GroupRecord:
         ):
             raise ValueError("malformed process record")
         assert isinstance(pid, int) and isinstance(pgid, int) and isinstance(owner_pid, int)
-        return cls(server, pid, pgid, float(create_time), owner_pid, float(owner_create_time))
+        tag, ticks = data.get("tag"), data.get("start_ticks")  # absent in records of older runs
+        tag = tag if isinstance(tag, str) and tag else None
+        ticks = ticks if isinstance(ticks, int) and not isinstance(ticks, bool) and ticks >= 0 else None
+        return cls(server, pid, pgid, float(create_time), owner_pid, float(owner_create_time), tag, ticks)
 
 
 def _is_pid(value: object) -> bool:
@@ -95,14 +103,16 @@ class GroupRegistry:
         self.directory = state_dir / "procs"
         self._owner: tuple[int, float] | None = None
 
-    def add(self, server: str, pid: int, pgid: int) -> Path | None:
+    def add(
+        self, server: str, pid: int, pgid: int, *, tag: str | None = None, start_ticks: int | None = None
+    ) -> Path | None:
         """Record a freshly spawned group. Best effort: a failure is logged, never raised,
         because the record is only a backstop for a crash."""
         try:
             create_time = psutil.Process(pid).create_time()
             owner_pid, owner_create_time = self._owner_identity()
             return self.write_record(
-                GroupRecord(server, pid, pgid, create_time, owner_pid, owner_create_time)
+                GroupRecord(server, pid, pgid, create_time, owner_pid, owner_create_time, tag, start_ticks)
             )
         except (OSError, psutil.Error) as exc:
             _log.warning("could not record process group %d of server %r: %s", pgid, server, exc)
@@ -199,22 +209,41 @@ def _is_running(pid: int, create_time: float) -> bool:
 
 
 def _verified_members(record: GroupRecord) -> list[psutil.Process]:
-    """Running processes provably from the recorded group; empty if its pid was recycled.
+    """Running processes provably the recorded server's; empty if its pid was recycled.
 
     orbmcp spawns each server as a session leader, so pgid == sid == leader pid. If the leader
-    still runs with the recorded start time, every process in its session or group is ours. If
-    the leader is gone, a process qualifies only if it is in that session or group AND started
+    still runs with the recorded start time, every process in its session or group is ours, and
+    so is every descendant found by walking down from it (the ones that left with ``setsid``).
+    If the leader is gone, a process qualifies only if it is in that session or group AND started
     no earlier than the leader did; if a different process now holds the leader's pid, the
-    pid was recycled and nothing is touched.
+    pid was recycled and nothing is touched. Either way, a process carrying the server's tag
+    (``proctree``) that started after it is the server's descendant, wherever it went.
     """
+    leader_alive = False
     try:
         leader = psutil.Process(record.pid)
         if not _same_start(leader.create_time(), record.create_time):
             return []
+        leader_alive = leader.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         pass
     except psutil.Error:
         return []
+    members = {proc.pid: proc for proc in _group_members(record)}
+    outside: list[tuple[int, int]] = []
+    if leader_alive:
+        outside += escaped_descendants(record.pid, record.pgid)
+    if record.tag is not None and record.start_ticks is not None:
+        outside += tagged_processes(record.tag, record.start_ticks)
+    for pid, ticks in outside:
+        if pid not in members and pid != os.getpid() and still_running(pid, ticks):
+            with contextlib.suppress(psutil.Error):
+                members[pid] = psutil.Process(pid)  # psutil re-checks its start before a signal
+    return list(members.values())
+
+
+def _group_members(record: GroupRecord) -> list[psutil.Process]:
+    """Running processes in the recorded group or session, started no earlier than its leader."""
     me, my_group, my_uid = os.getpid(), os.getpgrp(), os.getuid()
     members: list[psutil.Process] = []
     for proc in psutil.process_iter(["create_time", "status", "uids"]):

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 
 StateListener = Callable[["Supervisor", "State", "State"], None]
+# (server name, the SDK notification model): a notification the session itself does not act on
+# (a resource updated, the prompt or resource list changed), for fronts that relay them.
+NotificationListener = Callable[[str, Any], None]
 
 
 @dataclass
@@ -50,11 +53,14 @@ class Runtime:
     # The log level 2026-07-28 servers are asked for on every request (they send none without).
     log_level: str | None = None
     project_dir: Path | None = None  # the default root
+    # The roots an agent front gave (``orbmcp serve``): they replace the settings' and the project's.
+    agent_roots: tuple[Root, ...] | None = None
     default_roots: tuple[str, ...] | None = None  # settings.roots, expanded
     # Replaces the OAuth provider built from an entry's auth settings (cfg -> httpx2.Auth | None),
     # for embedders with their own grant (client credentials, identity assertion).
     auth_factory: Callable[[ServerConfig], Any] | None = None
     state_listeners: list[StateListener] = field(default_factory=list)
+    notification_listeners: list[NotificationListener] = field(default_factory=list)
     tg: TaskGroup | None = None  # the manager's task group: background tasks of children live here
     _redactor: Callable[[str], str] | None = None
 
@@ -78,11 +84,14 @@ class Runtime:
             self._redactor = None
 
     def roots_for(self, cfg: ServerConfig) -> tuple[Root, ...]:
-        """The roots ``cfg``'s server is told: its own, else the settings', else the project dir."""
+        """The roots ``cfg``'s server is told: its own, else an agent's, else the settings', else
+        the project dir."""
         from orbmcp.core.capabilities.roots import roots_of
 
         if cfg.roots is not None:
             return roots_of(cfg.roots)
+        if self.agent_roots is not None:
+            return self.agent_roots
         if self.default_roots is not None:
             return roots_of(self.default_roots)
         return roots_of([self.project_dir or Path.cwd()])
@@ -97,6 +106,10 @@ class Runtime:
     def state_changed(self, sup: Supervisor, old: State, new: State) -> None:
         for listener in list(self.state_listeners):
             listener(sup, old, new)
+
+    def server_notified(self, server: str, notification: Any) -> None:
+        for listener in list(self.notification_listeners):
+            listener(server, notification)
 
     @property
     def era_cache_path(self) -> Path:

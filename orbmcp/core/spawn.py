@@ -27,9 +27,11 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
+from orbmcp import environment
+from orbmcp.core.launcher import check_command, launch_argv
 from orbmcp.core.pipes import close_fd
 from orbmcp.core.process import ManagedProcess
-from orbmcp.core.proctree import signal_group
+from orbmcp.core.proctree import new_tag, signal_group
 from orbmcp.core.stderr_tail import StderrTail
 from orbmcp.errors import ConnectionFailed
 from orbmcp.text import one_line
@@ -82,7 +84,8 @@ async def spawn(
 ) -> ManagedProcess:
     """Start a stdio server in its own session and process group.
 
-    The child inherits ``os.environ`` with ``spec.env`` applied over it. Its stdin and stdout
+    The child inherits ``os.environ`` with ``spec.env`` applied over it, plus its tag
+    (``proctree``), and on Linux gets SIGTERM should orbmcp die (``launcher``). Its stdin and stdout
     are pipes orbmcp owns (so orbmcp's death is the child's stdin EOF); stderr is drained into
     ``stderr_tail`` (a new tail using ``redact`` unless one is passed, e.g. to keep one tail
     across restarts) by a task in ``task_group``, which also runs the exit watcher. The caller
@@ -98,13 +101,18 @@ async def spawn(
         )
     if spec.cwd is not None and not os.path.isdir(spec.cwd):
         raise _spawn_error(spec, FileNotFoundError(2, "No such file or directory", spec.cwd))
-    env = {**os.environ, **spec.env}
+    tag = new_tag()
+    env = {**os.environ, **spec.env, environment.SERVER_TAG: tag}
+    try:
+        check_command(spec.command, env, spec.cwd)
+    except (OSError, ValueError) as exc:
+        raise _spawn_error(spec, exc) from None
     stdin_r, stdin_w = os.pipe()
     stdout_r, stdout_w = os.pipe()
     stderr_r, stderr_w = os.pipe()
     try:
         popen = subprocess.Popen(
-            [spec.command, *spec.args],
+            launch_argv([spec.command, *spec.args]),
             stdin=stdin_r,
             stdout=stdout_w,
             stderr=stderr_w,
@@ -131,9 +139,10 @@ async def spawn(
             stderr_fd=stderr_r,
             stderr_tail=stderr_tail if stderr_tail is not None else StderrTail(redact=redact),
             registry=registry,
+            tag=tag,
         )
         if registry is not None:
-            record = registry.add(spec.name, popen.pid, popen.pid)
+            record = registry.add(spec.name, popen.pid, popen.pid, tag=tag, start_ticks=process.start_ticks)
         process.start_tasks(task_group, record)
     except BaseException:
         signal_group(popen.pid, signal.SIGKILL)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from orbmcp.config.model import ServerConfig, Settings
+    from orbmcp.core.listings import ToolListingSalvage
     from orbmcp.core.process import ManagedProcess
     from orbmcp.core.runtime import Runtime
 
@@ -65,6 +66,7 @@ class Supervisor:
         self.runtime = runtime
         self.snap = Snapshot()
         self.client: Any = None  # mcp.Client while ready
+        self.listings: ToolListingSalvage | None = None  # the connection's raw tool listings
         self.process: ManagedProcess | None = None
         self.stderr: StderrTail | None = None
         self._scope: anyio.CancelScope | None = None
@@ -305,6 +307,7 @@ class Supervisor:
         finally:
             # The connection's block has exited: its process tree is stopped already.
             self.client = None
+            self.listings = None
             self.process = None
             self.runtime.tools.set_server_active(self.name, False)
 
@@ -327,6 +330,7 @@ class Supervisor:
             warn=self.warn,
             rediscover=self.request_rediscovery,
             auth_challenged=self.auth_challenged,
+            notified=lambda notification: self.runtime.server_notified(self.name, notification),
             lost=lambda message, reason: self.connection_lost(message, reason=reason),
             client_side=self.client_side,
         )
@@ -347,6 +351,7 @@ class Supervisor:
 
     def _take(self, connection: Connection) -> None:
         self.client = connection.client
+        self.listings = connection.listings
         self.process = connection.process
         self.snap.protocol_version = connection.protocol_version
         self.snap.transport = connection.transport
@@ -360,7 +365,7 @@ class Supervisor:
     async def _discover(self, client: Any) -> None:
         from orbmcp.core.discovery import list_tools
 
-        tools = await list_tools(client, server=self.name, warn=self.warn)
+        tools = await list_tools(client, server=self.name, warn=self.warn, salvage=self.listings)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
         _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
         from orbmcp.core import toolcache
@@ -401,7 +406,10 @@ class Supervisor:
     async def _listen_modern(self, client: Any) -> None:
         # On 2026-07-28 sessions list_changed only arrives inside subscriptions/listen.
         try:
-            async with client.listen(tools_list_changed=True) as sub:
+            # Prompt and resource changes are teed to the message handler, which relays them.
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as sub:
                 async for _event in sub:
                     self.request_rediscovery()
         except Exception as exc:

@@ -95,6 +95,11 @@ class ToolListener(Protocol):
 
     def tool_activation(self, tool: BridgedTool, active: bool) -> None: ...
 
+    def tools_synced(self, server: str) -> None:
+        """A listing of ``server`` was applied (after the registrations and activations it caused):
+        descriptions or schemas may have changed in place even when no tool came or went."""
+        ...
+
 
 @dataclass
 class ToolRegistry:
@@ -187,6 +192,8 @@ class ToolRegistry:
                     tool.present = False
                     self._set_active(tool, False)
                     removed += 1
+        for listener in self._listeners:
+            listener.tools_synced(server)
         return added, removed
 
     def set_server_active(self, server: str, active: bool) -> None:

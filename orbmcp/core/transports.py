@@ -29,8 +29,10 @@ from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from orbmcp.core.flood import NotificationThrottle, notification_method
 from orbmcp.errors import ConnectionFailed
 from orbmcp.log import get_logger
+from orbmcp.net.bounded import ResponseTooLarge
 from orbmcp.net.http import ResponseHook, make_http_client
 
 __all__ = [
@@ -83,6 +85,7 @@ async def _stdio_pipe_streams(
     max_line_bytes: int,
     on_garbage: GarbageHook | None,
     discover_timeout_s: float | None,
+    throttle: NotificationThrottle | None = None,
     on_fatal: FatalHook | None = None,
 ) -> AsyncIterator[TransportStreams]:
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -102,6 +105,8 @@ async def _stdio_pipe_streams(
             logger.debug("on_garbage callback raised", exc_info=True)
 
     def parse(line: bytes) -> SessionMessage | None:
+        if throttle is not None and (method := notification_method(line)) and not throttle.admit(method):
+            return None  # a flood: dropped before the SDK's parser
         message, garbage = _decode(line)
         if garbage:
             report_garbage(line)
@@ -260,6 +265,7 @@ def stdio_pipe_transport(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     on_garbage: GarbageHook | None = None,
     discover_timeout_s: float | None = None,
+    throttle: NotificationThrottle | None = None,
     on_fatal: FatalHook | None = None,
 ) -> Transport:
     """A ``Transport`` for ``mcp.Client`` over a server process's stdin/stdout pipes.
@@ -273,6 +279,7 @@ def stdio_pipe_transport(
 
     ``discover_timeout_s`` answers an unanswered ``server/discover`` with a timeout error after
     that long, for this connection only, so ``mode="auto"`` falls back to ``initialize`` early.
+    Notifications ``throttle`` does not admit are dropped before they are parsed.
 
     ``on_fatal`` hears why the transport kills the connection (a line over the cap) before the
     session fails. The transport never owns the process: leaving it closes stdin only.
@@ -284,6 +291,7 @@ def stdio_pipe_transport(
         max_line_bytes=max_line_bytes,
         on_garbage=on_garbage,
         discover_timeout_s=discover_timeout_s,
+        throttle=throttle,
         on_fatal=on_fatal,
     )
 
@@ -407,14 +415,19 @@ async def _sse_writer(
         async for session_message in write_reader:
             message = session_message.message
             body = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-            response = await request_within_origin(client, "POST", endpoint, json=body)
-            if response.is_success or not isinstance(message, types.JSONRPCRequest):
+            try:
+                response = await request_within_origin(client, "POST", endpoint, json=body)
+            except ResponseTooLarge as exc:
+                failure = f"message endpoint answered with a {exc}"
+            else:
+                if response.is_success:
+                    continue
+                failure = f"message endpoint answered HTTP {response.status_code}"
+            if not isinstance(message, types.JSONRPCRequest):
                 continue
             # The answer will never come over the event stream: fail this request now, not at its
             # timeout. The session goes on (the SDK's client stops sending after one failed POST).
-            error = types.ErrorData(
-                code=types.INTERNAL_ERROR, message=f"message endpoint answered HTTP {response.status_code}"
-            )
+            error = types.ErrorData(code=types.INTERNAL_ERROR, message=failure)
             reply = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
             with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await read_writer.send(SessionMessage(reply))

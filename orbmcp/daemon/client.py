@@ -48,11 +48,16 @@ STDIN_LIMIT = 16 * 1024 * 1024
 # -- which lines go to the daemon ------------------------------------------------------------------
 
 
+SERVE = ("serve",)
+
+
 def forwarded_command(line: ProgramLine) -> tuple[str, ...] | None:
-    """The command path of ``line`` when it is one the daemon runs, else None."""
+    """The command path of ``line`` when it is one the daemon runs (or serves), else None."""
     from orbmcp.commands.table import find
 
     path = line.command()
+    if path == SERVE:
+        return path
     spec = find(path) if path is not None else None
     if spec is None or not forwardable(spec.path, spec.connects):
         return None
@@ -67,8 +72,10 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     if environment.no_daemon(env):
         return None
     line = ProgramLine(argv)
-    if line.no_daemon or line.help or forwarded_command(line) is None:
+    path = forwarded_command(line) if not (line.no_daemon or line.help) else None
+    if path is None:
         return None
+    kind = "serve" if path == SERVE else "run"
     scope = current_scope(project=line.project, config_file=line.config, environ=env)
     sock_path = socket_path(scope, env)
     sock = _connect(sock_path) if os.path.exists(sock_path) else None
@@ -81,7 +88,7 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
         if sock is None:
             return None
     with sock:
-        code = Conversation(sock, scope, env).run(list(argv))
+        code = Conversation(sock, scope, env, kind).run(list(argv))
     if code is not Conversation.RESTART:
         return code if isinstance(code, int) else None
     # An older (or newer) daemon speaks another protocol: replace it, then ask the new one.
@@ -97,7 +104,7 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     if sock is None:
         return None
     with sock:
-        code = Conversation(sock, scope, env).run(list(argv))
+        code = Conversation(sock, scope, env, kind).run(list(argv))
     return code if isinstance(code, int) else None
 
 
@@ -165,10 +172,11 @@ def _forget_stale(path: str) -> None:
 class Conversation:
     RESTART = "restart"  # run() result: the daemon speaks another protocol version
 
-    def __init__(self, sock: socket.socket, scope: Scope, env: Mapping[str, str]) -> None:
+    def __init__(self, sock: socket.socket, scope: Scope, env: Mapping[str, str], kind: str = "run") -> None:
         self.sock = sock
         self.scope = scope
         self.env = env
+        self.kind = kind  # "run" a command, or "serve" (orbmcp serve)
         self.cancelled = False
 
     def run(self, argv: list[str]) -> int | str | None:
@@ -189,7 +197,7 @@ class Conversation:
         names = hello.get("env") if isinstance(hello.get("env"), list) else []
         nonce = str(hello.get("nonce", ""))
         return {
-            "t": "run",
+            "t": self.kind,
             "argv": argv,
             "cwd": os.getcwd(),
             "env": {
@@ -236,6 +244,10 @@ class Conversation:
                     self.sock,
                     {"t": "answer", "id": message.get("id"), "value": _open(str(message.get("url")))},
                 )
+            elif kind == "serving":
+                from orbmcp.daemon.serve_client import serving
+
+                return serving(self, message)
             elif kind == "error":
                 sys.stderr.write(f"orbmcp: session daemon: {message.get('message', 'protocol error')}\n")
                 return 70

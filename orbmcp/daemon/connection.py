@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 class Connection:
     def __init__(self, daemon: Daemon, stream: ByteStream) -> None:
         self.daemon = daemon
+        self.stream = stream
         self.reader = FrameReader(stream)
         self.writer = FrameWriter(stream)
         self.answers = Answers()
@@ -83,6 +84,10 @@ class Connection:
                 # `daemon start` reports the eager servers' first attempts, as a one-shot status would.
                 await session.sessions.wait_eager()
             self.writer.send_nowait({"t": "status", **self.daemon.status()})
+        elif kind == "serve":
+            from orbmcp.serve.hosted import serve_request
+
+            await serve_request(self, request)
         elif kind == "stop":
             self.writer.send_nowait({"t": "stopping", "pid": os.getpid()})
             self.daemon.request_stop("a client asked")
@@ -128,6 +133,16 @@ class Connection:
             inv.kwargs["json"] = json_output
         return Prepared(inv.spec, inv.kwargs, json_output, no_color)
 
+    def console(self, request: Mapping[str, Any]) -> RemoteConsole:
+        """The client's terminal, as its request describes it."""
+        return RemoteConsole(
+            self.writer,
+            self.answers,
+            tty=_mapping(request.get("tty")),
+            env=_strings(request.get("env")),
+            columns=request.get("columns") if isinstance(request.get("columns"), int) else None,
+        )
+
     async def _execute(self, prepared: Prepared, request: Mapping[str, Any]) -> int:
         from orbmcp.frontends.runner import report_failure
         from orbmcp.render import render_to_terminal
@@ -135,13 +150,7 @@ class Connection:
         session = self.daemon.session
         assert session is not None
         json_output, no_color = prepared.json_output, prepared.no_color
-        console = RemoteConsole(
-            self.writer,
-            self.answers,
-            tty=_mapping(request.get("tty")),
-            env=_strings(request.get("env")),
-            columns=request.get("columns") if isinstance(request.get("columns"), int) else None,
-        )
+        console = self.console(request)
         cancelled: list[str] = []
         outcome: list[Any] = []
         error: list[BaseException] = []

@@ -23,6 +23,12 @@ class FrameReader:
     def __init__(self, stream: ByteStream) -> None:
         self._buffered = BufferedByteReceiveStream(stream)
 
+    @property
+    def raw(self) -> BufferedByteReceiveStream:
+        """The bytes after the last frame read, for a connection that stops speaking frames
+        (``serve``): whatever the reader has buffered comes first."""
+        return self._buffered
+
     async def receive(self) -> dict[str, Any] | None:
         """The next frame; None when the peer closed the connection between frames."""
         try:
@@ -49,6 +55,7 @@ class FrameWriter:
         self._stream = stream
         self._send, self._receive = anyio.create_memory_object_stream[bytes](math.inf)
         self.broken = False
+        self._finished = anyio.Event()
 
     def send_nowait(self, message: dict[str, Any]) -> None:
         if self.broken:
@@ -60,14 +67,23 @@ class FrameWriter:
 
     async def run(self) -> None:
         """Send queued frames until ``close``; a client that went away marks the writer broken."""
-        async with self._receive:
-            async for data in self._receive:
-                if self.broken:
-                    continue
-                try:
-                    await self._stream.send(data)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    self.broken = True
+        try:
+            async with self._receive:
+                async for data in self._receive:
+                    if self.broken:
+                        continue
+                    try:
+                        await self._stream.send(data)
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                        self.broken = True
+        finally:
+            self._finished.set()
 
     def close(self) -> None:
         self._send.close()
+
+    async def drain(self) -> None:
+        """Close, and return once every queued frame is sent: the stream is then free for raw
+        bytes (``serve``)."""
+        self.close()
+        await self._finished.wait()

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 
 def forwardable(path: tuple[str, ...], connects: bool) -> bool:
     """Commands that connect run in the daemon, and so do ``slash`` and ``complete`` (the live
-    session's servers and tool names). ``daemon ...`` and the REPL always run here."""
-    if path[:1] in (("daemon",), ("shell",)):
+    session's servers and tool names). ``daemon ...`` and the REPL always run here; ``serve`` has
+    a request of its own (``serve_client``)."""
+    if path[:1] in (("daemon",), ("shell",), ("serve",)):
         return False
     return connects or path in (("slash",), ("complete",))
 

@@ -4,11 +4,17 @@ A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON 
 ``"t"`` type field). Frames are bounded (``MAX_FRAME``): an oversized, truncated or malformed frame
 ends that connection with an error frame; the daemon keeps serving everyone else.
 
-Client -> daemon: ``hello`` (protocol, version), then one of ``run`` (a command), ``status``,
-``stop``; during a run: ``answer`` (to a ``prompt``), ``stdin`` (data asked for), ``cancel``
-(Ctrl-C). Daemon -> client: ``hello``; during a run: ``out``/``err`` (text for stdout/stderr),
-``prompt`` (a question for the person), ``read_stdin``, ``exit`` (the status; last frame);
-``error`` (a protocol error; the daemon closes the connection after it).
+Client -> daemon: ``hello`` (protocol, version), then one of ``run`` (a command), ``serve`` (an
+``orbmcp serve`` line), ``status``, ``stop``; during a run: ``answer`` (to a ``prompt``), ``stdin``
+(data asked for), ``cancel`` (Ctrl-C). Daemon -> client: ``hello``; during a run: ``out``/``err``
+(text for stdout/stderr), ``prompt`` (a question for the person), ``read_stdin``, ``exit`` (the
+status; last frame); ``error`` (a protocol error; the daemon closes the connection after it).
+
+A ``serve`` request is answered like a run that failed (``err`` frames, ``exit``), or ``local``
+(serve with a session of your own), or ``serving``. After ``serving`` with ``"transport": "stdio"``
+the connection stops speaking frames: both directions carry the MCP session's newline-delimited
+JSON-RPC until either end closes. After ``serving`` with ``"transport": "http"`` (and the ``url``)
+the daemon listens until the client closes the connection or sends ``cancel``.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import socket
 import struct
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: the serve request
 MAX_FRAME = 16 * 1024 * 1024  # a `call -` with a large stdin object fits; anything larger is refused
 _HEADER = struct.Struct(">I")
 

@@ -59,6 +59,9 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
 
         path = ProgramLine(argv).command() or ()
         tune_for_cli(client_only=path[:1] not in (("serve",), ("daemon",)))
+    code = _bare_status(argv)
+    if code is not None:
+        return code
     from orbmcp.frontends.typer_app import build_app
 
     app = build_app()
@@ -69,6 +72,34 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
     except SystemExit as exc:
         return _status(exc.code)
     return 0
+
+
+def _bare_status(argv: list[str]) -> int | None:
+    """``orbmcp status [--json]`` with only the program's options: the overview scripts and
+    newcomers run most, run without building the Typer app (an empty one imports no event loop
+    either). Anything else on the line goes through Typer. None: not such a line."""
+    from orbmcp.commands.argv import ProgramLine
+
+    line = ProgramLine(argv)
+    if line.help or line.words not in (["status"], ["status", "--json"]):
+        return None
+    from pathlib import Path
+
+    from orbmcp import environment
+    from orbmcp.commands.table import find
+    from orbmcp.frontends.runner import run_in_shell
+
+    spec = find(("status",))
+    assert spec is not None
+    json_output = line.json or line.words[-1] == "--json"
+    return run_in_shell(
+        spec,
+        {"server": None, "json": json_output},
+        project=Path(line.project) if line.project else environment.project_dir(),
+        config_file=Path(line.config) if line.config else environment.config_file(),
+        json_output=json_output,
+        no_color=line.no_color or environment.no_color(),
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -127,13 +127,44 @@ def _local_readline() -> str | None:
 
 
 async def _local_read_stdin() -> str | None:
-    import anyio
+    """Stdin for ``call -``: read in chunks, in a worker thread, up to ``ORBMCP_MAX_INPUT_MIB``.
+
+    Abandoned on cancel, and told to stop at its next chunk: Ctrl-C or SIGTERM while waiting for
+    input must not hang on a blocked read (nor the exit after it), and ``< /dev/zero`` must not
+    grow until the OOM killer ends it. More than the limit is a usage error (exit 2).
+    """
+    from functools import partial
+
+    from orbmcp import environment
+    from orbmcp.commands.arguments import read_in_thread, read_limited, too_large
 
     stream = sys.stdin
     if stream is None:
         return None
-    # Abandoned on cancel: Ctrl-C while waiting for input must not hang on a blocked read.
-    return await anyio.to_thread.run_sync(stream.read, abandon_on_cancel=True)
+    read = _raw_reader(stream)
+    if read is None:
+        return None
+    limit = environment.max_input_bytes()
+    try:
+        data = await read_in_thread(partial(read_limited, read, limit))
+    except (OSError, ValueError):
+        return None
+    if len(data) > limit:
+        raise too_large("stdin ('-')", limit, reason="stdin_too_large")
+    return data.decode("utf-8", "replace")
+
+
+def _raw_reader(stream: Any) -> Callable[[int], bytes] | None:
+    """Reads of the stream's file descriptor itself; the buffered reader's only where there is
+    none (a test's in-memory stdin). A thread blocked in the buffered reader would hold its lock,
+    and the interpreter aborts at exit when it cannot take that lock."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        binary = getattr(stream, "buffer", None)
+        read: Callable[[int], bytes] | None = getattr(binary, "read", None)
+        return read
+    return lambda size: os.read(fd, size)
 
 
 def _local_open_url(url: str) -> bool:

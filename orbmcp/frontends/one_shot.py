@@ -64,6 +64,10 @@ def _without_loop(coro: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
         return True, done.value
     except NeedsEventLoop:
         return False, None
+    except RuntimeError:
+        # "no running event loop" (anyio, asyncio): it reached for the loop before the session.
+        # A RuntimeError of its own happens again under the loop, and is reported from there.
+        return False, None
     coro.close()  # it awaited something real before asking for the session: run it under the loop
     return False, None
 
@@ -105,7 +109,6 @@ class OneShotSessions:
                 interactive=ctx.ui.interactive,
                 auth_ui=ctx.ui,
                 asker=ctx.ui,
-                hand_off_at_exit=self.hand_off_at_exit,
             )
             if self.owner is not None:
                 self._closing, self._closed = anyio.Event(), anyio.Event()
@@ -133,6 +136,7 @@ class OneShotSessions:
         m, self._manager = self._manager, None
         if m is None:
             return
+        m.hand_off_at_exit = self.hand_off_at_exit  # off again after a signal: stop it all now
         if self._closing is not None and self._closed is not None:
             import anyio
 
@@ -187,6 +191,8 @@ async def run_with_signals(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any
             error = exc
         finally:
             if isinstance(sessions, OneShotSessions):
+                if received:  # "every server was stopped" must be true when orbmcp says so
+                    sessions.hand_off_at_exit = False
                 await sessions.__aexit__(None, None, None)
             if isinstance(ctx.ui, TerminalUI):
                 ctx.ui.end_progress()

@@ -35,6 +35,7 @@ class TerminalUI:
         self.console = console or local_console()
         self._progress_shown = False
         self._progress_drawn_at = -math.inf
+        self._progress_full_drawn = False
         self._asking: anyio.Lock | None = None  # one question on the terminal at a time
 
     def _err(self, text: str) -> None:
@@ -95,11 +96,14 @@ class TerminalUI:
         if not self.console.stderr_isatty:
             return
         # A terminal cannot show more than a few redraws a second anyway; a server sending
-        # thousands must not turn stderr into the bottleneck. The last step always shows.
+        # thousands must not turn stderr into the bottleneck. The last step always shows, once:
+        # a flood of steps past the total must not redraw each time.
         now = time.monotonic()
-        if now - self._progress_drawn_at < PROGRESS_REDRAW_S and not (total and progress >= total):
+        full = bool(total and progress >= total)
+        if now - self._progress_drawn_at < PROGRESS_REDRAW_S and not (full and not self._progress_full_drawn):
             return
         self._progress_drawn_at = now
+        self._progress_full_drawn = self._progress_full_drawn or full
         from orbmcp.text import one_line
 
         width = 24
@@ -191,6 +195,7 @@ class TerminalUI:
         self._err(f"[{one_line(server)}] {message.level}:{who} {one_line(message.text)}\n")
 
     def end_progress(self) -> None:
+        self._progress_full_drawn = False
         if self._progress_shown:
             self._err("\r\x1b[2K")
             self._progress_shown = False

@@ -1,33 +1,32 @@
-"""The extension's own tools for the model: ``mcp_status`` and ``mcp_connect``."""
+"""The extension's own tools for the model, ``mcp_status`` and ``mcp_connect``, as ``HostTool``s.
+
+What they do is shared with ``orbmcp serve``: ``orbmcp.commands.agent``.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from orbmcp.host.tools import HostTool, ProgressCallback, text_result
+from orbmcp.commands.agent import (
+    CONNECT_DESCRIPTION,
+    CONNECT_TOOL,
+    STATUS_DESCRIPTION,
+    STATUS_SCHEMA,
+    STATUS_TOOL,
+    connect_schema,
+    connect_server,
+    status_rows,
+    text_result,
+)
+from orbmcp.host.tools import HostTool, ProgressCallback
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
     from orbmcp.core.results import ToolResult
-    from orbmcp.core.supervisor import Supervisor
-    from orbmcp.core.tools import BridgedTool
     from orbmcp.host.extension import McpExtension
 
-STATUS_TOOL = "mcp_status"
-CONNECT_TOOL = "mcp_connect"
-
-STATUS_DESCRIPTION = (
-    "Show every configured MCP server as a JSON array: name, lifecycle, state, tools "
-    "{discovered, active}, auth, source. 'ready' means connected and discovered; it does not "
-    "mean every discovered tool is active."
-)
-CONNECT_DESCRIPTION = (
-    "Connect a configured MCP server (lazy ones too) so its tools become available. Reports "
-    "honestly when the server is connected but some of its tools are not active."
-)
+__all__ = ["CONNECT_TOOL", "STATUS_TOOL", "agent_tools", "connect_server", "status_rows"]
 
 
 class _ConnectTool(HostTool):
@@ -51,97 +50,17 @@ class _ConnectTool(HostTool):
     @property
     def input_schema(self) -> Mapping[str, Any]:
         config = self._config_of()
-        names = sorted(config.servers) if config is not None else []
-        return {
-            "type": "object",
-            "properties": {
-                "server": {"type": "string", "description": "A configured server name.", "enum": names}
-            },
-            "required": ["server"],
-            "additionalProperties": False,
-        }
+        return connect_schema(config.servers if config is not None else ())
 
 
 def agent_tools(ext: McpExtension) -> tuple[HostTool, HostTool]:
     """The ``mcp_status`` and ``mcp_connect`` tools of ``ext``."""
+    import json
 
     async def status(
         args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
     ) -> ToolResult:
         return text_result(json.dumps(ext.status_rows(), indent=2, ensure_ascii=False))
 
-    status_tool = HostTool(
-        STATUS_TOOL,
-        status,
-        description=STATUS_DESCRIPTION,
-        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-    )
+    status_tool = HostTool(STATUS_TOOL, status, description=STATUS_DESCRIPTION, input_schema=STATUS_SCHEMA)
     return status_tool, _ConnectTool(ext)
-
-
-def status_rows(config: ResolvedConfig | None, manager: Manager | None) -> list[dict[str, Any]]:
-    """``mcp_status``'s rows: the documented JSON of ``orbmcp status --json``."""
-    from orbmcp.commands.views import status_report
-
-    if config is None:
-        return []
-    return status_report(config, manager, front="host").to_json()
-
-
-async def connect_server(
-    manager: Manager,
-    config: ResolvedConfig,
-    server: str,
-    externally_active: Callable[[BridgedTool], bool],
-) -> ToolResult:
-    """Connect ``server`` (lazy ones too) and say honestly how many of its tools are active."""
-    from orbmcp.commands.context import server_entry
-    from orbmcp.core.hints import hint_for
-    from orbmcp.core.state import State
-    from orbmcp.errors import OrbError
-    from orbmcp.host.spelling import agent_text
-    from orbmcp.host.tools import error_result
-
-    try:
-        server_entry(config, server)  # an entry that did not load says why, never "unknown"
-    except OrbError as err:
-        return error_result(err)
-    sup = await manager.start(server)
-    if sup.state != State.READY:
-        hint = hint_for(sup)
-        error = agent_text(sup.snap.last_error or f"state {sup.state}")
-        return text_result(
-            f"Server '{server}' is {sup.state}: {error}" + (f" ({agent_text(hint)})" if hint else ""),
-            error=True,
-            structured=_details(sup, connected=False),
-        )
-    discovered, active = manager.tools.counts(server)
-    if discovered == 0:
-        text = f"Server '{server}' is connected; it offers no tools."
-    elif active < discovered:
-        inactive = [
-            t.bridged_name
-            for t in manager.tools.for_server(server)
-            if not (t.active and externally_active(t))
-        ]
-        shown = ", ".join(inactive[:10]) + (f" (+{len(inactive) - 10} more)" if len(inactive) > 10 else "")
-        text = (
-            f"Server '{server}' is connected, but only {active} of {discovered} discovered tools are "
-            f"active in this session; inactive: {shown}. Another extension or the active tool policy "
-            "keeps them inactive, and mcp_connect does not override it: check the tool policy or the "
-            "conflicting extension (reconnecting will not help)."
-        )
-    else:
-        text = f"Server '{server}' is connected: {active} tools active."
-    return text_result(text, structured=_details(sup, connected=True))
-
-
-def _details(sup: Supervisor, *, connected: bool) -> dict[str, Any]:
-    discovered, active = sup.runtime.tools.counts(sup.name)
-    return {
-        "server": sup.name,
-        "state": str(sup.state),
-        "connected": connected,
-        "tools": {"discovered": discovered, "active": active},
-        "allToolsActive": connected and active == discovered,
-    }

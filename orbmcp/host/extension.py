@@ -266,8 +266,8 @@ class McpExtension:
         self, config: ResolvedConfig, watch: RegistryWatch | None, task_status: TaskStatus[None]
     ) -> None:
         from orbmcp.core.manager import Manager
+        from orbmcp.core.startup import first_attempts
         from orbmcp.core.tools import ToolRegistry
-        from orbmcp.host.startup import first_attempts
 
         registry = ToolRegistry(prefix=config.settings.tool_prefix)
         registry.external_active = self._table.externally_active
@@ -289,7 +289,7 @@ class McpExtension:
                     if tool.name not in self._table:
                         self._table.add(tool)
                     self._table.set_active(tool.name, True)
-                await first_attempts(manager, [s.name for s in config.eager_servers()], self.ui.notify)
+                await first_attempts(manager, [s.name for s in config.eager_servers()], self._notify_spelled)
                 self._starting = False
                 await self._prompter.offer(manager, self.ui)
                 task_status.started()
@@ -300,7 +300,7 @@ class McpExtension:
                         self.ui.notify(f"MCP servers could not be updated: {agent_message(err)}", "error")
                         continue
                     self._config = next_config
-                    await first_attempts(manager, change.started, self.ui.notify, start=False)
+                    await first_attempts(manager, change.started, self._notify_spelled, start=False)
         finally:
             self._manager = None
             for name in (STATUS_TOOL, CONNECT_TOOL):
@@ -311,6 +311,11 @@ class McpExtension:
         """The configuration after the next registry change; None once the extension stops."""
         assert self._stop is not None and self._config is not None
         return await self._source.next(self.host, self._config, watch, self._stop)
+
+    def _notify_spelled(self, message: str, level: str) -> None:
+        from orbmcp.host.spelling import agent_text
+
+        self.ui.notify(agent_text(message), level)
 
     async def set_project(self, project: Path) -> None:
         """The agent moved to another project directory: load its configuration (asking the host
@@ -330,11 +335,11 @@ class McpExtension:
         if manager is None:
             self._config = config
             return
-        from orbmcp.host.startup import first_attempts
+        from orbmcp.core.startup import first_attempts
 
         change = await manager.apply_config(config)
         self._config = config
-        await first_attempts(manager, change.started, self.ui.notify, start=False)
+        await first_attempts(manager, change.started, self._notify_spelled, start=False)
 
     # -- server state -----------------------------------------------------------------------------
 

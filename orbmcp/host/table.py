@@ -82,3 +82,6 @@ class ToolTable:
 
     def tool_activation(self, tool: BridgedTool, active: bool) -> None:
         self.set_active(tool.bridged_name, active)
+
+    def tools_synced(self, server: str) -> None:
+        """Nothing: a ``HostTool`` reads its description and schema from the registry each time."""

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from orbmcp.core.results import TextBlock, ToolResult
+from orbmcp.commands.agent import error_result, text_result
+from orbmcp.core.results import ToolResult
 
 if TYPE_CHECKING:
     from orbmcp.core.manager import Manager
     from orbmcp.core.tools import BridgedTool
-    from orbmcp.errors import OrbError
+
+__all__ = ["HostTool", "ProgressCallback", "ToolRunner", "bridged_host_tool", "error_result", "text_result"]
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 """``progress(value, total, message)`` for one call; awaited when it returns an awaitable."""
@@ -96,38 +98,22 @@ class HostTool:
         return f"HostTool({self.name!r})"
 
 
-def text_result(text: str, *, error: bool = False, structured: object | None = None) -> ToolResult:
-    """A ``ToolResult`` of one text block (``error=True`` sets ``is_error``)."""
-    return ToolResult([TextBlock(text)], structured=structured, is_error=error)
-
-
-def error_result(err: OrbError) -> ToolResult:
-    """An OrbError as an ``is_error`` result, for hosts that want every failure as a result; the
-    commands it names are spelled as the agent's slash commands."""
-    from orbmcp.host.spelling import agent_message
-
-    return text_result(agent_message(err), error=True)
-
-
 def bridged_host_tool(tool: BridgedTool, manager_of: Callable[[], Manager | None]) -> HostTool:
     """The HostTool of a discovered MCP tool; calls go through the session ``manager_of()`` gives."""
 
     async def run(
         args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
     ) -> ToolResult:
-        from orbmcp.core.calls import call_tool
-        from orbmcp.errors import ConnectionFailed, UsageError
+        from orbmcp.core.calls import call_tool, owner_of
+        from orbmcp.errors import ConnectionFailed
 
         manager = manager_of()
         if manager is None:
             raise ConnectionFailed(
                 f"the MCP extension is shut down; '{tool.bridged_name}' is unavailable", server=tool.server
             )
-        if not tool.present:
-            raise UsageError(
-                f"server '{tool.server}' no longer offers the tool '{tool.name}'", server=tool.server
-            )
-        sup = manager.get(tool.server)
-        return await call_tool(sup, tool.name, args, timeout_s=timeout_s, progress=progress)
+        return await call_tool(
+            owner_of(manager, tool), tool.name, args, timeout_s=timeout_s, progress=progress
+        )
 
     return HostTool(tool.bridged_name, run, bridged=tool)

@@ -13,6 +13,7 @@ import httpx2
 
 from orbmcp._version import __version__
 from orbmcp.log import get_logger
+from orbmcp.net.bounded import cap_response
 
 USER_AGENT = f"orbmcp/{__version__}"
 
@@ -46,16 +47,20 @@ def make_http_client(
     request_timeout_s: float,
     on_response: ResponseHook | None = None,
 ) -> httpx2.AsyncClient:
-    """A client with orbmcp's timeouts (never httpx2's 5 s default), User-Agent and hook.
+    """A client with orbmcp's timeouts (never httpx2's 5 s default), User-Agent, bounded
+    response bodies (``bounded``: 16 MiB, an event stream per event) and hook.
 
     Configured ``headers`` go out on every request; a configured ``User-Agent`` wins over ours.
     The caller owns the client and must close it (``async with``).
     """
-    merged: dict[str, str] = {"User-Agent": USER_AGENT}
+    # Compression is decoded by ``bounded`` (so that the cap counts inflated bytes); asking for
+    # none spares the work with every server that listens.
+    merged: dict[str, str] = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
     merged.update(headers or {})
-    hooks: dict[str, list[Callable[[httpx2.Response], object]]] = {}
+    # Every body is bounded before anything reads it (``bounded``); then the observer.
+    hooks: dict[str, list[Callable[[httpx2.Response], object]]] = {"response": [cap_response]}
     if on_response is not None:
-        hooks["response"] = [_response_hook(on_response)]
+        hooks["response"].append(_response_hook(on_response))
     return httpx2.AsyncClient(
         headers=merged,
         auth=auth,

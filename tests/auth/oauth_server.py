@@ -81,6 +81,10 @@ class ASOptions:
     token_endpoint: str | None = None  # override (hostile URL)
     strict_redirect_uri: bool = True
     metadata_redirect: str | None = None  # every AS metadata URL answers 302 there
+    metadata_absent: bool = False  # every AS metadata URL answers 404 (the PRM still names the AS)
+    revocation: bool = False  # advertise and serve an RFC 7009 revocation endpoint
+    revocation_status: int = 200  # what the revocation endpoint answers
+    metadata_extra: dict[str, Any] | None = None  # merged over the AS metadata (hostile values)
     token_redirect: bool = False  # the advertised token endpoint answers 307 to the real one
 
 
@@ -184,6 +188,7 @@ class OAuthTestServer:
                 Route(prefix + "/token", self.token, methods=["POST"]),
                 Route(prefix + "/moved-token", self.moved_token, methods=["POST"]),
                 Route(prefix + "/register", self.register, methods=["POST"]),
+                Route(prefix + "/revoke", self.revoke, methods=["POST"]),
             ]
 
         @asynccontextmanager
@@ -337,11 +342,16 @@ class OAuthTestServer:
             body["token_endpoint_auth_methods_supported"] = self.opts.token_auth_methods
         if self.opts.as_scopes_supported is not None:
             body["scopes_supported"] = self.opts.as_scopes_supported
+        if self.opts.revocation:
+            body["revocation_endpoint"] = f"{issuer}/revoke"
+        body.update(self.opts.metadata_extra or {})
         return body
 
     async def asm_root(self, request: Request) -> Response:
         if self.opts.metadata_redirect:
             return RedirectResponse(self.opts.metadata_redirect, status_code=302)
+        if self.opts.metadata_absent:
+            return Response(status_code=404)
         if self.opts.discovery in ("default", "legacy"):
             return JSONResponse(self._asm())
         return Response(status_code=404)
@@ -349,6 +359,8 @@ class OAuthTestServer:
     async def asm_path(self, request: Request) -> Response:
         if self.opts.metadata_redirect:
             return RedirectResponse(self.opts.metadata_redirect, status_code=302)
+        if self.opts.metadata_absent:
+            return Response(status_code=404)
         if self.opts.discovery == "var1":
             return JSONResponse(self._asm())
         return Response(status_code=404)
@@ -492,6 +504,19 @@ class OAuthTestServer:
                 body.pop("refresh_token")
             return JSONResponse(body)
         return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+
+    async def revoke(self, request: Request) -> Response:
+        """RFC 7009: the client authenticates as at the token endpoint; an unknown token is fine."""
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        if self._authenticate_client(request, form) is None:
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        if self.opts.revocation_status != 200:
+            return JSONResponse({"error": "temporarily_unavailable"}, status_code=self.opts.revocation_status)
+        token = form.get("token", "")
+        self.access.pop(token, None)
+        if self.refresh.pop(token, None) is not None:
+            self.revoked_refresh.add(token)
+        return Response(status_code=200)
 
     # -- helpers for tests -------------------------------------------------------------------------
 

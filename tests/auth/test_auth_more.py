@@ -94,7 +94,7 @@ async def test_auth_status_and_logout_with_nothing_stored(tmp_path: Path) -> Non
     with anyio.fail_after(10):
         out = await handlers.logout(ctx, "srv")
     assert out.message == "no credentials were stored for 'srv'"
-    assert out.fields() == {"server": "srv", "removed": False}
+    assert out.fields() == {"server": "srv", "removed": False, "revocation": "none"}
 
 
 async def test_auth_refuses_unknown_and_non_oauth_servers(tmp_path: Path) -> None:
@@ -155,7 +155,8 @@ async def test_auth_reports_a_corrupt_state_file_and_replaces_it(
 
         with anyio.fail_after(10):
             out = await handlers.logout(ctx, "srv")
-        assert out.fields()["removed"] is True and out.message == "forgot the stored credentials of 'srv'"
+        assert out.fields()["removed"] is True and out.fields()["revocation"] == "unsupported"
+        assert out.message.startswith("forgot the stored credentials of 'srv'; its authorization server")
         assert not record.exists()
 
 
@@ -265,7 +266,7 @@ async def test_an_unreachable_server_is_a_connection_error_and_logout_is_idempot
     with anyio.fail_after(20), pytest.raises(ConnectionFailed) as caught:
         await authorize(cfg, tmp_path, reset=True, ui=HeadlessBrowser(), no_browser=False)
     assert caught.value.message.startswith("cannot reach server 'srv':")
-    assert await logout(cfg, tmp_path) is False
+    assert not await logout(cfg, tmp_path)
 
 
 async def test_a_server_that_never_answers_is_a_timeout(tmp_path: Path) -> None:

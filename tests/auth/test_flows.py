@@ -571,7 +571,7 @@ async def test_authorize_edges(tmp_path: Path) -> None:
             ui=HeadlessBrowser(),
             no_browser=False,
         )
-    assert await logout(make_cfg(f"http://127.0.0.1:{port}/mcp"), tmp_path) is False
+    assert not await logout(make_cfg(f"http://127.0.0.1:{port}/mcp"), tmp_path)
 
 
 async def test_sse_transport_authorizes_on_the_stream_request(tmp_path: Path) -> None:

@@ -155,7 +155,11 @@ async def test_cross_origin_metadata_redirect_is_not_followed(tmp_path: Path) ->
     opts = ASOptions(discovery="var1", metadata_redirect="http://169.254.169.254/latest/meta-data/")
     async with running_server(opts) as srv:
         provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=True, ui=ui)
-        with anyio.fail_after(20), pytest.raises(AuthError, match="PKCE"):
+        # No metadata from the named authorization server: an error, never guessed endpoints.
+        with (
+            anyio.fail_after(20),
+            pytest.raises(AuthError, match="publishes no authorization-server metadata"),
+        ):
             async with httpx2.AsyncClient(auth=provider, timeout=10, event_hooks={"request": [hook]}) as hc:
                 await hc.post(srv.mcp_url, json={}, headers={"Accept": "application/json"})
     assert any("oauth-authorization-server" in u for u in seen)

@@ -368,6 +368,8 @@ def test_project_files_of_other_clients_wait_for_trust(home: Path, project: Path
     assert not untrusted.project.loaded and untrusted.project.trust_state == "untrusted"
     assert untrusted.project.config_path == claude  # no .orb: the first imported file is shown
     assert set(untrusted.project.import_files) == {cursor, claude, project / ".cursor" / "mcp.json"}
+    # Never approved: read only for the names, other clients' project servers included.
+    assert {"import:cursor/tool", "import:claude-code/api-server"} <= set(untrusted.project.pending)
 
     review = trust.describe_project(project)
     keys = {s.key for s in review.servers}

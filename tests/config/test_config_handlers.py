@@ -102,6 +102,7 @@ def test_show_text_covers_stdio_http_disabled_and_warnings(tmp_path: Path) -> No
         "requestTimeoutMs": 30000,
         "maxRetries": 5,
         "enabled": True,
+        "tokenStore": "file",
     }
     assert data["warnings"][0]["server"] == "broken"
 

@@ -99,3 +99,31 @@ def test_property_never_raises_anything_but_expansion_error(text: str) -> None:
         return
     assert isinstance(result, str)
     referenced_variables(text)  # never raises
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("${B:-${HOME}}", "/home/me"),
+        ("${B:-x${HOME}y}z", "x/home/meyz"),
+        ("${A:-${NOPE}}", "alpha"),  # a default that is not used is not expanded
+        ("${B:-${C:-${HOME}/d}}", "/home/me/d"),
+        ("${B:-$$}", "$"),
+    ],
+)
+def test_nested_defaults_are_expanded_when_used(text: str, expected: str) -> None:
+    assert expand(text, {**ENV, "HOME": "/home/me"}) == expected
+
+
+def test_nested_defaults_read_their_variables_and_are_listed_for_review() -> None:
+    assert referenced_variables("${B:-${C:-${HOME}}}") == ("B", "C", "HOME")
+    with pytest.raises(MissingVariable) as caught:
+        expand("${B:-${C}}", ENV)
+    assert caught.value.name == "C"
+
+
+def test_defaults_nested_too_deep_are_an_error() -> None:
+    text = "${A0:-" * 12 + "x" + "}" * 12
+    with pytest.raises(ExpansionError, match="nested more than"):
+        expand(text, {})
+    assert referenced_variables(text) == ()

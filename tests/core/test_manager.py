@@ -70,6 +70,9 @@ class Events:
     def tool_activation(self, tool: BridgedTool, active: bool) -> None:
         self.activation.append((tool.name, active))
 
+    def tools_synced(self, server: str) -> None:
+        pass
+
 
 # --- start-up: concurrency, timeouts, eras ----------------------------------------------------
 

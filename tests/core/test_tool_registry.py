@@ -14,12 +14,16 @@ from orbmcp.core.tools import BridgedTool, ToolRegistry
 class Events:
     registered: list[str] = field(default_factory=list)
     activations: list[tuple[str, bool]] = field(default_factory=list)
+    synced: list[str] = field(default_factory=list)
 
     def tool_registered(self, tool: BridgedTool) -> None:
         self.registered.append(tool.name)
 
     def tool_activation(self, tool: BridgedTool, active: bool) -> None:
         self.activations.append((tool.name, active))
+
+    def tools_synced(self, server: str) -> None:
+        self.synced.append(server)
 
 
 def tool(name: str, **extra: Any) -> Tool:
@@ -34,6 +38,7 @@ def test_first_sync_registers_and_activates_each_tool_once() -> None:
     assert (added, removed) == (2, 0)  # the duplicate "a" is skipped
     assert events.registered == ["a", "b"]
     assert events.activations == [("a", True), ("b", True)]
+    assert events.synced == ["srv"]  # told once, after the registrations and activations
     assert reg.counts("srv") == (2, 2)
     a = reg.get("srv", "a")
     assert a is not None and a.description == "A." and a.bridged_name.startswith("mcp")

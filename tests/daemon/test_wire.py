@@ -108,7 +108,10 @@ async def test_bad_frames_end_that_connection_only(tmp_path: Path) -> None:
 def test_fuzzed_bytes_never_stop_the_daemon(tmp_path_factory: pytest.TempPathFactory, payload: bytes) -> None:
     async def scenario() -> None:
         async with serving(tmp_path_factory.mktemp("fuzz")) as daemon:
-            for data in (payload, protocol.encode({"t": "hello", "protocol": 1}) + payload):
+            for data in (
+                payload,
+                protocol.encode({"t": "hello", "protocol": protocol.PROTOCOL_VERSION}) + payload,
+            ):
                 await anyio.to_thread.run_sync(raw_exchange, daemon.socket_file, data)
             status = await anyio.to_thread.run_sync(ask, daemon.socket_file, {"t": "status"})
             assert status is not None and status["t"] == "status"

@@ -42,6 +42,9 @@ async def test_a_stubborn_server_is_stopped_by_the_detached_stop_after_orbmcp_ex
         assert (done.returncode, done.stdout) == (0, b"hi\n"), done.stderr
         await live.wait_registered(2, 10)
         await live.wait_all_dead(30)
+        with anyio.fail_after(30):
+            while not logged(log_file, "process.detached_stop", "stubborn"):
+                await anyio.sleep(0.05)  # polling a file the detached process writes, bounded above
         handed = logged(log_file, "process.handed_off", "stubborn")
         stops = logged(log_file, "process.detached_stop")
     assert len(handed) == 1

@@ -27,7 +27,6 @@ MAN_PAGE = ROOT / "man" / "orbmcp.1"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # Lines of the fresh-machine section install orbmcp or run the whole suite: CI runs those itself.
 NOT_EXAMPLES = ("python3 -m venv",)
-ASSIGNMENT = re.compile(r"^([A-Z_]+)=(\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -64,23 +63,14 @@ def readme_examples() -> list[Example]:
     """Every line of a README code block that runs orbmcp (CI snippets: their run lines)."""
     found: list[Example] = []
     for index, (lang, body) in enumerate(FENCE.findall(README.read_text(encoding="utf-8"))):
-        variables: dict[str, str] = {}  # `NAME="value"` lines of the block, as a shell would
         for raw in body.splitlines():
             line = raw.strip()
             if lang == "yaml":
                 line = re.sub(r"^-\s+(run:\s+)?", "", line)
-            if assignment := ASSIGNMENT.match(line):
-                variables[assignment[1]] = shlex.split(assignment[2], comments=True)[0]
-                continue
-            line = _expanded(line, variables)
             if line.startswith(NOT_EXAMPLES) or not re.match(r"^(orbmcp |echo .*\| orbmcp )", line):
                 continue
             found.append(Example(f"README ({lang or 'text'} block)", line, f"readme-{index}"))
     return found
-
-
-def _expanded(line: str, variables: dict[str, str]) -> str:
-    return re.sub(r"\$(\w+)", lambda m: variables.get(m[1], m[0]), line)
 
 
 def man_examples() -> list[Example]:

@@ -57,10 +57,10 @@ def test_an_empty_status_names_the_file_to_create(tmp_path: Path) -> None:
     assert result.code == 0
     assert result.stdout.splitlines() == [
         "No MCP servers configured.",
-        "Add one with `orbmcp add NAME -- COMMAND [ARGS...]` (or `orbmcp add NAME URL`),",
-        "copy your other clients' servers with `orbmcp config import CLIENT...`,",
-        f"or write it into {agent / 'mcp.json'}, for example:",
+        "Add one with `orbmcp add NAME -- PROGRAM ARG...` or `orbmcp add NAME URL`,",
+        f"or write it in {agent / 'mcp.json'}, for example:",
         '  {"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}',
+        "Servers you set up in Claude, Cursor, VS Code, ...: `orbmcp config import CLIENT`",
         "(`orbmcp config paths` lists every file orbmcp reads)",
     ]
     assert not agent.exists()  # orbmcp never writes your config

@@ -115,15 +115,20 @@ class HttpServerProcess:
 
 @contextmanager
 def http_server_process(
-    script_args: Sequence[str] = (), *, timeout: float = 20, env: Mapping[str, str] | None = None
+    script_args: Sequence[str] = (),
+    *,
+    timeout: float = 20,
+    env: Mapping[str, str] | None = None,
+    script: str = "everything",
 ) -> Iterator[HttpServerProcess]:
-    """``http_server`` without an event loop, for synchronous tests. Killed on exit."""
+    """``http_server`` without an event loop, for synchronous tests. Killed on exit. ``script``
+    may name another server of this folder that announces ``LISTENING <port>`` (hostile_http)."""
     args = list(script_args)
     sse = "--sse" in args
-    if not sse and "--http" not in args:
+    if script == "everything" and not sse and "--http" not in args:
         args = ["--http", "0", *args]
     proc = subprocess.Popen(
-        server_cmd("everything", *args),
+        server_cmd(script, *args),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         env={**os.environ, **env} if env is not None else None,

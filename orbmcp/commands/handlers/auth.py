@@ -67,4 +67,6 @@ async def logout(ctx: CommandContext, server: str) -> LoggedOut:
     from orbmcp.auth.flow import logout as forget
 
     cfg = _oauth_server(ctx, server)
-    return LoggedOut(server, await forget(cfg, ctx.config().global_dir))
+    outcome = await forget(cfg, ctx.config().global_dir)
+    revocation = outcome.revocation
+    return LoggedOut(server, outcome.removed, revocation.status, revocation.detail)

@@ -73,6 +73,7 @@ def show(ctx: CommandContext) -> ConfigView:
         "requestTimeoutMs": config.settings.request_timeout_ms,
         "maxRetries": config.settings.max_retries,
         "enabled": config.settings.extension_enabled,
+        "tokenStore": config.settings.credential_store,
     }
     if config.settings.roots is not None:
         settings["roots"] = list(config.settings.roots)

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from orbmcp.commands.arguments import parse_call_arguments
+from orbmcp import environment
+from orbmcp.commands.arguments import parse_call_arguments, read_argument_files
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.call import CallOutcome, transcript_text
 from orbmcp.commands.results.tools import (
@@ -36,6 +37,7 @@ from orbmcp.core.results import AudioBlock, ImageBlock, ToolResult
 from orbmcp.core.state import State
 from orbmcp.errors import TimeoutFailed, UsageError, cmd
 from orbmcp.suggest import unknown
+from orbmcp.text import shown_name
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities import Interaction
@@ -170,7 +172,7 @@ def _entry(tool: BridgedTool) -> ToolEntry:
         raw_description=tool.raw_description,
         input_schema=tool.input_schema,
         annotations=tool.annotations,
-        signature=signature(tool.name, tool.input_schema),
+        signature=signature(shown_name(tool.name), tool.input_schema),
     )
 
 
@@ -206,16 +208,17 @@ async def _one_tool(ctx: CommandContext, server: str, name: str) -> ToolDetail:
 
 
 def find_tool(manager: Manager, server: str, name: str) -> BridgedTool:
-    """A tool by its server-side name, or by its bridged name; 'did you mean' otherwise."""
+    """A tool by its server-side name, the name as listings show it (control and invisible
+    characters escaped), or its bridged name; 'did you mean' otherwise."""
     registry = manager.tools
     found = registry.get(server, name)
     if found is not None and found.present:
         return found
     offered = registry.for_server(server)
     for tool in offered:
-        if tool.bridged_name == name:
+        if name in (tool.bridged_name, shown_name(tool.name)):
             return tool
-    err = unknown("tool", name, [t.name for t in offered], server=server)
+    err = unknown("tool", name, [shown_name(t.name) for t in offered], server=server)
     raise UsageError(f"unknown tool '{name}' on server '{server}'", server=server, hint=err.hint)
 
 
@@ -328,8 +331,9 @@ async def call(
     level = checked_log_level(log_level)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None
+    read_file = await read_argument_files(tokens, limit=environment.max_input_bytes())
     # Syntax first (bad JSON, k without =, unreadable @file): no server needed to reject those.
-    parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text)
+    parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text, read_file=read_file)
     media_dir = _prepare_dir(user_path("--save-images", save_images)) if save_images is not None else None
     out_path = user_path("--output", output) if output is not None else None
     if out_path is not None:
@@ -339,7 +343,12 @@ async def call(
     sup = await manager.ready(server)
     bridged = find_tool(manager, server, tool)
     values = parse_call_arguments(
-        tokens, bridged.input_schema, args_json=args, stdin_text=stdin_text, strict=not no_check
+        tokens,
+        bridged.input_schema,
+        args_json=args,
+        stdin_text=stdin_text,
+        read_file=read_file,
+        strict=not no_check,
     )
 
     def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -447,7 +456,8 @@ async def prompt(
     ctx.server(server)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None
-    parse_call_arguments(tokens, None, stdin_text=stdin_text)
+    read_file = await read_argument_files(tokens, limit=environment.max_input_bytes())
+    parse_call_arguments(tokens, None, stdin_text=stdin_text, read_file=read_file)
     manager = await ctx.manager()
     sup = await manager.ready(server)
     if not has_capability(sup, "prompts"):
@@ -457,7 +467,7 @@ async def prompt(
     if found is None:
         err = unknown("prompt", name, [str(p.get("name")) for p in offered], server=server)
         raise UsageError(f"unknown prompt '{name}' on server '{server}'", server=server, hint=err.hint)
-    values = parse_call_arguments(tokens, prompt_schema(found), stdin_text=stdin_text)
+    values = parse_call_arguments(tokens, prompt_schema(found), stdin_text=stdin_text, read_file=read_file)
     strings: dict[str, str] = {}
     for key, value in values.items():
         if not isinstance(value, str):

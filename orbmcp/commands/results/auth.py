@@ -63,12 +63,31 @@ class LoggedOut(Statement):
 
     server: str
     removed: bool
+    # RFC 7009 at the authorization server: revoked | unsupported (no endpoint) | failed | none
+    revocation: str = "none"
+    revocation_error: str | None = None
 
     @property
     def message(self) -> str:
-        if self.removed:
-            return f"forgot the stored credentials of '{self.server}'"
-        return f"no credentials were stored for '{self.server}'"
+        if not self.removed:
+            return f"no credentials were stored for '{self.server}'"
+        forgot = f"forgot the stored credentials of '{self.server}'"
+        if self.revocation == "revoked":
+            return f"revoked the tokens of '{self.server}' at its authorization server and forgot them"
+        if self.revocation == "unsupported":
+            return (
+                f"{forgot}; its authorization server offers no token revocation (RFC 7009), "
+                "so the tokens stay valid until they expire"
+            )
+        if self.revocation == "failed":
+            return (
+                f"{forgot}; revoking them at the authorization server failed ({self.revocation_error}), "
+                "so they stay valid until they expire"
+            )
+        return forgot
 
     def fields(self) -> dict[str, Any]:
-        return {"server": self.server, "removed": self.removed}
+        data: dict[str, Any] = {"server": self.server, "removed": self.removed, "revocation": self.revocation}
+        if self.revocation_error is not None:
+            data["revocationError"] = self.revocation_error
+        return data

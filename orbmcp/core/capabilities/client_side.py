@@ -111,7 +111,7 @@ class ClientSide:
                 reason = f"orbmcp cannot show this form: {exc}"
                 self._note("elicitation", "decline", message, reason)
                 return ElicitResult(action="decline")
-            request = ElicitationRequest(self.server, "form", message, fields)
+            request = ElicitationRequest(self.server, "form", message, fields, schema=params.requested_schema)
         answer = await self._ask(request)
         content = None
         if answer.action == "accept" and request.mode == "form":

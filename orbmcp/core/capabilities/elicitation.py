@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -113,6 +113,9 @@ class ElicitationRequest:
     elicitation_id: str | None = None
     errors: tuple[str, ...] = ()
     retry: bool = False
+    # The form's ``requestedSchema`` as the server sent it, for a front that forwards the question
+    # to another MCP client (``orbmcp serve``) rather than showing ``fields``.
+    schema: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"server": self.server, "mode": self.mode, "message": self.message}

@@ -97,19 +97,18 @@ def status_table(rows: tuple[StatusRow, ...]) -> list[str]:
 def status_report(result: StatusReport) -> str:
     if not result.rows:
         lines = ["No MCP servers configured."]
-        if result.add_command and result.import_command:
-            lines += [
-                f"Add one with `{result.add_command} NAME -- COMMAND [ARGS...]` "
-                f"(or `{result.add_command} NAME URL`),",
-                f"copy your other clients' servers with `{result.import_command} CLIENT...`,",
-            ]
         if result.config_file:
-            verb = "or write it into" if result.add_command else "Add one to"
-            lines += [
-                f"{verb} {one_line(result.config_file)}, for example:",
-                f"  {FIRST_ENTRY}",
-                f"(`{result.paths_command}` lists every file orbmcp reads)",
-            ]
+            if add := result.add_command:
+                lines.append(f"Add one with `{add} NAME -- PROGRAM ARG...` or `{add} NAME URL`,")
+                lines.append(f"or write it in {one_line(result.config_file)}, for example:")
+            else:
+                lines.append(f"Add one to {one_line(result.config_file)}, for example:")
+            lines.append(f"  {FIRST_ENTRY}")
+            if result.import_command:
+                lines.append(
+                    f"Servers you set up in Claude, Cursor, VS Code, ...: `{result.import_command} CLIENT`"
+                )
+            lines.append(f"(`{result.paths_command}` lists every file orbmcp reads)")
     else:
         lines = [f"MCP servers ({len(result.rows)}):", *status_table(result.rows)]
     lines += [one_line(n) for n in result.notices]

@@ -1,9 +1,10 @@
-"""Waiting for eager servers at an agent's start-up: each server's first attempt, not its retries.
+"""Waiting for eager servers at a session's start-up: each server's first attempt, not its retries.
 
 ``Manager.start_many`` settles only when a server is ready or out of retries, which with retries
 on is about 50 s for a dead server. One unavailable server must neither block the session's start
 nor delay the others, so start-up waits for each first attempt (bounded by the server's own
-``timeoutMs``); retries continue in the background.
+``timeoutMs``); retries continue in the background. Used by the agent fronts (the host API,
+``orbmcp serve``); their ``notify`` spells the command references of what it is told.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import anyio
-
-from orbmcp.host.spelling import agent_text
 
 if TYPE_CHECKING:
     from orbmcp.core.manager import Manager
@@ -27,7 +26,8 @@ async def first_attempts(
     manager: Manager, names: Sequence[str], notify: Callable[[str, str], None], *, start: bool = True
 ) -> None:
     """Connect ``names`` concurrently (``start=False``: they are already connecting) and return once
-    each has had its first attempt; ``notify(message, level)`` each that failed it and retries."""
+    each has had its first attempt; ``notify(message, level)`` each that failed it and retries
+    (the message names commands with ``cmd`` references, unspelled)."""
     sups = [manager.get(n) for n in names]
     if not sups:
         return
@@ -49,7 +49,7 @@ async def first_attempts(
         tg.cancel_scope.cancel()  # only the waiting stops: supervisors live in the manager
     for sup in sups:
         if sup.snap.retries >= 1 and sup.running:
-            error = agent_text(sup.snap.last_error or "did not connect")
+            error = sup.snap.last_error or "did not connect"
             notify(f"MCP server '{sup.name}' failed to start: {error}; retrying in the background", "warning")
 
 

@@ -1,0 +1,122 @@
+"""The serve process once the scope's daemon serves its line (``orbmcp serve`` with a daemon).
+
+Standard library only, like the rest of the client: the agent's ``orbmcp serve`` then starts in
+milliseconds and the MCP session lives in the daemon. Over stdio this process is a pipe: a thread
+copies stdin to the socket (and half-closes it at EOF), the main thread copies the socket to
+stdout; the daemon ends the session when the agent's stdin ends. Over HTTP it says where the
+daemon listens and waits: SIGTERM, SIGINT or SIGHUP make the daemon stop listening.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from orbmcp.daemon import protocol
+
+if TYPE_CHECKING:
+    from orbmcp.daemon.client import Conversation
+
+CHUNK = 64 * 1024
+INTERRUPTED = 130
+CONNECTION = 4
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class _Stop(Exception):
+    """A signal asked this process to stop."""
+
+
+def serving(conv: Conversation, message: Mapping[str, Any]) -> int:
+    if message.get("transport") == "http":
+        return _wait_http(conv, str(message.get("url", "")))
+    conv.cancelled = True  # from now on a cancel frame would corrupt the MCP stream
+    with _stop_on_signals():
+        try:
+            return _pipe(conv.sock)
+        except _Stop:
+            return INTERRUPTED
+
+
+def _wait_http(conv: Conversation, url: str) -> int:
+    sys.stderr.write(
+        f"orbmcp: serving MCP at {url} from the session daemon (send Authorization: Bearer <token>; "
+        "the token: orbmcp serve --print-token)\n"
+    )
+    sys.stderr.flush()
+    while True:  # Ctrl-C / SIGTERM send a cancel (the client's handler); the daemon then hangs up
+        try:
+            frame = protocol.receive(conv.sock)
+        except (OSError, protocol.ProtocolError):
+            frame = None
+        if frame is None:
+            if conv.cancelled:
+                return INTERRUPTED
+            sys.stderr.write("orbmcp: the session daemon stopped serving\n")
+            return CONNECTION
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise _Stop(signal.Signals(signum).name)
+
+    previous = {}
+    for sig in _SIGNALS:
+        with contextlib.suppress(ValueError):  # not the main thread
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _pipe(sock: socket.socket) -> int:
+    """Copy until the daemon closes; 0 when that follows the agent's EOF, 4 when it came first."""
+    stdin_done = threading.Event()
+
+    def upstream() -> None:
+        try:
+            while data := os.read(0, CHUNK):
+                sock.sendall(data)
+        except OSError:
+            pass
+        finally:
+            stdin_done.set()
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_WR)
+
+    threading.Thread(target=upstream, name="orbmcp-serve-stdin", daemon=True).start()
+    while True:
+        try:
+            data = sock.recv(CHUNK)
+        except OSError:
+            data = b""
+        if not data:
+            if stdin_done.is_set():
+                return 0
+            sys.stderr.write("orbmcp: the session daemon closed the MCP session\n")
+            return CONNECTION
+        if not _write_all(data):
+            return 0  # the agent stopped reading: it is gone
+
+
+def _write_all(data: bytes) -> bool:
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(1, view)
+        except BrokenPipeError:
+            return False
+        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for odd platforms
+            continue
+        view = view[written:]
+    return True

@@ -1,0 +1,136 @@
+"""The fast lane of a one-agent wire (stdio, a daemon pipe): ``tools/call`` of a bridged tool goes
+straight to its server.
+
+An agent's most frequent request would otherwise cross the SDK's whole server pipeline (parsing
+into models, dispatch, middleware, validation of the result against the spec's models once more)
+on top of the call itself. Here the line is read with ``json``, the call is made on the session's
+connection (``calls.call_tool_wire``), and the server's result is written back as it came, with
+progress relayed and ``notifications/cancelled`` honoured. Anything else (orbmcp's own tools, an
+unknown name, a call before the handshake, a malformed request) takes the SDK's path, which
+answers it the checked way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from orbmcp.errors import OrbError
+from orbmcp.serve.peer import InFlight
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from orbmcp.core.tools import BridgedTool
+    from orbmcp.serve.gateway import Gateway
+    from orbmcp.serve.peer import Peer
+
+Write = Callable[[bytes], Awaitable[None]]
+_MARKERS = (b'"tools/call"', b'"notifications/cancelled"')
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+class FastLane:
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+        self._write: Write | None = None
+        self._tg: TaskGroup | None = None
+        self._running: dict[Any, anyio.CancelScope] = {}
+
+    def attach(self, write: Write, tg: TaskGroup) -> None:
+        self._write, self._tg = write, tg
+
+    def _peer(self) -> Peer | None:
+        peers = self._gateway.peers
+        if len(peers) != 1 or not peers[0].connection.initialized.is_set():
+            return None
+        return peers[0]
+
+    def take(self, line: bytes) -> bool:
+        """Handle ``line`` here (True), or leave it to the SDK (False)."""
+        if self._tg is None or not any(marker in line for marker in _MARKERS):
+            return False
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(message, dict):
+            return False
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        method = message.get("method")
+        if method == "notifications/cancelled":
+            scope = self._running.get(params.get("requestId"))
+            if scope is None:
+                return False
+            scope.cancel()
+            return True
+        request_id = message.get("id")
+        if method != "tools/call" or isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return False
+        name, arguments = params.get("name"), params.get("arguments")
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        peer = self._peer()
+        tool = self._gateway.tool(name) if isinstance(name, str) else None
+        if (
+            peer is None
+            or tool is None
+            or not isinstance(arguments, dict | None)
+            or request_id in self._running
+        ):
+            return False
+        if not isinstance(token, int | str) or isinstance(token, bool):
+            token = None
+        self._running[request_id] = anyio.CancelScope()
+        self._tg.start_soon(self._call, peer, request_id, tool, dict(arguments or {}), token)
+        return True
+
+    async def _call(
+        self, peer: Peer, request_id: Any, tool: BridgedTool, arguments: dict[str, Any], token: Any
+    ) -> None:
+        from orbmcp.commands.agent import error_result
+        from orbmcp.core.calls import call_tool_wire, owner_of
+        from orbmcp.serve.asker import AgentAsker
+
+        write = self._write
+        assert write is not None
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            params: dict[str, Any] = {"progressToken": token, "progress": value}
+            if total is not None:
+                params["total"] = total
+            if message:
+                params["message"] = message
+            await write(_line({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}))
+
+        call = InFlight(tool.server, None, request_id)
+        peer.calls.append(call)
+        peer.touch()
+        result: dict[str, Any] | None = None
+        try:
+            with self._running[request_id]:
+                try:
+                    sup = owner_of(self._gateway.manager, tool)
+                    await peer.roots_settled()
+                    asker = AgentAsker(peer, call, self._gateway.hub.asker)
+                    result = await call_tool_wire(
+                        sup,
+                        tool.name,
+                        arguments,
+                        progress=progress if token is not None else None,
+                        asker=asker,
+                    )
+                except OrbError as err:
+                    result = error_result(err).to_json()
+        finally:
+            peer.calls.remove(call)
+            del self._running[request_id]
+        if result is not None:  # a cancelled request gets no answer
+            await write(_line({"jsonrpc": "2.0", "id": request_id, "result": result}))

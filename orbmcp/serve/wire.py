@@ -1,0 +1,172 @@
+"""Newline-delimited JSON-RPC over byte streams (stdio, a daemon pipe), as the SDK's message streams.
+
+An agent's line that is not JSON gets a parse error, one that is not JSON-RPC an invalid-request
+error (with its id when it has one); the session goes on. A line longer than ``MAX_LINE_BYTES``
+ends the connection: the framing can no longer be trusted.
+
+``claimed_stdio`` makes this process's stdin and stdout the wire: while it lasts fd 0 reads
+/dev/null and fd 1 writes to stderr, so nothing else (a library's print, a child that inherits
+them) can corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from orbmcp.log import log_event
+
+if TYPE_CHECKING:
+    from orbmcp.serve.lane import FastLane
+
+MAX_LINE_BYTES = 32 * 1024 * 1024
+_READ_CHUNK = 64 * 1024
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+class LineTooLong(Exception):
+    """The agent sent more than ``MAX_LINE_BYTES`` without a newline."""
+
+
+def _error_line(request_id: Any, code: int, message: str) -> bytes:
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(body).encode() + b"\n"
+
+
+@asynccontextmanager
+async def message_streams(
+    receive: ByteReceiveStream,
+    send: ByteSendStream,
+    *,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    lane: FastLane | None = None,
+) -> AsyncIterator[tuple[Any, Any]]:
+    """``(read_stream, write_stream)`` of SDK ``SessionMessage``s over a byte stream pair; lines
+    the ``lane`` takes are handled there (it writes on the same wire, in order)."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+    from pydantic import ValidationError
+
+    read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
+    send_lock = anyio.Lock()
+
+    async def write(data: bytes) -> None:
+        async with send_lock:
+            await send.send(data)
+
+    async def take(line: bytes) -> None:
+        if lane is not None and lane.take(line):
+            return
+        try:
+            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValidationError:
+            await write(_refusal(line))
+            return
+        await read_writer.send(SessionMessage(message))
+
+    async def reader() -> None:
+        buffer = bytearray()
+        scanned = 0
+        async with read_writer:
+            while True:
+                try:
+                    chunk = await receive.receive(_READ_CHUNK)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                    break
+                buffer += chunk
+                start = 0
+                while (newline := buffer.find(b"\n", max(start, scanned))) >= 0:
+                    line = bytes(buffer[start:newline]).strip()
+                    start = newline + 1
+                    scanned = 0
+                    if line:
+                        await take(line)
+                del buffer[:start]
+                scanned = len(buffer)
+                if len(buffer) > max_line_bytes:
+                    log_event("serve.line_too_long", level="warn", count=len(buffer))
+                    raise LineTooLong(f"a line over {max_line_bytes} bytes")
+            if buffer.strip():
+                await take(bytes(buffer).strip())
+
+    async def writer() -> None:
+        async with write_reader:
+            async for session_message in write_reader:
+                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                try:
+                    await write(data.encode() + b"\n")
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    return  # the agent left; the read side ends the session
+
+    async with anyio.create_task_group() as tg:
+        if lane is not None:
+            lane.attach(write, tg)
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            tg.cancel_scope.cancel()
+
+
+def _refusal(line: bytes) -> bytes:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error_line(None, PARSE_ERROR, "Parse error")
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        request_id = None
+    return _error_line(request_id, INVALID_REQUEST, "Invalid Request")
+
+
+PIPE_BYTES = 1024 * 1024
+
+
+def _widen_pipe(fd: int) -> None:
+    """A 1 MiB pipe buffer (Linux; the default is 64 KiB): a ten-thousand-tool listing then
+    crosses in two writes instead of twenty, each of which waits for the reader to be scheduled."""
+    import fcntl
+
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is not None:
+        with suppress(OSError):  # not a pipe, or over the system's limit: keep the default
+            fcntl.fcntl(fd, set_size, PIPE_BYTES)
+
+
+@contextmanager
+def claimed_stdio() -> Iterator[tuple[int, int]]:
+    """Private duplicates of fd 0 and fd 1 for the wire; fd 0 reads /dev/null and fd 1 writes to
+    stderr meanwhile. Restored (with their blocking mode) on the way out, when the duplicates are
+    closed: streams over them must leave closing to this."""
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved = (os.get_blocking(wire_in), os.get_blocking(wire_out))
+    for fd in (wire_in, wire_out):
+        _widen_pipe(fd)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(devnull, 0)
+        os.dup2(2, 1)
+    finally:
+        os.close(devnull)
+    try:
+        yield wire_in, wire_out
+    finally:
+        with suppress(OSError):
+            os.dup2(wire_in, 0)
+        with suppress(OSError):
+            os.dup2(wire_out, 1)
+        for fd, blocking in zip((0, 1), saved, strict=True):
+            with suppress(OSError):
+                os.set_blocking(fd, blocking)
+        for fd in (wire_in, wire_out):
+            with suppress(OSError):
+                os.close(fd)
