@@ -502,7 +502,7 @@ COMMANDS += (
         examples=(
             "orbmcp serve",
             "orbmcp serve --http 8765",
-            "orbmcp serve --server github --names raw",
+            "orbmcp serve --server everything --names raw",
             "orbmcp serve --print-token",
         ),
     ),

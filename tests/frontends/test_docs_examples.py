@@ -27,6 +27,9 @@ MAN_PAGE = ROOT / "man" / "orbmcp.1"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # Lines of the fresh-machine section install orbmcp or run the whole suite: CI runs those itself.
 NOT_EXAMPLES = ("python3 -m venv",)
+# A server that listens until it is stopped: tests/serve runs it over HTTP. (`orbmcp serve` over
+# stdio runs here: the test's stdin is empty, and it stops at EOF.)
+LISTENERS = ("orbmcp serve --http",)
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ def _groups(examples: list[Example]) -> dict[str, list[Example]]:
     for daemon_last in (False, True):
         for example in examples:
             is_daemon = example.line.startswith("orbmcp daemon")
-            if is_daemon == daemon_last and example.line not in seen:
+            listens = example.line.startswith(LISTENERS)
+            if is_daemon == daemon_last and example.line not in seen and not listens:
                 seen.add(example.line)
                 groups.setdefault(example.group, []).append(example)
     return groups
