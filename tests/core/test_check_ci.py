@@ -195,6 +195,9 @@ def test_github_format_annotates_and_appends_a_step_summary(mixed: Path, tmp_pat
     summary.write_text("earlier step\n")
     result = check(mixed, "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert result.code == 3
+    # Run in the repository (the config under it), the annotation names the file as GitHub does.
+    inside = check(mixed, "--format", "github", cwd=mixed.parent)
+    assert f"::error file={mixed.name},title=orbmcp check%3A gh::" in inside.stdout
     annotations = [line for line in result.stdout.splitlines() if line.startswith("::")]
     assert annotations[0] == "::notice title=orbmcp check%3A off::disabled in the configuration: skipped"
     gh = next(a for a in annotations if "orbmcp check%3A gh" in a)

@@ -111,6 +111,9 @@ class CheckReport(Result):
     junit_file: str | None = None  # the JUnit XML report written, if asked for
     summary_file: str | None = None  # the GitHub step summary appended to, if any
     waited: float | None = None  # seconds spent waiting for servers (``--wait``)
+    # The directory the CI step runs in (the project): GitHub attaches an annotation to a file
+    # named relative to the repository, so config files under it are named that way.
+    workdir: str | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
