@@ -11,8 +11,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from orbmcp.commands.complete import shell_commands
 from orbmcp.commands.context import CommandContext
-from orbmcp.frontends.shell import help_text, run_shell
+from orbmcp.frontends.shell import NOT_IN_SHELL, help_text, run_shell
 from orbmcp.frontends.terminal import TerminalUI
 from tests.frontends import OFFLINE_SERVERS, PY, Pty, env_for, everything_entry, write_config
 
@@ -70,6 +71,11 @@ def test_help_lists_both_forms_from_the_table(offline: Path) -> None:
     code, out = session(offline, ["help"])
     assert code == 0
     assert out == help_text() + "\n"
+    # The summaries of the shell-style commands form one column, however long a usage is.
+    section = out.split("Shell-style commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    for path, spec in shell_commands().items():
+        if path not in NOT_IN_SHELL:
+            assert any(line.endswith(spec.summary) and line.index(spec.summary) == 43 for line in section)
     for needle in (
         "/mcp:start <server>",
         "/mcp:auth <server> [--reset]",
