@@ -299,8 +299,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
             JSON,
         ),
         examples=(
-            "orbmcp add files -- npx -y @modelcontextprotocol/server-filesystem ~/notes",
-            "orbmcp add docs https://mcp.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'",
+            "orbmcp add files --lazy -- npx -y @modelcontextprotocol/server-filesystem /tmp",
+            "orbmcp add docs https://mcp.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'"
+            " --lazy",
         ),
     ),
     CommandSpec(
@@ -308,6 +309,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "Remove a server's entry from orbmcp's own config (the entry in effect, or that of --scope).",
         f"{H}.edit:remove",
         (Param("name", "Server to remove.", required=True, completer="servers"), SCOPE, JSON),
+        examples=("orbmcp remove docs",),
     ),
     CommandSpec(
         ("enable",),
@@ -316,6 +318,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Server to enable.", required=True, completer="servers:disabled"), JSON),
         slash=("/mcp:enable",),
         connects=True,
+        examples=("orbmcp enable files",),
     ),
     CommandSpec(
         ("disable",),
@@ -324,6 +327,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Server to disable.", required=True, completer="servers:enabled"), JSON),
         slash=("/mcp:disable",),
         connects=True,
+        examples=("orbmcp disable files",),
     ),
     CommandSpec(
         ("trust",),

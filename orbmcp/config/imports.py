@@ -14,7 +14,7 @@ only the entries the trust store approved (trust.py reviews them with orbmcp's o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from orbmcp import environment
@@ -61,7 +61,7 @@ def active_clients(settings: Settings) -> tuple[ClientName, ...]:
 
 def tagged(warning: ConfigWarning, client: str) -> ConfigWarning:
     """A warning about an imported entry, saying whose file it is."""
-    return ConfigWarning(f"import:{client}: {warning.message}", warning.file, warning.server, warning.reason)
+    return replace(warning, message=f"import:{client}: {warning.message}")
 
 
 # ---- reading --------------------------------------------------------------------------------------
@@ -124,9 +124,18 @@ def choose(
     approved: frozenset[str],
     settings: Settings,
     warnings: list[ConfigWarning],
+    dropped: dict[str, tuple[Source, ConfigWarning]],
 ) -> list[Chosen]:
-    """The imported entry in effect for each name: user files, and project files' approved entries."""
+    """The imported entry in effect for each name: user files, and project files' approved entries.
+    ``dropped`` gets, per name, the first entry skipped as unusable, and why (a name some file
+    names is then reported as what it is, not as unknown)."""
     chosen: dict[str, Chosen] = {}
+
+    def skip(client: ClientName, name: str, warning: ConfigWarning) -> None:
+        warnings.append(warning)
+        if name not in chosen:
+            dropped.setdefault(name, (source_of(client), warning))
+
     for read in reads:
         file = read.file
         client = file.client
@@ -136,13 +145,18 @@ def choose(
                 continue  # invisible until the project is trusted
             if imported.entry is None:
                 message = "; ".join(imported.problems) + "; entry skipped"
-                warnings.append(tagged(ConfigWarning(message, str(file.path), name, "invalid_entry"), client))
+                warning = ConfigWarning(message, str(file.path), name, "invalid_entry", skipped=True)
+                skip(client, name, tagged(warning, client))
                 continue
             server, entry_warnings = parse_server(
                 name, imported.entry, file=str(file.path), source=source_of(client), settings=settings
             )
             if server is None:
-                warnings.extend(tagged(w, client) for w in entry_warnings)
+                tagged_warnings = [tagged(w, client) for w in entry_warnings]
+                fatal = next((w for w in tagged_warnings if w.skipped), None)
+                warnings.extend(w for w in tagged_warnings if w is not fatal)
+                if fatal is not None:
+                    skip(client, name, fatal)
                 continue
             winner = chosen.get(name)
             if winner is not None:

@@ -145,11 +145,11 @@ def load_config(
         {name: entry for name, entry, _ in registry.registered_entries()},
         {},
     )
-    chosen = imports.choose(reads, approved=approved, settings=settings, warnings=warnings)
+    dropped: dict[str, tuple[Source, ConfigWarning]] = {}
+    chosen = imports.choose(reads, approved=approved, settings=settings, warnings=warnings, dropped=dropped)
     import_layers = [
         _Layer(imports.source_of(c.file.client), c.file.path, {c.name: c.entry}, {}) for c in chosen
     ]
-    dropped: dict[str, tuple[Source, ConfigWarning]] = {}
     winners = _merge([extension, *import_layers, *file_layers], settings, warnings, dropped)
 
     servers: dict[str, ServerConfig] = {}
@@ -294,9 +294,16 @@ def _project_info(
         # file costs one bounded read and never touches the user's own servers.
         names = project_server_names(pdir)
         pending = [*names]
+        waiting = {
+            name: untrusted_entry(name, file, "project", changed=False) for name, file in names.items()
+        }
         for read in reads:
+            source = imports.source_of(read.file.client)
             for server in read.servers:
-                names.setdefault(server.name, str(read.file.path))
+                if server.name not in waiting:
+                    waiting[server.name] = untrusted_entry(
+                        server.name, str(read.file.path), source, changed=False
+                    )
                 pending.append(imports.import_key(read.file.client, server.name))
         return (
             ProjectInfo(
@@ -305,7 +312,7 @@ def _project_info(
             [],
             list(store_warnings),
             frozenset(),
-            {name: untrusted_entry(name, file, changed=False) for name, file in names.items()},
+            waiting,
         )
     try:
         documents = read_project(pdir)
@@ -342,11 +349,11 @@ def _project_info(
         import_files=imported,
     )
     warnings = list(check.warnings)
-    untrusted = {
-        s.name: untrusted_entry(s.name, s.file, changed=state == "changed")
-        for s in review.servers
-        if s.name not in check.approved
-    }
+    untrusted: dict[str, UnavailableEntry] = {}
+    for s in review.servers:  # the project's own files first: theirs is the name's entry
+        if s.key not in check.approved:
+            label: Source = "project" if s.client is None else imports.source_of(s.client)
+            untrusted.setdefault(s.name, untrusted_entry(s.name, s.file, label, changed=state == "changed"))
     if not info.loaded:
         return info, [], warnings, frozenset(), untrusted
     warnings.extend(review.warnings)

@@ -39,8 +39,9 @@ def unavailable_entries(
     return out
 
 
-def untrusted_entry(name: str, file: str, *, changed: bool) -> UnavailableEntry:
-    """A project server left out because nobody approved it (or its definition changed since)."""
+def untrusted_entry(name: str, file: str, source: Source, *, changed: bool) -> UnavailableEntry:
+    """A project server left out because nobody approved it (or its definition changed since);
+    ``source`` is ``project``, or ``import:<client>`` for another client's project file."""
     if changed:
         message = "its entry is new or changed since the project was approved"
     else:
@@ -49,7 +50,7 @@ def untrusted_entry(name: str, file: str, *, changed: bool) -> UnavailableEntry:
         name=name,
         kind="untrusted",
         file=file,
-        source="project",
+        source=source,
         message=message,
         reason="project_untrusted",
         fix=f"review and approve the project's servers: `{cmd('trust')}`",

@@ -8,14 +8,10 @@ own, over stdio (the default) or Streamable HTTP.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results import Lines
 from orbmcp.errors import UsageError
 from orbmcp.serve.options import NAME_MODES, HttpAddress, NameMode, ServeOptions, parse_address
-
-if TYPE_CHECKING:
-    from orbmcp.commands.context import CommandContext
 
 
 def options_from(

@@ -218,6 +218,30 @@ def test_broken_files_warn_and_the_rest_still_load(home: Path, project: Path) ->
     assert "{file:" in skipped["file-secret"]
 
 
+def test_an_unusable_imported_entry_is_reported_by_name(home: Path, project: Path) -> None:
+    cursor = write(
+        home / ".cursor" / "mcp.json", {"mcpServers": {"bad": {"command": 5}, "x": {"command": "x"}}}
+    )
+    place("malformed/opencode-bad-entries.json", home / ".config" / "opencode" / "opencode.json")
+    config = load(project)
+    bad = config.unavailable["bad"]
+    assert (bad.kind, bad.source, bad.file, bad.reason) == (
+        "invalid",
+        "import:cursor",
+        str(cursor),
+        "invalid_entry",
+    )
+    assert bad.message == 'import:cursor: "command" must be a string, not a number'
+    assert config.unavailable["file-secret"].source == "import:opencode"
+    assert not set(config.unavailable) & set(config.servers)
+    # a usable definition elsewhere (a later client, orbmcp's own file) is the one in effect
+    write(home / ".codeium" / "windsurf" / "mcp_config.json", {"mcpServers": {"bad": {"command": "ok"}}})
+    assert "bad" in load(project).servers and "bad" not in load(project).unavailable
+    (home / ".codeium" / "windsurf" / "mcp_config.json").unlink()
+    write(Path(os.environ["ORB_AGENT_DIR"]) / "mcp.json", {"mcpServers": {"bad": {"command": "mine"}}})
+    assert "bad" not in load(project).unavailable
+
+
 def test_an_oversized_file_is_not_read(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     place("cursor-mcp.json", home / ".cursor" / "mcp.json")
     monkeypatch.setattr(client_documents, "MAX_FILE_BYTES", 64)
@@ -245,6 +269,23 @@ def test_a_big_file_is_parsed_only_when_it_changed(
     assert set(load(project).servers) == {"bbbb"}
     path.unlink()
     assert load(project).servers == {}
+
+
+def test_a_toml_file_is_parsed_only_when_it_changed(home: Path, project: Path) -> None:
+    path = write(home / ".codex" / "config.toml", '[mcp_servers.aaaa]\ncommand = "one"\n')
+    assert set(load(project).servers) == {"aaaa"}
+    info = path.stat()
+    path.write_text(path.read_text().replace("aaaa", "bbbb"))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert set(load(project).servers) == {"aaaa"}  # answered from the cache, tomllib not needed
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
+    assert set(load(project).servers) == {"bbbb"}
+    # a TOML date cannot be cached (JSON has none): that file is parsed each time, others still cached
+    path.write_text('[mcp_servers.cccc]\ncommand = "one"\nsince = 1979-05-27\n')
+    assert set(load(project).servers) == {"cccc"}
+    cache = Path(os.environ["ORB_AGENT_DIR"]) / "cache" / client_documents.CACHE_FILE
+    assert "cccc" not in cache.read_text()
+    assert set(load(project).servers) == {"cccc"}
 
 
 def test_an_unusable_cache_is_ignored(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -368,6 +409,11 @@ def test_project_files_of_other_clients_wait_for_trust(home: Path, project: Path
     assert not untrusted.project.loaded and untrusted.project.trust_state == "untrusted"
     assert untrusted.project.config_path == claude  # no .orb: the first imported file is shown
     assert set(untrusted.project.import_files) == {cursor, claude, project / ".cursor" / "mcp.json"}
+    # what the repo's files would add is reported as waiting for trust, under its client's label;
+    # "tool" is loaded (the user's own Cursor entry), so it is not unavailable
+    waiting = untrusted.unavailable["api-server"]
+    assert (waiting.kind, waiting.source, waiting.file) == ("untrusted", "import:claude-code", str(claude))
+    assert untrusted.unavailable["fetch"].source == "import:vscode" and "tool" not in untrusted.unavailable
     # Never approved: read only for the names, other clients' project servers included.
     assert {"import:cursor/tool", "import:claude-code/api-server"} <= set(untrusted.project.pending)
 
@@ -396,6 +442,8 @@ def test_project_files_of_other_clients_wait_for_trust(home: Path, project: Path
     assert changed.project.trust_state == "changed"
     assert changed.project.pending == ("import:cursor/tool",)
     assert changed.servers["tool"].command == "user-level"  # the unapproved one stays invisible
+    assert "tool" not in changed.unavailable  # the user's own entry of that name is in effect
+    assert not set(changed.unavailable) & set(changed.servers)
     assert "api-server" in changed.servers  # the others keep working
 
 

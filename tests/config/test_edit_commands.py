@@ -165,6 +165,36 @@ def test_an_unparsable_file_is_never_written(agent: Path, project: Path) -> None
     assert path.read_text() == broken
 
 
+def test_a_file_that_is_not_text_or_not_a_file_is_never_written(agent: Path, project: Path) -> None:
+    latin1 = b'{"mcpServers": {"caf\xe9": {"command": "x"}}}'
+    own = agent / "mcp.json"
+    agent.mkdir(parents=True, exist_ok=True)
+    own.write_bytes(latin1)
+    refused = orb(project, "add", "b", "--", "y")
+    assert refused.code == 3 and f"{own}:1:21: not valid UTF-8" in refused.stderr
+    assert own.read_bytes() == latin1
+    own.unlink()
+    # an untrusted project's file, which the loader leaves alone
+    theirs = project / ".orb" / "mcp.json"
+    theirs.parent.mkdir()
+    theirs.write_bytes(latin1)
+    refused = orb(project, "add", "b", "--scope", "project", "--", "y")
+    assert refused.code == 3 and f"{theirs}:1:21: not valid UTF-8" in refused.stderr
+    assert theirs.read_bytes() == latin1
+    theirs.unlink()
+    theirs.mkdir()  # a directory where the file should be
+    unreadable = orb(project, "add", "b", "--scope", "project", "--", "y")
+    assert unreadable.code == 3 and str(theirs) in unreadable.stderr, unreadable.stderr
+    assert theirs.is_dir()
+
+
+def test_an_entry_with_a_disabled_key_is_disabled_with_that_key(agent: Path, project: Path) -> None:
+    path = write(agent / "mcp.json", {"mcpServers": {"c": {"command": "c", "disabled": False}}})
+    assert orb(project, "disable", "c").code == 0
+    assert servers_of(path)["c"] == {"command": "c", "disabled": True}
+    assert load_config(project=project).servers["c"].enabled is False
+
+
 def test_a_symlinked_config_is_written_through(agent: Path, project: Path, tmp_path: Path) -> None:
     dotfiles = write(tmp_path / "dotfiles" / "mcp.json", {"mcpServers": {}})
     agent.mkdir(parents=True, exist_ok=True)
@@ -205,6 +235,7 @@ def test_add_to_a_config_file_named_with_config(project: Path, tmp_path: Path) -
 
 def test_the_persons_own_edits_keep_a_trusted_project_trusted(agent: Path, project: Path) -> None:
     own = write(project / ".orb" / "mcp.json", {"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}}})
+    os.chmod(own, 0o664)  # a group-writable checkout
     trust.approve(agent, project, trust.describe_project(project).digest)
 
     assert orb(project, "add", "c", "--scope", "project", "--", "c-server").code == 0
@@ -212,7 +243,7 @@ def test_the_persons_own_edits_keep_a_trusted_project_trusted(agent: Path, proje
     config = load_config(project=project)
     assert config.project.trust_state == "trusted"
     assert set(config.servers) == {"a", "b", "c"} and config.servers["a"].enabled is False
-    assert stat.S_IMODE(own.stat().st_mode) != 0o600 or True  # a project file keeps its own mode
+    assert stat.S_IMODE(own.stat().st_mode) == 0o664  # a project file keeps its own mode
 
     # someone else changes b: the person's next edit of a does not approve b's change
     data = json.loads(own.read_text())

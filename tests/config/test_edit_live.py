@@ -24,7 +24,10 @@ from tests.servers.launch import LivenessServer
 
 
 def test_in_the_repl_disable_stops_the_server_and_enable_starts_it(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"ev": everything_entry(), "other": everything_entry(lifecycle="lazy")})
+    # A generous connect timeout: on a loaded machine a first attempt that times out would leave
+    # "ev" retrying (starting) when the script's first line runs.
+    ev = everything_entry(timeoutMs=120_000)
+    config = write_config(tmp_path, {"ev": ev, "other": everything_entry(lifecycle="lazy")})
     out: list[str] = []
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config)
     lines = [
@@ -45,7 +48,7 @@ def test_in_the_repl_disable_stops_the_server_and_enable_starts_it(tmp_path: Pat
     assert {row["name"]: row["state"] for row in overview} == {"ev": "ready", "other": "stopped"}
     # enabling a server that is on in its file (lazy, not connected) starts it in the session
     assert printed[5] == f"Enabled 'other' in {config} (config); in this session it is ready"
-    assert parse_jsonc(config.read_text())["mcpServers"]["ev"] == {**everything_entry(), "enabled": True}  # type: ignore[index]
+    assert parse_jsonc(config.read_text())["mcpServers"]["ev"] == {**ev, "enabled": True}  # type: ignore[index]
 
 
 @pytest.fixture
