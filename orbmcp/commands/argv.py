@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from orbmcp.commands.table import GLOBAL_OPTIONS
+from orbmcp.commands.params import GLOBAL_OPTIONS
 
 HELP_FLAGS = ("--help", "-h")
 

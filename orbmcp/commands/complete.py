@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.live_query import LiveCompleter, LiveQuery
+from orbmcp.commands.params import GLOBAL_OPTIONS
 from orbmcp.commands.spec import CommandSpec, Param
-from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS, GROUPS
+from orbmcp.commands.table import COMMANDS, GROUPS
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig

@@ -2,66 +2,16 @@
 
 The Typer front (frontends/cli.py), the slash dispatcher (frontends/slash.py), completion
 (commands/complete.py), the shell completion scripts and the man page are built from ``COMMANDS``.
+The options shared by many commands are in ``params``; serve and the session daemon, the commands
+that run orbmcp as a service, in ``table_services``.
 """
 
 from __future__ import annotations
 
-from orbmcp import environment
+from orbmcp.commands.params import JSON, LOG_LEVEL, SCOPE, SERVER
 from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.table_services import SERVICE_COMMANDS
 
-# Options of the program itself, defined once: the Typer root callback (frontends/typer_app.py),
-# the option hoisting of frontends/cli.py, completion and the man page are built from these.
-GLOBAL_OPTIONS: tuple[Param, ...] = (
-    Param("version", "Show the version and exit.", kind="flag", flags=("--version", "-V")),
-    Param(
-        "project",
-        "Project directory (default: the working directory).",
-        kind="option",
-        type="path",
-        flags=("--project", "-p"),
-        metavar="DIR",
-        envvar=environment.PROJECT,
-    ),
-    Param(
-        "config",
-        "Use only this config file (trusted because you named it).",
-        kind="option",
-        type="path",
-        flags=("--config", "-c"),
-        metavar="FILE",
-        envvar=environment.CONFIG,
-    ),
-    Param("no_color", "No colours or rich tables (also NO_COLOR).", kind="flag"),
-    Param(
-        "no_daemon",
-        "Run this command one-shot even when a session daemon runs for this scope.",
-        kind="flag",
-        envvar=environment.NO_DAEMON,
-    ),
-    Param("json", "JSON output for every command.", kind="flag"),
-    Param(
-        "no_input",
-        "Never ask anything: a server's questions are declined (the result says so).",
-        kind="flag",
-    ),
-    Param("help", "Show help and exit (also after any command).", kind="flag", flags=("--help", "-h")),
-)
-
-JSON = Param("json", "Print machine-readable JSON (errors go to stderr as one JSON line).", kind="flag")
-SERVER = Param("server", "Server name.", required=True, completer="servers")
-SCOPE = Param(
-    "scope",
-    "Which of orbmcp's files: global (default) or project.",
-    kind="option",
-    metavar="SCOPE",
-    completer="scopes",
-)
-LOG_LEVEL = Param(
-    "log_level",
-    "Ask the server for log messages of at least this level (debug, info, notice, warning, error, ...).",
-    kind="option",
-    metavar="LEVEL",
-)
 H = "orbmcp.commands.handlers"
 
 COMMANDS: tuple[CommandSpec, ...] = (
@@ -457,96 +407,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
 )
 
-COMMANDS += (
-    CommandSpec(
-        ("serve",),
-        "Serve every configured server, and the /mcp commands, as one MCP server for any agent.",
-        "orbmcp.serve.command:serve",
-        (
-            Param("stdio", "Serve over this process's stdin and stdout (the default).", kind="flag"),
-            Param(
-                "http",
-                "Serve Streamable HTTP at http://HOST:PORT/mcp (loopback unless HOST says otherwise; "
-                "every request needs the bearer token).",
-                kind="option",
-                metavar="[HOST:]PORT",
-            ),
-            Param(
-                "server",
-                "Serve only this server (repeatable; default: every configured server).",
-                kind="option",
-                multiple=True,
-                completer="servers",
-                metavar="NAME",
-            ),
-            Param(
-                "prefix",
-                "Prefix of the bridged tool names (default: the toolPrefix setting).",
-                kind="option",
-                metavar="PREFIX",
-            ),
-            Param(
-                "names",
-                "bridged (default): <prefix>__<server>__<tool>_<hash>; raw: the servers' own names "
-                "(two servers offering one is an error).",
-                kind="option",
-                metavar="bridged|raw",
-            ),
-            Param(
-                "allow_remote",
-                "With --http: listen on a non-loopback address (the token is still required).",
-                kind="flag",
-            ),
-            Param(
-                "print_token", "Print the HTTP bearer token (generated on first use) and exit.", kind="flag"
-            ),
-            JSON,
-        ),
-        connects=True,
-        examples=(
-            "orbmcp serve",
-            "orbmcp serve --http 8765",
-            "orbmcp serve --server everything --names raw",
-            "orbmcp serve --print-token",
-        ),
-    ),
-)
-
-DAEMON = "orbmcp.daemon.control"
-IDLE = Param(
-    "idle_timeout",
-    "Stop after this long without a client (30m by default; 0: never), e.g. 90s, 30m, 2h.",
-    kind="option",
-    metavar="DURATION",
-)
-COMMANDS += (
-    CommandSpec(
-        ("daemon", "start"),
-        "Start the session daemon of this scope: servers stay connected between commands.",
-        f"{DAEMON}:start",
-        (IDLE, Param("foreground", "Serve in this process instead of in the background.", kind="flag"), JSON),
-        examples=("orbmcp daemon start", "orbmcp daemon start --idle-timeout 2h"),
-    ),
-    CommandSpec(
-        ("daemon", "stop"),
-        "Stop the session daemon of this scope and every server it runs.",
-        f"{DAEMON}:stop",
-        (JSON,),
-    ),
-    CommandSpec(
-        ("daemon", "restart"),
-        "Restart the session daemon (it then uses this shell's environment).",
-        f"{DAEMON}:restart",
-        (IDLE, JSON),
-    ),
-    CommandSpec(
-        ("daemon", "status"),
-        "Is a session daemon running for this scope: pid, uptime, socket, servers, clients, memory.",
-        f"{DAEMON}:status",
-        (JSON,),
-        examples=("orbmcp daemon status --json",),
-    ),
-)
+COMMANDS += SERVICE_COMMANDS
 
 GROUPS: dict[str, str] = {
     "daemon": "The session daemon: one live session shared by every orbmcp command of this scope.",

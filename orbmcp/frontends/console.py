@@ -136,7 +136,7 @@ async def _local_read_stdin() -> str | None:
     from functools import partial
 
     from orbmcp import environment
-    from orbmcp.commands.arguments import read_in_thread, read_limited, too_large
+    from orbmcp.commands.bounded_input import read_in_thread, read_limited, too_large
 
     stream = sys.stdin
     if stream is None:

@@ -16,8 +16,9 @@ import typer
 
 from orbmcp import environment
 from orbmcp._version import __version__
+from orbmcp.commands.params import GLOBAL_OPTIONS
 from orbmcp.commands.spec import CommandSpec, Param
-from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS, GROUPS
+from orbmcp.commands.table import COMMANDS, GROUPS
 
 # Click keeps lines after "\b" as they are (no rewrapping).
 GETTING_STARTED = (

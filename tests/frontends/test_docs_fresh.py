@@ -15,7 +15,8 @@ import typer.main
 
 from orbmcp.commands.handlers.completion import script
 from orbmcp.commands.outcome import ExitCode
-from orbmcp.commands.table import COMMANDS, GLOBAL_OPTIONS
+from orbmcp.commands.params import GLOBAL_OPTIONS
+from orbmcp.commands.table import COMMANDS
 from orbmcp.core import toolcache
 from orbmcp.frontends.cli import build_app
 from tests.cli import run_cli

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from orbmcp import environment
-from orbmcp.commands import arguments
+from orbmcp.commands import bounded_input as arguments
 from tests.cli import run_cli
 from tests.core.live import raw_entry, write_config
 

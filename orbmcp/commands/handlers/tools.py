@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from orbmcp import environment
-from orbmcp.commands.arguments import parse_call_arguments, read_argument_files
+from orbmcp.commands.arguments import parse_call_arguments
+from orbmcp.commands.bounded_input import read_argument_files
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.call import CallOutcome, transcript_text
 from orbmcp.commands.results.tools import (

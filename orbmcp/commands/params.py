@@ -1,0 +1,60 @@
+"""Options used by many commands, and the program's own options, defined once."""
+
+from __future__ import annotations
+
+from orbmcp import environment
+from orbmcp.commands.spec import Param
+
+# Options of the program itself, defined once: the Typer root callback (frontends/typer_app.py),
+# the option hoisting of frontends/cli.py, completion and the man page are built from these.
+GLOBAL_OPTIONS: tuple[Param, ...] = (
+    Param("version", "Show the version and exit.", kind="flag", flags=("--version", "-V")),
+    Param(
+        "project",
+        "Project directory (default: the working directory).",
+        kind="option",
+        type="path",
+        flags=("--project", "-p"),
+        metavar="DIR",
+        envvar=environment.PROJECT,
+    ),
+    Param(
+        "config",
+        "Use only this config file (trusted because you named it).",
+        kind="option",
+        type="path",
+        flags=("--config", "-c"),
+        metavar="FILE",
+        envvar=environment.CONFIG,
+    ),
+    Param("no_color", "No colours or rich tables (also NO_COLOR).", kind="flag"),
+    Param(
+        "no_daemon",
+        "Run this command one-shot even when a session daemon runs for this scope.",
+        kind="flag",
+        envvar=environment.NO_DAEMON,
+    ),
+    Param("json", "JSON output for every command.", kind="flag"),
+    Param(
+        "no_input",
+        "Never ask anything: a server's questions are declined (the result says so).",
+        kind="flag",
+    ),
+    Param("help", "Show help and exit (also after any command).", kind="flag", flags=("--help", "-h")),
+)
+
+JSON = Param("json", "Print machine-readable JSON (errors go to stderr as one JSON line).", kind="flag")
+SERVER = Param("server", "Server name.", required=True, completer="servers")
+SCOPE = Param(
+    "scope",
+    "Which of orbmcp's files: global (default) or project.",
+    kind="option",
+    metavar="SCOPE",
+    completer="scopes",
+)
+LOG_LEVEL = Param(
+    "log_level",
+    "Ask the server for log messages of at least this level (debug, info, notice, warning, error, ...).",
+    kind="option",
+    metavar="LEVEL",
+)

@@ -1,0 +1,97 @@
+"""The commands that run orbmcp as a service: ``serve`` and the session daemon."""
+
+from __future__ import annotations
+
+from orbmcp.commands.params import JSON
+from orbmcp.commands.spec import CommandSpec, Param
+
+SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec(
+        ("serve",),
+        "Serve every configured server, and the /mcp commands, as one MCP server for any agent.",
+        "orbmcp.serve.command:serve",
+        (
+            Param("stdio", "Serve over this process's stdin and stdout (the default).", kind="flag"),
+            Param(
+                "http",
+                "Serve Streamable HTTP at http://HOST:PORT/mcp (loopback unless HOST says otherwise; "
+                "every request needs the bearer token).",
+                kind="option",
+                metavar="[HOST:]PORT",
+            ),
+            Param(
+                "server",
+                "Serve only this server (repeatable; default: every configured server).",
+                kind="option",
+                multiple=True,
+                completer="servers",
+                metavar="NAME",
+            ),
+            Param(
+                "prefix",
+                "Prefix of the bridged tool names (default: the toolPrefix setting).",
+                kind="option",
+                metavar="PREFIX",
+            ),
+            Param(
+                "names",
+                "bridged (default): <prefix>__<server>__<tool>_<hash>; raw: the servers' own names "
+                "(two servers offering one is an error).",
+                kind="option",
+                metavar="bridged|raw",
+            ),
+            Param(
+                "allow_remote",
+                "With --http: listen on a non-loopback address (the token is still required).",
+                kind="flag",
+            ),
+            Param(
+                "print_token", "Print the HTTP bearer token (generated on first use) and exit.", kind="flag"
+            ),
+            JSON,
+        ),
+        connects=True,
+        examples=(
+            "orbmcp serve",
+            "orbmcp serve --http 8765",
+            "orbmcp serve --server everything --names raw",
+            "orbmcp serve --print-token",
+        ),
+    ),
+)
+
+DAEMON = "orbmcp.daemon.control"
+IDLE = Param(
+    "idle_timeout",
+    "Stop after this long without a client (30m by default; 0: never), e.g. 90s, 30m, 2h.",
+    kind="option",
+    metavar="DURATION",
+)
+SERVICE_COMMANDS += (
+    CommandSpec(
+        ("daemon", "start"),
+        "Start the session daemon of this scope: servers stay connected between commands.",
+        f"{DAEMON}:start",
+        (IDLE, Param("foreground", "Serve in this process instead of in the background.", kind="flag"), JSON),
+        examples=("orbmcp daemon start", "orbmcp daemon start --idle-timeout 2h"),
+    ),
+    CommandSpec(
+        ("daemon", "stop"),
+        "Stop the session daemon of this scope and every server it runs.",
+        f"{DAEMON}:stop",
+        (JSON,),
+    ),
+    CommandSpec(
+        ("daemon", "restart"),
+        "Restart the session daemon (it then uses this shell's environment).",
+        f"{DAEMON}:restart",
+        (IDLE, JSON),
+    ),
+    CommandSpec(
+        ("daemon", "status"),
+        "Is a session daemon running for this scope: pid, uptime, socket, servers, clients, memory.",
+        f"{DAEMON}:status",
+        (JSON,),
+        examples=("orbmcp daemon status --json",),
+    ),
+)
