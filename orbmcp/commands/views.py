@@ -48,23 +48,44 @@ def retry_wait(sup: Supervisor | None) -> RetryWait | None:
     return RetryWait(sup.snap.retries, sup.max_retries, left)
 
 
+# No command named: the same words fit every front (start connects it anyway).
+DISABLED_HINT = 'disabled in its entry ("enabled": false); starting it connects it anyway'
+
+
+def shown_state(cfg: ServerConfig, sup: Supervisor | None) -> str:
+    """``retrying`` while a retry is due; ``disabled`` for an entry switched off that is not running
+    (started anyway, it has its live state)."""
+    if retry_wait(sup) is not None:
+        return "retrying"
+    state = str(sup.state) if sup is not None else "stopped"
+    return "disabled" if state == "stopped" and not cfg.enabled else state
+
+
+def shown_lifecycle(cfg: ServerConfig) -> str:
+    return cfg.lifecycle if cfg.enabled else "lazy (disabled)"
+
+
+def _off_hint(state: str) -> str | None:
+    return DISABLED_HINT if state == "disabled" else None
+
+
 def status_row(
     cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None, *, front: str = "cli"
 ) -> StatusRow:
     from orbmcp.core.hints import hint_for
 
-    state = str(sup.state) if sup is not None else "stopped"
     retry = retry_wait(sup)
+    state = shown_state(cfg, sup)
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
     return StatusRow(
         name=cfg.name,
-        lifecycle=cfg.lifecycle,
-        state="retrying" if retry is not None else state,
+        lifecycle=shown_lifecycle(cfg),
+        state=state,
         tools=ToolCounts(discovered, active),
         auth=auth_line(cfg, config),
         source=cfg.source,
         error=_spelled(sup.snap.last_error, front) if sup is not None else None,
-        hint=_spelled(hint_for(sup, detail=False), front) if sup is not None else None,
+        hint=(_spelled(hint_for(sup, detail=False), front) if sup is not None else None) or _off_hint(state),
         warnings=config_warnings(config, cfg.name) + (tuple(sup.snap.warnings) if sup is not None else ()),
         retry=retry,
     )
@@ -109,6 +130,7 @@ def status_report(
     first = None
     if not rows:
         first = str(config.config_override or config.global_dir / "mcp.json")
+    writable = first is not None and config.config_override is None
     return StatusReport(
         rows=rows,
         notices=tuple(notices),
@@ -116,8 +138,8 @@ def status_report(
         daemon_pid=daemon_pid,
         config_file=first,
         paths_command=spell_for(cmd("config", "paths"), front) if first else None,
-        add_command=spell_for(cmd("add"), front) if first else None,
-        import_command=spell_for(cmd("config", "import"), front) if first else None,
+        add_command=spell_for(cmd("add"), front) if writable else None,
+        import_command=spell_for(cmd("config", "import"), front) if writable else None,
     )
 
 
@@ -153,15 +175,14 @@ def server_detail(
     retry = retry_wait(sup)
     hint = _spelled(hint_for(sup), front) if sup is not None else None
     if hint is None and not cfg.enabled:
-        # No command named: the same words fit every front (start connects it anyway).
-        hint = 'disabled in its entry ("enabled": false); starting it connects it anyway'
+        hint = DISABLED_HINT
     return ServerDetail(
         name=cfg.name,
-        state="retrying" if retry is not None else (str(sup.state) if sup is not None else "stopped"),
+        state=shown_state(cfg, sup),
         retries=sup.snap.retries if sup is not None else 0,
         max_retries=max(0, min(cfg.max_retries, 10)),
         transport=(sup.snap.transport if sup is not None else None) or cfg.transport,
-        lifecycle=cfg.lifecycle if cfg.enabled else "lazy (disabled)",
+        lifecycle=shown_lifecycle(cfg),
         source=cfg.source,
         file=cfg.file,
         tools=ToolCounts(discovered, active),

@@ -62,6 +62,9 @@ class _Outcome:
     json: bool = False
 
 
+USAGE_WIDTH = 40
+
+
 def help_text() -> str:
     """Every command of both forms, from the command table."""
     lines = ["Slash commands (as in an agent):"]
@@ -75,7 +78,11 @@ def help_text() -> str:
     for path, spec in sorted(shell_commands().items()):
         if path in NOT_IN_SHELL:
             continue
-        lines.append(f"  {usage_line(spec, program='').strip():<40} {spec.summary}")
+        usage = usage_line(spec, program="").strip()
+        if len(usage) <= USAGE_WIDTH:
+            lines.append(f"  {usage:<{USAGE_WIDTH}} {spec.summary}")
+        else:  # a long usage on its own line keeps the summaries in one column
+            lines += [f"  {usage}", f"  {'':<{USAGE_WIDTH}} {spec.summary}"]
     lines.append("")
     lines.append(
         "Tab completes; Ctrl-C interrupts the running command; Ctrl-D or /exit leaves "

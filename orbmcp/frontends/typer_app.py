@@ -23,10 +23,12 @@ from orbmcp.commands.table import COMMANDS, GROUPS
 # Click keeps lines after "\b" as they are (no rewrapping).
 GETTING_STARTED = (
     "\b\nGet started:\n"
-    "  orbmcp config paths      where your servers go: mcpServers in mcp.json\n"
-    "  orbmcp status            every server and its state; status NAME says why\n"
-    "  orbmcp tools SERVER      what a server offers; tools SERVER TOOL for one tool\n"
-    "  orbmcp call SERVER TOOL k=v    call a tool"
+    "  orbmcp add NAME -- COMMAND [ARGS...]  add a server (or: add NAME URL)\n"
+    "  orbmcp config import CLIENT...        copy your other clients' servers\n"
+    "  orbmcp config paths                   where servers go: mcp.json\n"
+    "  orbmcp status                         every server; status NAME says why\n"
+    "  orbmcp tools SERVER [TOOL]            what a server offers, one tool\n"
+    "  orbmcp call SERVER TOOL k=v           call a tool"
 )
 # Typer 0.29 converts Path parameters through pydantic (~50 ms of imports): paths stay strings here
 # and become Paths in the handlers.

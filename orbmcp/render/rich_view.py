@@ -25,6 +25,7 @@ STATE_STYLE = {
     "starting": "yellow",
     "retrying": "yellow",
     "stopped": "dim",
+    "disabled": "dim",
     "failed": "red",
     "needs-auth": "magenta",
     "invalid": "red",

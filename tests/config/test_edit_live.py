@@ -43,7 +43,7 @@ def test_in_the_repl_disable_stops_the_server_and_enable_starts_it(tmp_path: Pat
     before, disabled, after_disable, enabled, overview = (json.loads(line) for line in printed[:5])
     assert before["state"] == "ready"
     assert (disabled["action"], disabled["state"]) == ("disabled", "stopped")
-    assert (after_disable["state"], after_disable["lifecycle"]) == ("stopped", "lazy (disabled)")
+    assert (after_disable["state"], after_disable["lifecycle"]) == ("disabled", "lazy (disabled)")
     assert (enabled["action"], enabled["state"]) == ("enabled", "ready")
     assert {row["name"]: row["state"] for row in overview} == {"ev": "ready", "other": "stopped"}
     # enabling a server that is on in its file (lazy, not connected) starts it in the session
@@ -72,7 +72,7 @@ async def test_an_agent_host_switches_the_live_server(tmp_path: Path) -> None:
             await live.wait_all_dead(timeout=30)  # the whole process tree is gone
             assert not any(host.tools[name].server == "r" for name in host.active)
             rows = {row["name"]: row for row in ext.status_rows()}
-            assert (rows["r"]["state"], rows["r"]["lifecycle"]) == ("stopped", "lazy")
+            assert (rows["r"]["state"], rows["r"]["lifecycle"]) == ("disabled", "lazy (disabled)")
             assert ext.config is not None and ext.config.servers["r"].enabled is False
             reply = await ext.slash("/mcp:enable r")
             assert "in this session it is ready" in reply

@@ -122,7 +122,7 @@ def test_every_entry_counts_and_a_skipped_one_fails_with_its_name(mixed: Path) -
     assert lines[0].split()[:2] == ["ok", "ok"]
     assert any(line.split()[:3] == ["gh", "skipped", "skipped:"] for line in lines)
     assert any(line.split()[:2] == ["off", "disabled"] for line in lines)
-    assert lines[-1] == "check FAILED (1 problems): 1 of 3 servers ready, 1 disabled, 1 skipped"
+    assert lines[-1] == "check FAILED (1 problem): 1 of 3 servers ready, 1 disabled, 1 skipped"
     assert "  - gh: skipped in " in plain.stdout
 
     # With the variable set, the same entry passes.
@@ -135,6 +135,7 @@ def test_a_named_disabled_server_is_checked(mixed: Path) -> None:
     result = check(mixed, "off", "--json")
     assert result.code == 0, result.stderr
     assert [(s["name"], s["verdict"]) for s in result.json()["servers"]] == [("off", "ok")]
+    assert check(mixed, "off").stdout.splitlines()[-1] == "check passed: 1 of 1 server ready"
 
 
 def test_an_untrusted_project_server_fails_the_check_naming_the_fix(tmp_path: Path) -> None:
@@ -194,6 +195,9 @@ def test_github_format_annotates_and_appends_a_step_summary(mixed: Path, tmp_pat
     summary.write_text("earlier step\n")
     result = check(mixed, "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert result.code == 3
+    # Run in the repository (the config under it), the annotation names the file as GitHub does.
+    inside = check(mixed, "--format", "github", cwd=mixed.parent)
+    assert f"::error file={mixed.name},title=orbmcp check%3A gh::" in inside.stdout
     annotations = [line for line in result.stdout.splitlines() if line.startswith("::")]
     assert annotations[0] == "::notice title=orbmcp check%3A off::disabled in the configuration: skipped"
     gh = next(a for a in annotations if "orbmcp check%3A gh" in a)

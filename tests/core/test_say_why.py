@@ -140,7 +140,7 @@ def test_status_json_rows_say_why_and_list_entries_that_did_not_load(config: Pat
     assert rows["gh"]["state"] == "skipped" and rows["gh"]["file"] == str(config)
     assert rows["typo"]["state"] == "invalid" and rows["typo"]["hint"] == "'comand' — did you mean 'command'?"
     assert rows["typo"]["warnings"] == []  # its unknown key is the fix, not a second warning
-    assert rows["off"]["state"] == "stopped" and rows["off"]["lastError"] is None
+    assert rows["off"]["state"] == "disabled" and rows["off"]["lastError"] is None
 
 
 def test_an_unknown_tool_argument_is_refused_unless_the_schema_allows_more(tmp_path: Path) -> None:

@@ -80,12 +80,13 @@ def test_status_reports_every_server_and_returns_when_the_hung_one_times_out(
         row("ok", "ready", tools=2),
         row("later", "stopped", lifecycle="lazy"),
         row("broken", "failed"),
-        row("off", "stopped", lifecycle="lazy"),
+        row("off", "disabled", lifecycle="lazy (disabled)"),
         row("hung", "failed"),
     ]
     # Why each failed server failed, and the one hint, are in the JSON rows too.
     why = {r["name"]: (r["lastError"], r["hint"]) for r in rows}
-    assert why["ok"] == why["later"] == why["off"] == (None, None)
+    assert why["ok"] == why["later"] == (None, None)
+    assert why["off"] == (None, 'disabled in its entry ("enabled": false); starting it connects it anyway')
     assert why["broken"][0] == f"server 'broken': command not found: {MISSING_COMMAND}"
     assert why["broken"][1] == "check the command and PATH"
     assert why["hung"][0].startswith(f"server 'hung' did not become ready within {HUNG_TIMEOUT_MS} ms")
@@ -183,7 +184,13 @@ def test_no_enabled_server_means_no_mcp_work(tmp_path: Path) -> None:
     )
     for config, expected in (
         (empty, []),
-        (disabled, [row("off", "stopped", lifecycle="lazy"), row("gone", "stopped", lifecycle="lazy")]),
+        (
+            disabled,
+            [
+                row("off", "disabled", lifecycle="lazy (disabled)"),
+                row("gone", "disabled", lifecycle="lazy (disabled)"),
+            ],
+        ),
     ):
         result = run_probed(config, "status", "--json", cwd=tmp_path)
         assert result.code == 0, result.stderr
@@ -191,7 +198,7 @@ def test_no_enabled_server_means_no_mcp_work(tmp_path: Path) -> None:
         assert heavy_modules(result.stderr) == []
     detail = run_probed(disabled, "status", "off", cwd=tmp_path)
     assert detail.code == 0
-    assert "State:  stopped" in detail.stdout.splitlines()
+    assert "State:  disabled" in detail.stdout.splitlines()
     assert "Lifecycle: lazy (disabled)" in detail.stdout.splitlines()
     assert heavy_modules(detail.stderr) == []
     # The probe does see the SDK when a server connects: see the first test of this module.

@@ -87,7 +87,7 @@ async def test_status_of_everything_one_shot_reports_and_says_it_stopped_again(t
     report = await _one_shot(config, handlers.status)
     assert isinstance(report, StatusReport) and report.stopped_after
     states = {r.name: r.state for r in report.rows}
-    assert states == {"up": "ready", "idle": "stopped", "gone": "failed", "off": "stopped"}
+    assert states == {"up": "ready", "idle": "stopped", "gone": "failed", "off": "disabled"}
     gone = next(r for r in report.rows if r.name == "gone")
     assert gone.error is not None and "command not found" in gone.error
     text = render_plain(report)
@@ -103,7 +103,7 @@ async def test_detail_of_a_disabled_server_needs_no_session(tmp_path: Path) -> N
     ctx = CommandContext(ui=QuietUI(), sessions=None, config_file=config)
     detail = await handlers.status(ctx, "off")
     assert isinstance(detail, ServerDetail)
-    assert (detail.state, detail.lifecycle, detail.retries) == ("stopped", "lazy (disabled)", 0)
+    assert (detail.state, detail.lifecycle, detail.retries) == ("disabled", "lazy (disabled)", 0)
     assert "(no stderr output from off)" in render_plain(detail)
 
 
@@ -183,7 +183,7 @@ def test_views_name_an_untrusted_project_and_a_disabled_extension(
     report = status_report(config, None)
     # The invalid entry and the untrusted project's server are rows that say what they are.
     assert [(r.name, r.state) for r in report.rows] == [
-        ("web", "stopped"),
+        ("web", "disabled"),
         ("bad", "invalid"),
         ("p", "untrusted"),
     ]

@@ -218,7 +218,7 @@ def test_enable_and_disable_switch_the_daemons_live_server(scoped: Scoped) -> No
         assert off.code == 0 and off.json()["state"] == "stopped", off.err
         assert json.loads(scoped.config.read_text())["mcpServers"]["r"]["enabled"] is False
         rows = {row["name"]: row for row in json.loads(scoped.run("status", "--json").out)}
-        assert (rows["r"]["state"], rows["r"]["lifecycle"]) == ("stopped", "lazy")
+        assert (rows["r"]["state"], rows["r"]["lifecycle"]) == ("disabled", "lazy (disabled)")
         on = scoped.run("slash", "/mcp:enable s --json")
         assert on.code == 0 and json.loads(on.out)["state"] == "ready"  # a lazy one starts when enabled
         assert scoped.run("enable", "r").code == 0

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +35,23 @@ SERVES_UNTIL_STOPPED = ("orbmcp serve --http",)
 class Example:
     source: str  # where it is documented
     line: str  # the command as documented
+    group: str  # one README block, or one command family's --help: run in order, in a fresh workspace
 
-    def argv_and_stdin(self) -> tuple[list[str], str]:
-        """``orbmcp ARGS`` (or ``echo TEXT | orbmcp ARGS``) as argv after the program, and stdin."""
+    def commands(self) -> list[tuple[list[str], str]]:
+        """Each ``orbmcp ARGS`` (or ``echo TEXT | orbmcp ARGS``) of the line, ``&&``-chained ones
+        in order, as argv after the program and stdin."""
+        unset = re.search(r"\$\w+", self.line)  # ${VAR} is orbmcp's own syntax, left as is
+        assert unset is None, f"{self.source}: a variable the block does not set: {self.line}"
         words = shlex.split(self.line, comments=True)
+        chain: list[list[str]] = [[]]
+        for word in words:
+            if word == "&&":
+                chain.append([])
+            else:
+                chain[-1].append(word)
+        return [self._one(command) for command in chain]
+
+    def _one(self, words: list[str]) -> tuple[list[str], str]:
         stdin = ""
         if "|" in words:
             left, right = words[: words.index("|")], words[words.index("|") + 1 :]
@@ -52,21 +64,21 @@ class Example:
 def readme_examples() -> list[Example]:
     """Every line of a README code block that runs orbmcp (CI snippets: their run lines)."""
     found: list[Example] = []
-    for lang, body in FENCE.findall(README.read_text(encoding="utf-8")):
+    for index, (lang, body) in enumerate(FENCE.findall(README.read_text(encoding="utf-8"))):
         for raw in body.splitlines():
             line = raw.strip()
             if lang == "yaml":
                 line = re.sub(r"^-\s+(run:\s+)?", "", line)
             if line.startswith(NOT_EXAMPLES) or not re.match(r"^(orbmcp |echo .*\| orbmcp )", line):
                 continue
-            found += [Example(f"README ({lang or 'text'} block)", part) for part in line.split(" && ")]
+            found.append(Example(f"README ({lang or 'text'} block)", line, f"readme-{index}"))
     return found
 
 
 def man_examples() -> list[Example]:
     text = MAN_PAGE.read_text(encoding="utf-8")
     blocks = re.findall(r"^Example:\n\.RS\n\.nf\n(.*?)\n\.fi", text, re.DOTALL | re.MULTILINE)
-    return [Example("man page", block.replace("\\-", "-").replace("\\\\", "\\")) for block in blocks]
+    return [Example("man page", block.replace("\\-", "-").replace("\\\\", "\\"), "man") for block in blocks]
 
 
 def help_examples() -> list[Example]:
@@ -81,19 +93,43 @@ def help_examples() -> list[Example]:
             line.strip() for line in epilog.splitlines() if line.strip().startswith(("orbmcp ", "echo "))
         ]
         assert lines, f"orbmcp {spec.name} --help shows no example"
-        found += [Example(f"orbmcp {spec.name} --help", line) for line in lines]
+        source = f"orbmcp {spec.name} --help"
+        found += [Example(source, line, f"help-{spec.path[0]}") for line in lines]
     return found
 
 
-def _ordered(examples: list[Example]) -> Iterator[Example]:
-    """Each command once, the session-daemon ones last (they change how later commands run)."""
+def _groups(examples: list[Example]) -> dict[str, list[Example]]:
+    """Each command once (the man page repeats --help), by group in documented order, the
+    session-daemon ones last in their group (they change how later commands run)."""
     seen: set[str] = set()
+    groups: dict[str, list[Example]] = {}
     for daemon_last in (False, True):
         for example in examples:
             is_daemon = example.line.startswith("orbmcp daemon")
             if is_daemon == daemon_last and example.line not in seen:
                 seen.add(example.line)
-                yield example
+                groups.setdefault(example.group, []).append(example)
+    return groups
+
+
+def _workspace(where: Path, everything: dict[str, object]) -> dict[str, str]:
+    """A checkout-like directory naming ``everything`` (global config and ``.orb/ci.json``), and
+    the environment of a CI job in it: a group's edits (``add``, ``disable``) stay in it."""
+    agent = where / "agent"
+    agent.mkdir(parents=True)
+    config = json.dumps({"mcpServers": {"everything": everything}})
+    (agent / "mcp.json").write_text(config, encoding="utf-8")
+    (where / ".orb").mkdir()
+    (where / ".orb" / "ci.json").write_text(config, encoding="utf-8")
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(where),
+        "ORB_AGENT_DIR": str(agent),
+        "ORBMCP_NO_DAEMON": "",
+        "GITHUB_STEP_SUMMARY": str(where / "step-summary.md"),
+        "NO_COLOR": "1",
+        "CI": "true",
+    }
 
 
 @pytest.fixture
@@ -114,51 +150,31 @@ def test_every_documented_example_is_collected() -> None:
 
 @pytest.mark.slow
 def test_every_documented_example_runs(tmp_path: Path, everything: dict[str, object]) -> None:
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    config = {"mcpServers": {"everything": everything}}
-    (agent / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
-    (tmp_path / ".orb").mkdir()
-    (tmp_path / ".orb" / "ci.json").write_text(json.dumps(config), encoding="utf-8")
-    summary = tmp_path / "step-summary.md"
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "ORB_AGENT_DIR": str(agent),
-        "ORBMCP_NO_DAEMON": "",
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "NO_COLOR": "1",
-        "CI": "true",
-    }
-    # Examples that edit a configuration edit a scratch one (a home and project of their own):
-    # the servers they add (a filesystem server, a made-up URL) are not there to be checked.
-    scratch = tmp_path / "scratch"
-    (scratch / "agent").mkdir(parents=True)
-    scratch_env = {**env, "HOME": str(scratch), "ORB_AGENT_DIR": str(scratch / "agent")}
-    examples = list(_ordered(readme_examples() + man_examples() + help_examples()))
     ran: list[str] = []
-    try:
-        for example in examples:
-            argv, stdin = example.argv_and_stdin()
-            if example.line.startswith(SERVES_UNTIL_STOPPED):
-                argv = [*argv, "--help"]
-            edits = argv[:1] in (["add"], ["remove"], ["enable"], ["disable"]) or argv[:2] == [
-                "config",
-                "import",
-            ]
-            where = (scratch_env, scratch) if edits else (env, tmp_path)
-            result = run_cli(*argv, env=where[0], cwd=where[1], stdin=stdin)
-            assert result.code == 0, (
-                f"{example.source}: `{example.line}` exited {result.code}:\n{result.stderr}"
-            )
-            assert "error" not in result.stderr.lower(), (
-                f"{example.source}: `{example.line}`: {result.stderr}"
-            )
-            ran.append(example.line)
-    finally:
-        run_cli("daemon", "stop", env=env, cwd=tmp_path)
+    for group, examples in _groups(readme_examples() + help_examples() + man_examples()).items():
+        where = tmp_path / group
+        env = _workspace(where, everything)
+        try:
+            for example in examples:
+                for argv, stdin in example.commands():
+                    if example.line.startswith(SERVES_UNTIL_STOPPED):
+                        argv = [*argv, "--help"]
+                    result = run_cli(*argv, env=env, cwd=where, stdin=stdin)
+                    assert result.code == 0, (
+                        f"{example.source}: `{example.line}` exited {result.code}:\n{result.stderr}"
+                    )
+                    assert "error" not in result.stderr.lower(), (
+                        f"{example.source}: `{example.line}`: {result.stderr}"
+                    )
+                ran.append(example.line)
+        finally:
+            if any(e.line.startswith("orbmcp daemon") for e in examples):
+                run_cli("daemon", "stop", env=env, cwd=where)
     assert "orbmcp call everything get-sum a=2 b=3" in ran
-    # The CI snippets' reports: the JUnit file and GitHub's step summary.
-    junit = (tmp_path / "orbmcp-junit.xml").read_text(encoding="utf-8")
-    assert '<testcase classname="orbmcp.servers" name="everything"' in junit and "<failure" not in junit
-    assert "check passed" in summary.read_text(encoding="utf-8")
+    assert "orbmcp disable files" in ran and "orbmcp serve --http 8765" in ran
+    # The CI snippets' reports: the JUnit files and GitHub's step summaries.
+    junits = [p.read_text(encoding="utf-8") for p in tmp_path.glob("*/orbmcp-junit.xml")]
+    assert junits and all("<failure" not in junit for junit in junits)
+    assert all('<testcase classname="orbmcp.servers" name="everything"' in junit for junit in junits)
+    summaries = [p.read_text(encoding="utf-8") for p in tmp_path.glob("*/step-summary.md")]
+    assert summaries and all("check passed" in summary for summary in summaries)

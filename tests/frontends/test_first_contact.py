@@ -32,9 +32,13 @@ def test_bare_orbmcp_prints_the_help_and_where_to_start() -> None:
     result = run_cli()
     assert result.code == 0 and result.stderr == ""
     assert result.stdout.startswith("Usage: orbmcp [OPTIONS] COMMAND [ARGS]...")
-    assert "  Get started:\n    orbmcp config paths      where your servers go: mcpServers in mcp.json" in (
-        result.stdout
-    )
+    started = result.stdout.split("  Get started:\n", 1)[1].splitlines()
+    assert [line.split("  ")[2].strip() for line in started[:3]] == [
+        "orbmcp add NAME -- COMMAND [ARGS...]",
+        "orbmcp config import CLIENT...",
+        "orbmcp config paths",
+    ]
+    assert max(len(line) for line in started) <= 80
     assert run_cli("--help").stdout == result.stdout
 
 
@@ -60,6 +64,11 @@ def test_an_empty_status_names_the_file_to_create(tmp_path: Path) -> None:
         "(`orbmcp config paths` lists every file orbmcp reads)",
     ]
     assert not agent.exists()  # orbmcp never writes your config
+    # A file named with --config: add and import do not edit it, so only the file is named.
+    named = tmp_path / "ci.json"
+    named.write_text('{"settings": {}}')
+    only = run_cli("--config", str(named), "status", env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    assert only.stdout.splitlines()[:2] == ["No MCP servers configured.", f"Add one to {named}, for example:"]
 
 
 def test_a_vs_code_servers_key_is_read_like_mcp_servers(tmp_path: Path) -> None:

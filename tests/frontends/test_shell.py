@@ -11,8 +11,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from orbmcp.commands.complete import shell_commands
 from orbmcp.commands.context import CommandContext
-from orbmcp.frontends.shell import help_text, run_shell
+from orbmcp.frontends.shell import NOT_IN_SHELL, help_text, run_shell
 from orbmcp.frontends.terminal import TerminalUI
 from tests.frontends import OFFLINE_SERVERS, PY, Pty, env_for, everything_entry, write_config
 
@@ -57,7 +58,7 @@ def test_scripted_session_runs_slash_and_shell_lines(offline: Path) -> None:
     )
     assert code == 2  # the status of the last command ("shell": a usage error)
     lines = out.split("\n")
-    assert lines[0] == "MCP servers (3):" and lines[2].split()[:2] == ["alpha", "stopped"]
+    assert lines[0] == "MCP servers (3):" and lines[2].split()[:2] == ["alpha", "disabled"]
     detail = json.loads(lines[5])
     assert detail["name"] == "alpha" and detail["lifecycle"] == "lazy (disabled)"
     assert "error: unknown command or server 'bogus'" in out and "servers: alpha, beta, web" in out
@@ -70,6 +71,11 @@ def test_help_lists_both_forms_from_the_table(offline: Path) -> None:
     code, out = session(offline, ["help"])
     assert code == 0
     assert out == help_text() + "\n"
+    # The summaries of the shell-style commands form one column, however long a usage is.
+    section = out.split("Shell-style commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    for path, spec in shell_commands().items():
+        if path not in NOT_IN_SHELL:
+            assert any(line.endswith(spec.summary) and line.index(spec.summary) == 43 for line in section)
     for needle in (
         "/mcp:start <server>",
         "/mcp:auth <server> [--reset]",

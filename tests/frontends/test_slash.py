@@ -151,7 +151,7 @@ async def test_dispatch_runs_the_same_handlers(ctx: CommandContext) -> None:
     assert isinstance(detail, ServerDetail) and code == 0
     assert detail.lifecycle == "lazy (disabled)"
     text = render(detail, json_output=False)
-    assert text.startswith("Server: alpha\nState:  stopped")
+    assert text.startswith("Server: alpha\nState:  disabled")
     assert json.loads(render(detail, json_output=True))["name"] == "alpha"
     doc, _ = await dispatch("/mcp:start --help", ctx)
     assert render(doc, json_output=False).startswith(

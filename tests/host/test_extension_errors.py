@@ -207,7 +207,7 @@ async def test_an_inert_extension_answers_without_running_anything(tmp_path: Pat
     async with off:
         assert off.config is None and off.status_rows() == []
         # Slash lines still work: the command loads the config itself.
-        assert json.loads(await off.slash("/mcp --json"))[0]["state"] == "stopped"
+        assert json.loads(await off.slash("/mcp --json"))[0]["state"] == "disabled"
         assert (await off.connect("x")).is_error
 
 

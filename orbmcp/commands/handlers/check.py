@@ -144,7 +144,10 @@ async def check(
         assert manager is not None
         calls.append(await run_smoke_call(manager, s, timeout_s))
     notes = () if names or smoke else ("no server to check",)
-    report = CheckReport(checked, required, tuple(calls), notes, format=report_format, waited=waited)
+    workdir = str(ctx.project or Path.cwd())
+    report = CheckReport(
+        checked, required, tuple(calls), notes, format=report_format, waited=waited, workdir=workdir
+    )
     return _write_reports(report, junit_path)
 
 

@@ -111,6 +111,9 @@ class CheckReport(Result):
     junit_file: str | None = None  # the JUnit XML report written, if asked for
     summary_file: str | None = None  # the GitHub step summary appended to, if any
     waited: float | None = None  # seconds spent waiting for servers (``--wait``)
+    # The directory the CI step runs in (the project): GitHub attaches an annotation to a file
+    # named relative to the repository, so config files under it are named that way.
+    workdir: str | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -133,7 +136,7 @@ class CheckReport(Result):
         counts: dict[str, int] = {}
         for s in self.servers:
             counts[s.verdict] = counts.get(s.verdict, 0) + 1
-        parts = [f"{counts.pop('ok', 0)} of {len(self.servers)} servers ready"]
+        parts = [f"{counts.pop('ok', 0)} of {_count(len(self.servers), 'server')} ready"]
         parts += [f"{n} {verdict}" for verdict, n in counts.items()]
         if self.required:
             found = sum(1 for r in self.required if r.found)
@@ -141,7 +144,7 @@ class CheckReport(Result):
         if self.calls:
             passed = sum(1 for c in self.calls if c.ok)
             parts.append(f"{passed}/{len(self.calls)} calls passed")
-        head = "check passed" if self.ok else f"check FAILED ({len(self.problems)} problems)"
+        head = "check passed" if self.ok else f"check FAILED ({_count(len(self.problems), 'problem')})"
         return f"{head}: " + ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -155,3 +158,7 @@ class CheckReport(Result):
             "problems": list(self.problems),
             "junit": self.junit_file,
         }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -8,6 +8,7 @@ escapes), on top of the one-line, masked text the result already holds.
 
 from __future__ import annotations
 
+import os
 import re
 from xml.sax.saxutils import escape, quoteattr
 
@@ -101,6 +102,14 @@ def _gh_property(text: str) -> str:
     return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _in_repository(file: str, workdir: str | None) -> str:
+    """``file`` relative to the step's directory when it is under it, else as it is."""
+    if workdir is None:
+        return file
+    relative = os.path.relpath(file, workdir)
+    return file if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
 def github_annotations(report: CheckReport) -> list[str]:
     """``::error`` workflow commands, one per problem (with its file when it is a config problem),
     and a ``::notice`` for disabled servers."""
@@ -114,7 +123,7 @@ def github_annotations(report: CheckReport) -> list[str]:
             continue
         props = f"title={_gh_property('orbmcp check: ' + s.name)}"
         if s.row.unavailable and s.row.file:
-            props = f"file={_gh_property(s.row.file)}," + props
+            props = f"file={_gh_property(_in_repository(s.row.file, report.workdir))}," + props
         hint = f" (hint: {s.row.hint})" if s.row.hint else ""
         out.append(f"::error {props}::{_gh_data(s.problem + hint)}")
     problems = [r.problem for r in report.required] + [c.problem for c in report.calls] + list(report.notes)

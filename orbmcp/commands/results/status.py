@@ -52,7 +52,8 @@ class StatusRow:
 
     name: str
     lifecycle: str | None  # None for an entry that did not load
-    state: str  # ready, starting, retrying, stopped, failed, needs-auth, invalid, skipped, untrusted
+    # ready, starting, retrying, stopped, disabled, failed, needs-auth, invalid, skipped, untrusted
+    state: str
     tools: ToolCounts
     auth: str
     source: str
@@ -107,8 +108,9 @@ class StatusReport(Result):
     # lists every file orbmcp reads, spelled for the front.
     config_file: str | None = None
     paths_command: str | None = None
-    add_command: str | None = None  # ``orbmcp add`` as the front spells it
-    import_command: str | None = None  # ``orbmcp config import`` likewise
+    # The commands that write that file for you (none under --config: they do not edit it).
+    add_command: str | None = None
+    import_command: str | None = None
 
     def to_json(self) -> list[dict[str, Any]]:
         return [r.to_json() for r in self.rows]
