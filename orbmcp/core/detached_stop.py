@@ -133,7 +133,6 @@ async def _stop_group(group: HandedOff, stdin_grace: float, term_grace: float) -
             signal_group(group.pgid, signal.SIGKILL)
             if not await gone_within(KILL_REAP_TIMEOUT):
                 phase = "abandoned"
-    log_event("process.detached_stop", server=group.server, phase=phase, pid=group.pgid)
     # A helper whose parent exited (started on stdin EOF by a server that then exited) belongs
     # to init: its tag still says whose it is.
     escaped.update(_tagged(group))
@@ -141,6 +140,8 @@ async def _stop_group(group: HandedOff, stdin_grace: float, term_grace: float) -
         await stop_escaped(group.server, sorted(escaped.items()), term_grace)
     if group.record is not None:
         Path(group.record).unlink(missing_ok=True)
+    # Last: whoever reads the log then finds the whole tree gone and the record removed.
+    log_event("process.detached_stop", server=group.server, phase=phase, pid=group.pgid)
 
 
 def _escapees(group: HandedOff) -> dict[int, int]:

@@ -59,7 +59,9 @@ async def test_a_setsid_helper_dies_with_its_server(
                 with anyio.fail_after(20):
                     await manager.stop("h")
         if "--helper-on-eof" in flags:
-            assert live.roles().get(helper) is not None  # it was started, during the stop
+            # It was started during the stop and registered before the server went on (its line
+            # may still be on its way to this process's liveness server).
+            await live.wait_registered(2, 15)
         roles = live.roles()
         assert sid(roles[helper]) != roles["server"] if live.alive_pids() else True
         await live.wait_all_dead(10)
@@ -80,6 +82,7 @@ async def test_the_walk_before_sigterm_finds_a_helper_without_the_tag(
             with anyio.fail_after(20):
                 await manager.ready("h")
                 await manager.stop("h")
+        await live.wait_registered(2, 15)
         assert "eof-helper" in live.roles()
         await live.wait_all_dead(10)
 
