@@ -30,6 +30,11 @@ def hostile(live: LivenessServer, *flags: str, **extra: object) -> dict[str, obj
     )
 
 
+# How long a lingering server's stop waits after closing its stdin, in the tests whose helper
+# starts only then (the stop ends as soon as the server is gone otherwise).
+HELPER_START_GRACE_S = 10.0
+
+
 def sid(pid: int) -> int:
     return os.getsid(pid)
 
@@ -56,7 +61,10 @@ async def test_a_setsid_helper_dies_with_its_server(
                 if "--helper-on-call" in flags:
                     await call_tool(sup, "echo", {"text": "x"})
                 await live.wait_registered(2 if "--helper-on-eof" not in flags else 1, 15)
-                with anyio.fail_after(20):
+                # The helper starts once stdin closes and must be up before the stop's walk: a
+                # loaded machine may need more than the default 2 s grace to start Python.
+                manager.runtime.stdin_grace_s = HELPER_START_GRACE_S
+                with anyio.fail_after(20 + HELPER_START_GRACE_S):
                     await manager.stop("h")
         if "--helper-on-eof" in flags:
             # It was started during the stop and registered before the server went on (its line
@@ -79,8 +87,9 @@ async def test_the_walk_before_sigterm_finds_a_helper_without_the_tag(
     async with LivenessServer() as live:
         config = write_config(tmp_path / "mcp.json", {"h": hostile(live, "--helper-on-eof", "--linger")})
         async with managed(config) as manager:
-            with anyio.fail_after(20):
+            with anyio.fail_after(20 + HELPER_START_GRACE_S):
                 await manager.ready("h")
+                manager.runtime.stdin_grace_s = HELPER_START_GRACE_S  # see above
                 await manager.stop("h")
         await live.wait_registered(2, 15)
         assert "eof-helper" in live.roles()
