@@ -8,7 +8,7 @@ every time). Each target and its one allowed failure:
 - slash and shell lines: ``UsageError``;
 - ``k=v`` arguments against any schema: ``UsageError``;
 - the redactor: never raises, idempotent, never leaks a planted secret;
-- the sanitiser: no C0, C1, bidi or invisible character survives (``tests/test_escape.py``).
+- the sanitiser: no C0, C1, bidi or invisible character survives (``tests/test_text.py``).
 """
 
 from __future__ import annotations

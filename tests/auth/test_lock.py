@@ -16,7 +16,8 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
-from orbmcp.auth.lock import AuthLock, process_create_time
+from orbmcp.auth import lock as lock_mod
+from orbmcp.auth.lock import AuthLock, LockHolder, holder_is_stale, process_create_time
 from orbmcp.auth.storage import AuthStore
 from orbmcp.errors import AuthError
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
@@ -196,3 +197,67 @@ async def test_two_processes_refresh_once(tmp_path: Path) -> None:
     assert sorted(r["refreshes"] for r in results) == [0, 1]
     assert len(refreshes) == 1  # the loser re-read the store after acquiring the lock
     assert srv.count("/token", grant_type="refresh_token") == 1
+
+
+def test_process_create_time_of_no_process() -> None:
+    assert process_create_time(2**22 + 12345) is None
+    mine = process_create_time(os.getpid())
+    assert mine is not None and mine <= time.time()
+
+
+def test_stale_holder_rules() -> None:
+    now = time.time()
+    other_host = LockHolder(pid=2**22 + 1, create_time=None, heartbeat=now, host="another-machine")
+    assert holder_is_stale(other_host, stale_after_s=90) is False  # its pid says nothing here
+    assert holder_is_stale(LockHolder(2**22 + 1, None, now - 100, "another-machine"), stale_after_s=90)
+    me = LockHolder(pid=os.getpid(), create_time=None, heartbeat=now, host=None)
+    assert holder_is_stale(me, stale_after_s=90) is False
+    recycled = LockHolder(pid=os.getpid(), create_time=1.0, heartbeat=now, host=None)
+    assert holder_is_stale(recycled, stale_after_s=90) is True
+    gone = LockHolder(pid=2**22 + 1, create_time=None, heartbeat=now, host=None)
+    assert holder_is_stale(gone, stale_after_s=90) is True
+
+
+async def test_lock_without_heartbeat_and_repeated_release(tmp_path: Path) -> None:
+    path = tmp_path / "auth" / "x.json.lock"
+    lock = AuthLock(path, server="s", heartbeat_s=0)
+    assert lock.holder() is None  # no file yet
+    assert not lock.held
+    async with lock:
+        assert lock.held and lock._beat is None
+        holder = lock.holder()
+        assert holder is not None and holder.pid == os.getpid() and holder.host == os.uname().nodename
+    assert not lock.held
+    lock.release()  # releasing twice is harmless
+    lock._write_holder()  # and writes nothing once released
+    assert path.read_bytes() == b""
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+
+
+async def test_lock_path_that_is_a_directory_is_an_os_error(tmp_path: Path) -> None:
+    path = tmp_path / "x.json.lock"
+    path.mkdir()
+    with pytest.raises(IsADirectoryError):
+        await AuthLock(path, server="s", wait_s=0.1).acquire()
+
+
+async def test_auth_dir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "mcp-auth").write_text("not a directory")
+    with pytest.raises(AuthError) as caught:
+        await AuthLock(tmp_path / "mcp-auth" / "x.json.lock", server="s", wait_s=0.1).acquire()
+    assert caught.value.message == f"refusing to use {tmp_path / 'mcp-auth'}: not a directory"
+
+
+async def test_lock_timeout_with_an_unreadable_holder_names_no_pid(tmp_path: Path) -> None:
+    path = tmp_path / "x.json.lock"
+    first = AuthLock(path, server="s", heartbeat_s=0)
+    await first.acquire()
+    try:
+        path.write_text("not json")  # the holder's record is unreadable: nothing to reclaim
+        with pytest.raises(AuthError) as caught:
+            await AuthLock(path, server="s").acquire(wait_s=0.1)
+        assert "waiting for the auth lock" in caught.value.message and "held by" not in caught.value.message
+        assert caught.value.hint is not None and "end pid ?" in caught.value.hint
+    finally:
+        first.release()
+    assert lock_mod.read_holder(os.open(os.devnull, os.O_RDONLY)) is None

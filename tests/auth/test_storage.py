@@ -14,10 +14,19 @@ from pathlib import Path
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from orbmcp.auth.record import canonical_server_url, record_path, server_hash
+from orbmcp.auth.record import (
+    CorruptRecord,
+    canonical_server_url,
+    expiry_from,
+    parse_record,
+    record_path,
+    server_hash,
+)
 from orbmcp.auth.status import auth_status
-from orbmcp.auth.storage import AuthStore
+from orbmcp.auth.storage import AuthStore, ensure_auth_dir, read_credentials
+from orbmcp.config.model import ServerConfig
 from orbmcp.errors import AuthError
+from orbmcp.fs import atomic_write
 from tests.auth.oauth_server import make_cfg
 
 URL = "https://mcp.example.com/mcp"
@@ -233,3 +242,107 @@ def test_status_path_imports_no_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_canonical_server_url_forms() -> None:
+    assert canonical_server_url("HTTP://[::1]:8080/mcp#frag") == "http://[::1]:8080/mcp"
+    assert canonical_server_url(" https://User:pw@Example.COM:443/mcp?x=1 ") == "https://example.com/mcp?x=1"
+    assert canonical_server_url("https://example.com:99999/mcp") == "https://example.com/mcp"
+
+
+def test_private_dir_and_file_refusals(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(AuthError, match="not a directory"):
+        ensure_auth_dir(a_file)
+    (tmp_path / "target").mkdir()
+    os.symlink(tmp_path / "target", tmp_path / "link")
+    with pytest.raises(AuthError, match="symbolic link"):
+        ensure_auth_dir(tmp_path / "link")
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    os.chmod(loose, 0o755)
+    ensure_auth_dir(loose)
+    assert oct(loose.stat().st_mode & 0o777) == "0o700"
+
+    with pytest.raises(AuthError, match="not a regular file"):
+        read_credentials(loose)
+    with pytest.raises(AuthError, match=r"cannot read .*: Not a directory"):
+        read_credentials(a_file / "record.json")
+
+
+def test_failed_atomic_write_leaves_nothing_behind(tmp_path: Path) -> None:
+    target = tmp_path / "record.json"
+    target.mkdir()
+    (target / "occupied").write_text("x")
+    with pytest.raises(OSError):
+        atomic_write(target, b"data")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["record.json"]
+
+
+@pytest.mark.parametrize(
+    ("record", "why"),
+    [
+        ({"version": 2, "server_url": URL}, "unexpected shape or version"),
+        ({"version": 1}, "no server_url"),
+        ({"version": 1, "server_url": URL, "issuer": 7}, "issuer is not a string"),
+        ({"version": 1, "server_url": URL, "client": {"secret": "x"}}, "client without client_id"),
+        ({"version": 1, "server_url": URL, "tokens": {"token": "x"}}, "tokens without access_token"),
+        ({"version": 1, "server_url": URL, "discovery": ["x"]}, "bad discovery or scope"),
+        ({"version": 1, "server_url": URL, "required_scope": 3}, "bad discovery or scope"),
+    ],
+)
+def test_parse_record_names_what_is_wrong(record: dict[str, object], why: str) -> None:
+    with pytest.raises(CorruptRecord, match=why):
+        parse_record(json.dumps(record).encode())
+
+
+def test_expiry_from() -> None:
+    assert expiry_from(60, 100.0) == 160.0
+    assert expiry_from("60", 100.0) == 160.0
+    assert expiry_from(None, 100.0) is None
+    assert expiry_from("soon", 100.0) is None
+
+
+def test_store_needs_a_url() -> None:
+    with pytest.raises(AuthError, match="server 'local' has no URL; OAuth applies to HTTP servers only"):
+        AuthStore(Path("/nonexistent"), ServerConfig(name="local", transport="stdio", command="x"))
+
+
+async def test_records_the_sdk_cannot_use_are_quarantined(tmp_path: Path) -> None:
+    store = AuthStore(tmp_path, make_cfg(URL))
+    record = store._current()
+    record.tokens = {"access_token": "at-x", "token_type": "MAC"}
+    store._save(record)
+    assert await store.get_tokens() is None
+    assert store.corrupt_backup is not None and not store.path.exists()
+
+    store = AuthStore(tmp_path, make_cfg(URL))
+    record = store._current()
+    record.client = {"client_id": "c1", "redirect_uris": "not a list"}
+    store._save(record)
+    assert await store.get_client_info() is None
+    assert store.corrupt_backup is not None and not store.path.exists()
+
+
+def test_issuer_binding_discovery_and_partial_clear(tmp_path: Path) -> None:
+    store = AuthStore(tmp_path, make_cfg(URL))
+    assert store.expected_issuer is None
+    assert store.bind_issuer("https://as.example.test") is True
+    assert store.expected_issuer == "https://as.example.test"
+    store.save_discovery({"token_endpoint": "https://as.example.test/token"}, None)
+    record = store.load()
+    assert record is not None and record.issuer is None  # no issuer given: none recorded
+    assert store.discovery() == {"token_endpoint": "https://as.example.test/token"}
+
+    record.tokens = {"access_token": "at-1"}
+    record.client = {"client_id": "c1"}
+    store._save(record)
+    store.set_required_scope("admin")
+    store.clear(tokens=False, client=True)  # forget the registration only
+    kept = store.load()
+    assert kept is not None and kept.client is None and kept.discovery == {}
+    assert kept.tokens == {"access_token": "at-1"} and kept.required_scope == "admin"
+    store.clear(tokens=True, client=False)
+    assert not store.path.exists()
+    store.clear()  # nothing stored: nothing to do

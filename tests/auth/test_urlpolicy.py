@@ -13,7 +13,15 @@ import pytest
 
 from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize
-from orbmcp.auth.urlpolicy import check_browser_url, display_url, fetch_problem, host_class, open_in_browser
+from orbmcp.auth.urlpolicy import (
+    check_browser_url,
+    check_fetch_url,
+    display_url,
+    fetch_problem,
+    host_class,
+    is_loopback_url,
+    open_in_browser,
+)
 from orbmcp.errors import AuthError
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 
@@ -175,3 +183,76 @@ async def test_hostile_authorization_url_reaches_no_opener(tmp_path: Path) -> No
                 make_cfg(srv.mcp_url), tmp_path, reset=False, ui=ui, no_browser=False, timeout_s=5
             )
     assert ui.opened == [] and ui.shown == []
+
+
+def test_ipv6_loopback_is_loopback_not_reserved() -> None:
+    # ::1 lies inside the reserved ::/8; it must still count as this machine.
+    assert host_class("::1") == "loopback" and host_class("[::1]") == "loopback"
+    assert check_browser_url("http://[::1]:8123/authorize") == "http://[::1]:8123/authorize"
+    assert fetch_problem("http://[::1]:9/token", "http://[::1]:8000/mcp") is None
+    assert fetch_problem("http://[::1]:9/token", "https://mcp.example.com/mcp") == (
+        "loopback addresses are fetched only for a loopback MCP server"
+    )
+    assert host_class("::") == "forbidden"
+
+
+def test_host_class_of_hosts_a_resolver_would_not_accept() -> None:
+    assert host_class("1.2.3.4.5") == "name"  # looks numeric, is no inet_aton address
+    assert host_class("0x7f.1") == "loopback"
+    assert host_class("[::ffff:10.0.0.1]") == "private"
+    assert host_class("LOCALHOST.") == "loopback"
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://localhost:8080/cb", True),
+        ("http://127.0.0.2/cb", True),
+        ("http://[::1]:9/cb", True),
+        ("https://example.com/", False),
+        ("file:///etc/passwd", False),
+        ("http://[::1/cb", False),  # not even a URL
+    ],
+)
+def test_is_loopback_url(url: str, loopback: bool) -> None:
+    assert is_loopback_url(url) is loopback
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://[::1/cb", "it is not a valid URL"),
+        ("https://example.com:99999/authorize", "it is not a valid URL"),
+        ("https://ex%41mple.com/authorize", "the host contains percent-encoding"),
+        ("https:///authorize", "it has no host"),
+    ],
+)
+def test_browser_policy_rejects_malformed_urls(url: str, reason: str) -> None:
+    with pytest.raises(AuthError) as caught:
+        check_browser_url(url)
+    assert caught.value.message.endswith(f": {reason}")
+    assert caught.value.hint is not None and "unsafe" in caught.value.hint
+
+
+def test_fetch_policy_on_malformed_urls() -> None:
+    assert fetch_problem("https://[::1/token", REMOTE) == "not a valid URL"
+    assert fetch_problem("https://as.example.com:99999/token", REMOTE) == "not a valid URL"
+    assert (
+        fetch_problem("https://user:pw@as.example.com/token", REMOTE)
+        == "URLs with credentials are not allowed"
+    )
+    # An unparsable server URL counts as a public one: only public https targets pass.
+    assert fetch_problem("https://as.example.com/token", "http://[broken") is None
+    assert fetch_problem("http://127.0.0.1/token", "http://[broken") is not None
+    with pytest.raises(AuthError) as caught:
+        check_fetch_url("http://169.254.169.254/latest", REMOTE, server="gh")
+    assert caught.value.server == "gh"
+    assert "refusing to contact 'http://169.254.169.254/latest' during authorization" in caught.value.message
+
+
+def test_display_url_falls_back_to_an_escaped_url() -> None:
+    assert display_url("https://example.com/x") == "https://example.com/x"
+    assert display_url("https://bücher.example:8443/x") == "https://xn--bcher-kva.example:8443/x"
+    too_long = "https://" + "é" * 70 + ".example/x"  # an IDNA label longer than 63: not encodable
+    shown = display_url(too_long)
+    assert shown.isascii() and "\\xe9" in shown

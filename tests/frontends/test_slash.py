@@ -7,12 +7,24 @@ from pathlib import Path
 
 import pytest
 
+from orbmcp.commands.complete import usage_line
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import ServerDetail, StatusReport
+from orbmcp.commands.results import ServerDetail, ShellExit, StatusReport
+from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, find
 from orbmcp.errors import UsageError
-from orbmcp.frontends.slash import bind, dispatch, parse_shell, parse_slash, render, run_slash
+from orbmcp.frontends.slash import (
+    bind,
+    dispatch,
+    format_error,
+    help_document,
+    parse_shell,
+    parse_slash,
+    render,
+    run_slash,
+)
 from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.render.plain import render_plain
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, env_for, write_config
 
@@ -207,3 +219,66 @@ async def test_an_agent_host_keeps_servers_between_slash_lines(tmp_path: Path) -
             assert sessions.running_names() == {"ev"}
             manager = await sessions.manager()
         assert not manager.supervisors["ev"].running  # leaving the session stopped it
+
+
+def test_shell_lines_that_name_no_command() -> None:
+    for line in ("orbmcp", "", ["orbmcp"]):
+        with pytest.raises(UsageError, match="empty command") as info:
+            parse_shell(line)
+        assert info.value.hint == "try `help`"
+
+
+def test_option_values_are_converted_as_typer_would() -> None:
+    inv = parse_shell("call srv t --max-output 10 --timeout=2.5")
+    assert inv.kwargs["max_output"] == 10 and inv.kwargs["timeout"] == 2.5
+    with pytest.raises(UsageError, match=r"--max-output: expected an integer, got 'lots'"):
+        parse_shell("call srv t --max-output lots")
+    with pytest.raises(UsageError, match=r"--timeout: expected a number, got 'soon'"):
+        parse_slash("/mcp call srv t --timeout soon")
+
+
+def test_repeatable_options_collect_every_value() -> None:
+    inv = parse_shell("check a b --require-tool x --require-tool=y")
+    assert inv.kwargs["servers"] == ["a", "b"] and inv.kwargs["require_tool"] == ["x", "y"]
+    assert parse_shell("check").kwargs["require_tool"] is None
+
+
+def test_double_dash_ends_the_options() -> None:
+    inv = parse_shell("call srv t -- --json -x=1")
+    assert inv.kwargs["arguments"] == ["--json", "-x=1"] and inv.json is False
+    slash = parse_slash("/mcp call srv t -- --timeout")
+    assert slash.kwargs["arguments"] == ["--timeout"] and slash.kwargs["timeout"] is None
+
+
+def test_help_of_a_command_without_parameters_is_usage_and_help() -> None:
+    inv = parse_shell("shell --help")
+    assert inv.help
+    doc = help_document(inv.spec, slash=False)
+    assert render_plain(doc) == f"usage: orbmcp shell\n\n{inv.spec.help}"
+    assert doc.to_json() == {"command": "shell", "usage": "orbmcp shell", "help": inv.spec.help}
+
+
+def test_nothing_to_render_is_empty_and_errors_without_hints_are_one_line() -> None:
+    assert render(None, json_output=False) == "" and render(None, json_output=True) == ""
+    assert format_error(UsageError("no\nway"), json_output=False) == "error: no ⏎ way"
+
+
+def test_usage_lines_leave_hidden_parameters_out() -> None:
+    spec = CommandSpec(
+        ("demo",),
+        "A demo.",
+        "orbmcp.commands.handlers.demo:demo",
+        (
+            Param("target", "What.", required=True),
+            Param("secret", "Internal.", kind="option", hidden=True),
+            Param("extra", "More.", multiple=True),
+            Param("count", "How many.", kind="option", type="int", multiple=True),
+        ),
+    )
+    assert usage_line(spec) == "orbmcp demo TARGET [EXTRA...] [--count INTEGER]..."
+    assert usage_line(spec, slash=True) == "/mcp demo <target> [<extra>...] [--count INTEGER]..."
+
+
+def test_a_scripted_shell_exit_status_has_no_text() -> None:
+    result = ShellExit(3)
+    assert (result.to_json(), render_plain(result), result.exit_code) == ({"exitCode": 3}, "", 3)

@@ -1,4 +1,5 @@
-"""Completion: slash and shell lines, from the table, the config and the discovery cache, offline."""
+"""Completion: slash and shell lines, from the table, the config and the discovery cache, offline;
+and the completion scripts."""
 
 from __future__ import annotations
 
@@ -10,9 +11,17 @@ from pathlib import Path
 import pytest
 
 from orbmcp.commands.complete import complete_line, slash_spellings, split_partial
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.handlers.completion import script, show
 from orbmcp.commands.table import COMMANDS
 from orbmcp.config.loader import load_config
 from orbmcp.core import toolcache
+from orbmcp.errors import UsageError
+from orbmcp.frontends.slash import (
+    complete_fast,
+)
+from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.render.plain import render_plain
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, write_config
 
@@ -231,3 +240,64 @@ def test_the_fast_path_prints_what_typer_would(
     assert capsys.readouterr().out == ""
     for args in (["--help"], [], ["a", "b"], ["--json", "--json", "x"]):
         assert complete_fast(args) is None  # left to Typer
+
+
+def test_quotes_and_escapes_in_partial_lines() -> None:
+    assert split_partial("'a b' c") == (["a b"], "c")
+    assert split_partial('"say \\"hi\\"" "x\\n') == (['say "hi"'], "x\\n")
+    assert split_partial("a   b\t") == (["a", "b"], "")
+    assert split_partial("trailing\\") == ([], "trailing\\")
+
+
+def test_unknown_options_and_double_dash_while_completing(config: Path) -> None:
+    def complete(line: str) -> list[str]:
+        return complete_line(line, config_file=config)
+
+    assert complete("orbmcp --bogus st") == ["start", "status", "stop"]  # an unknown global flag
+    assert complete("orbmcp --no-color st") == ["start", "status", "stop"]
+    assert complete("orbmcp status --bogus g") == ["gamma"]
+    assert complete("orbmcp status -- g") == ["gamma"]
+    assert complete("orbmcp status -- --") == []  # after --, no options are offered
+    assert complete("orbmcp status alpha ") == []  # every argument given
+    assert complete("orbmcp status alpha extra ") == []
+    assert complete("orbmcp call --timeout ") == []  # a number: nothing to offer
+    assert complete("orbmcp check alpha --require-tool ") == []
+    assert complete("orbmcp check alpha --require-tool x --require-tool=y g") == ["gamma"]
+    assert complete("orbmcp slash ab") == []  # a nested line must start with /
+    assert complete("/bogus ") == []
+    assert complete("orbmcp bogus --h") == ["--help"]
+
+
+def test_a_project_on_the_line_picks_the_config(tmp_path: Path, _isolated_agent_dir: Path) -> None:
+    _isolated_agent_dir.mkdir(parents=True, exist_ok=True)
+    (_isolated_agent_dir / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"glob": {"command": "true", "lifecycle": "lazy"}}})
+    )
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert complete_line(f"orbmcp --project {project} start ") == ["glob"]
+    assert complete_line(f"orbmcp -p={project} start g") == ["glob"]
+    assert complete_line("orbmcp --project ") == []  # a directory: the shell completes it
+
+
+def test_complete_fast_survives_a_closed_pipe(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class ClosedPipe:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError
+
+        def flush(self) -> None:
+            raise BrokenPipeError
+
+    monkeypatch.setenv("ORBMCP_CONFIG", str(config))
+    monkeypatch.setattr("sys.stdout", ClosedPipe())
+    assert complete_fast(["/mcp:st"]) == 0  # `orbmcp complete ... | head -0` is no error
+
+
+def test_completion_show_and_unknown_shells() -> None:
+    ctx = CommandContext(ui=TerminalUI(interactive=False))
+    doc = show(ctx, "fish")
+    assert doc.to_json()["shell"] == "fish" and render_plain(doc) == script("fish")
+    assert "complete -c orbmcp" in render_plain(doc)
+    with pytest.raises(UsageError, match="unknown shell 'tcsh'") as info:
+        script("tcsh")
+    assert info.value.hint == "choose one of: bash, zsh, fish"
