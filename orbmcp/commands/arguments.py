@@ -53,6 +53,7 @@ from orbmcp.commands.jsonschema import (
     type_label,
 )
 from orbmcp.errors import UsageError
+from orbmcp.text import shown_name
 
 __all__ = ["deref", "json_preview", "parse_call_arguments", "schema_types", "type_label"]
 
@@ -247,13 +248,19 @@ def _check_known(key: str, obj: Mapping[str, object], root: Mapping[str, object]
                 return node
     if extra is True or not _STRICT.get():
         return None
-    name = f"{prefix}.{key}" if prefix else key
+    # Keys come from the command line or a JSON document, names from the server: shown escaped.
+    name = shown_name(f"{prefix}.{key}" if prefix else key)
     known = [str(p) for p in props]
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
-    listed = ", ".join(_truncate_list([_described(p, props, obj_node, root) for p in known], 12))
+    described = [shown_name(_described(p, props, obj_node, root)) for p in known]
+    listed = ", ".join(_truncate_list(described, 12))
     takes = f"the arguments are {listed}" if known else "it takes no arguments here"
     if close:
-        message = f"unknown argument '{name}' — did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+        message = (
+            f"unknown argument '{name}' — did you mean "
+            + " or ".join(f"'{shown_name(c)}'" for c in close)
+            + "?"
+        )
     else:
         message = f"unknown argument '{name}'"
     raise UsageError(
