@@ -201,7 +201,9 @@ async def test_the_one_shot_programs_detached_stop_leaves_no_helper(tmp_path: Pa
     # The orbmcp program hands its servers' stop to a detached process and exits. A helper the
     # server starts on stdin EOF is found there too: by its tag once its parent has exited, by the
     # walk right before SIGTERM while the server lingers.
-    flags = ("--helper-on-eof",) + (("--linger",) if server == "lingers" else ())
+    # It ignores SIGTERM: the parent-death signal reaches it with its stdin EOF when orbmcp exits,
+    # and the helper it starts on that EOF is what this test is about.
+    flags = ("--helper-on-eof", "--ignore-sigterm") + (("--linger",) if server == "lingers" else ())
     async with LivenessServer() as live:
         config = write_config(tmp_path / "mcp.json", {"h": hostile(live, *flags)})
         env = cli_env({"ORB_AGENT_DIR": str(tmp_path / "g"), "ORBMCP_NO_DAEMON": "1"})
