@@ -148,33 +148,46 @@ def test_every_documented_example_is_collected() -> None:
     assert {e.line for e in man} == {example for spec in COMMANDS for example in spec.examples}
 
 
+def _documented() -> dict[str, list[Example]]:
+    return _groups(readme_examples() + help_examples() + man_examples())
+
+
+# One test per group (a README block, a command family's examples), so workers share them out.
+GROUPS = _documented()
+
+
+def test_the_groups_hold_the_examples_people_copy() -> None:
+    lines = {example.line for examples in GROUPS.values() for example in examples}
+    assert "orbmcp call everything get-sum a=2 b=3" in lines
+    assert "orbmcp disable files" in lines and "orbmcp serve --http 8765" in lines
+    assert any("--junit" in line for line in lines) and any("--format github" in line for line in lines)
+
+
 @pytest.mark.slow
-def test_every_documented_example_runs(tmp_path: Path, everything: dict[str, object]) -> None:
-    ran: list[str] = []
-    for group, examples in _groups(readme_examples() + help_examples() + man_examples()).items():
-        where = tmp_path / group
-        env = _workspace(where, everything)
-        try:
-            for example in examples:
-                for argv, stdin in example.commands():
-                    if example.line.startswith(SERVES_UNTIL_STOPPED):
-                        argv = [*argv, "--help"]
-                    result = run_cli(*argv, env=env, cwd=where, stdin=stdin)
-                    assert result.code == 0, (
-                        f"{example.source}: `{example.line}` exited {result.code}:\n{result.stderr}"
-                    )
-                    assert "error" not in result.stderr.lower(), (
-                        f"{example.source}: `{example.line}`: {result.stderr}"
-                    )
-                ran.append(example.line)
-        finally:
-            if any(e.line.startswith("orbmcp daemon") for e in examples):
-                run_cli("daemon", "stop", env=env, cwd=where)
-    assert "orbmcp call everything get-sum a=2 b=3" in ran
-    assert "orbmcp disable files" in ran and "orbmcp serve --http 8765" in ran
-    # The CI snippets' reports: the JUnit files and GitHub's step summaries.
-    junits = [p.read_text(encoding="utf-8") for p in tmp_path.glob("*/orbmcp-junit.xml")]
-    assert junits and all("<failure" not in junit for junit in junits)
-    assert all('<testcase classname="orbmcp.servers" name="everything"' in junit for junit in junits)
-    summaries = [p.read_text(encoding="utf-8") for p in tmp_path.glob("*/step-summary.md")]
-    assert summaries and all("check passed" in summary for summary in summaries)
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_every_documented_example_runs(group: str, tmp_path: Path, everything: dict[str, object]) -> None:
+    examples = GROUPS[group]
+    where = tmp_path / group
+    env = _workspace(where, everything)
+    try:
+        for example in examples:
+            for argv, stdin in example.commands():
+                if example.line.startswith(SERVES_UNTIL_STOPPED):
+                    argv = [*argv, "--help"]
+                result = run_cli(*argv, env=env, cwd=where, stdin=stdin)
+                assert result.code == 0, (
+                    f"{example.source}: `{example.line}` exited {result.code}:\n{result.stderr}"
+                )
+                assert "error" not in result.stderr.lower(), (
+                    f"{example.source}: `{example.line}`: {result.stderr}"
+                )
+    finally:
+        if any(e.line.startswith("orbmcp daemon") for e in examples):
+            run_cli("daemon", "stop", env=env, cwd=where)
+    # The CI snippets' reports: the JUnit file and GitHub's step summary they promise.
+    if any("--junit" in e.line for e in examples):
+        junit = (where / "orbmcp-junit.xml").read_text(encoding="utf-8")
+        assert "<failure" not in junit
+        assert '<testcase classname="orbmcp.servers" name="everything"' in junit
+    if any("--format github" in e.line for e in examples):
+        assert "check passed" in (where / "step-summary.md").read_text(encoding="utf-8")
