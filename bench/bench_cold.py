@@ -17,11 +17,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench.bench_daemon import _timed
 
 ROOT = Path(__file__).resolve().parent.parent
 MCPORTER_BUDGET = 0.9
@@ -49,17 +49,6 @@ def _env(agent: Path, home: Path) -> dict[str, str]:
     for key in ("ORBMCP_DEBUG", "ORBMCP_CONFIG"):
         env.pop(key, None)
     return env
-
-
-def _timed(argv: list[str], env: dict[str, str], cwd: Path, expect: str) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0 or expect not in proc.stdout:
-        raise RuntimeError(
-            f"{argv[:4]} failed ({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-300:]}"
-        )
-    return elapsed
 
 
 def _alternate(

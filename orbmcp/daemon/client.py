@@ -28,6 +28,7 @@ from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
 from orbmcp.daemon.policy import env_digests, forwardable
 from orbmcp.daemon.scope import Scope, current_scope, socket_path, state_path
+from orbmcp.daemon.signals import signals_handled_by
 
 # What the daemon needs of this environment to render as this terminal would, and the settings
 # that change what a command does. Secrets never cross: variables the config references are only
@@ -264,15 +265,8 @@ def _cancel_on_interrupt(conv: Conversation) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 protocol.send(conv.sock, {"t": "cancel", "signal": signal.Signals(signum).name})
 
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError):  # not the main thread
-            previous[sig] = signal.signal(sig, handler)
-    try:
+    with signals_handled_by(handler):
         yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def _write(stream: Any, data: object) -> None:

@@ -20,6 +20,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.daemon import protocol
+from orbmcp.daemon.signals import signals_handled_by
 
 if TYPE_CHECKING:
     from orbmcp.daemon.client import Conversation
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 CHUNK = 64 * 1024
 INTERRUPTED = 130
 CONNECTION = 4
-_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class _Stop(Exception):
@@ -68,15 +68,8 @@ def _stop_on_signals() -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         raise _Stop(signal.Signals(signum).name)
 
-    previous = {}
-    for sig in _SIGNALS:
-        with contextlib.suppress(ValueError):  # not the main thread
-            previous[sig] = signal.signal(sig, handler)
-    try:
+    with signals_handled_by(handler):
         yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def _pipe(sock: socket.socket) -> int:
