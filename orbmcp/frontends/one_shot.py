@@ -17,19 +17,13 @@ from orbmcp.errors import Interrupted
 from orbmcp.frontends.terminal import TerminalUI
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import anyio
     from anyio.abc import TaskGroup, TaskStatus
 
     from orbmcp.commands.context import CommandContext
     from orbmcp.core.detached_stop import HandedOff
     from orbmcp.core.manager import Manager
-
-
-# The grace periods of a session's stop (core.runtime.Runtime), kept by the detached stop.
-_STDIN_GRACE_S = 2.0
-_TERM_GRACE_S = 2.0
+    from orbmcp.core.runtime import Runtime
 
 
 class NeedsEventLoop(BaseException):  # a signal to the runner, never an error
@@ -88,7 +82,7 @@ class OneShotSessions:
         its servers' stop is handed to a detached process (``launch_detached_stop``)."""
         self.hand_off_at_exit = hand_off_at_exit
         self.handed_off: list[HandedOff] = []
-        self._global_dir: Path | None = None
+        self._exited: Runtime | None = None  # the runtime of the manager that handed off
         self.loop_free = False  # a loop-free attempt (run_connecting): asking for the session stops it
         self._manager: Manager | None = None
         self.owner: TaskGroup | None = None
@@ -148,15 +142,22 @@ class OneShotSessions:
             # same cancel scope it was entered in, so no extra shield here.
             await m.__aexit__(None, None, None)
         self.handed_off.extend(m.runtime.handed_off or ())
-        self._global_dir = m.runtime.global_dir
+        self._exited = m.runtime
 
     def launch_detached_stop(self) -> None:
         """After the command's output: start the detached stop of what was handed off."""
         groups, self.handed_off = self.handed_off, []
-        if groups and self._global_dir is not None:
+        runtime = self._exited
+        if groups and runtime is not None:
             from orbmcp.core.detached_stop import launch
 
-            launch(groups, global_dir=self._global_dir, stdin_grace=_STDIN_GRACE_S, term_grace=_TERM_GRACE_S)
+            # The same log and grace periods as the session's own stop.
+            launch(
+                groups,
+                global_dir=runtime.global_dir,
+                stdin_grace=runtime.stdin_grace_s,
+                term_grace=runtime.term_grace_s,
+            )
 
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
