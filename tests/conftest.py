@@ -88,9 +88,14 @@ def _isolated_agent_dir(
         monkeypatch.delenv(name, raising=False)
     if "npm_config_cache" not in os.environ:
         monkeypatch.setenv("npm_config_cache", _NPM_CACHE)
-    monkeypatch.delenv("ORBMCP_CONFIG", raising=False)
-    monkeypatch.delenv("ORBMCP_DEBUG", raising=False)
-    monkeypatch.delenv("ORBMCP_PROJECT", raising=False)
+    # The suite behaves the same on a developer's terminal and in a CI job: none of orbmcp's own
+    # variables (CI, NO_COLOR, GITHUB_STEP_SUMMARY, ORBMCP_NO_DAEMON, ...) leaks in from the outer
+    # environment into a test or the processes it starts; a test that wants one sets it.
+    for name in environment.VARIABLES:
+        if name != environment.GLOBAL_DIR:
+            monkeypatch.delenv(name, raising=False)
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)  # rich's: the width and colours a test expects
     # The debug log is configured once per process; each test starts unconfigured, as a new
     # process does, so one test's log directory or ORBMCP_DEBUG never carries over to the next.
     monkeypatch.setattr(log, "_state", log._State())

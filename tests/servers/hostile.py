@@ -20,7 +20,6 @@ import select
 import signal
 import subprocess
 import sys
-import time
 from typing import Any
 
 if __package__:
@@ -120,11 +119,12 @@ def serve(args: argparse.Namespace) -> int:
         spawn_helper(args, "eof-helper")
     if args.linger:
         while True:
-            time.sleep(3600)
+            raw.block(None, 3600)
     os._exit(0)  # at once: an eof-helper's parent is gone before anyone looks
 
 
 def main(argv: list[str]) -> int:
+    raw.arm_signal_wakeup()
     args = parse_args(argv)
     if args.ignore_sigterm:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

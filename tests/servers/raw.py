@@ -138,17 +138,43 @@ def run_descendant(args: argparse.Namespace) -> int:
         except OSError:
             pass
         os.close(args.ready_fd)
-    if sock is None:
-        time.sleep(DESCENDANT_MAX_LIFETIME)
-        return 0
     # The liveness server closing (end of test) also ends us: no leaked processes.
-    sock.settimeout(DESCENDANT_MAX_LIFETIME)
-    try:
-        while sock.recv(64):
-            pass
-    except OSError:
-        pass
+    block(sock, DESCENDANT_MAX_LIFETIME)
     return 0
+
+
+_wakeup: int | None = None
+
+
+def arm_signal_wakeup() -> None:
+    """Make every signal with a Python handler wake ``block``. Python runs a handler between
+    bytecodes, so a signal that lands just before a plain blocking call (``sleep``, ``recv``) waits
+    for that call to return: with coverage's SIGTERM handler in a measured run, a SIGTERM sent the
+    instant a lingering server reached ``time.sleep(3600)`` would not end it. The handler's C part
+    writes to this pipe, which ``block`` watches. Called first thing in ``main``."""
+    global _wakeup
+    if _wakeup is None:
+        _wakeup, write = os.pipe()
+        os.set_blocking(write, False)
+        signal.set_wakeup_fd(write)
+
+
+def block(sock: socket.socket | None, limit: float) -> None:
+    """Wait ``limit`` seconds, or until ``sock`` closes; a pending signal handler runs at once."""
+    arm_signal_wakeup()
+    assert _wakeup is not None
+    watched: list[Any] = [_wakeup] + ([sock] if sock is not None else [])
+    deadline = time.monotonic() + limit
+    while (left := deadline - time.monotonic()) > 0:
+        ready = select.select(watched, [], [], left)[0]
+        if _wakeup in ready:
+            os.read(_wakeup, 512)  # the handlers run as this call returns
+        if sock is not None and sock in ready:
+            try:
+                if not sock.recv(64):
+                    return
+            except OSError:
+                return
 
 
 # --- protocol ---------------------------------------------------------------------------------
@@ -378,11 +404,12 @@ def serve(args: argparse.Namespace) -> int:
             server.handle(msg)
     if args.linger:
         while True:
-            time.sleep(3600)
+            block(None, 3600)
     return 0
 
 
 def main(argv: list[str]) -> int:
+    arm_signal_wakeup()
     args = parse_args(argv)
     if args.ignore_sigterm:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
