@@ -53,7 +53,7 @@ def spawn_helper(args: argparse.Namespace, role: str) -> None:
     """A helper in its own session (``setsid``, as ``detached: true`` spawns do), registered
     with the liveness server before this returns."""
     ready_r, ready_w = os.pipe()
-    cmd = [sys.executable, os.path.abspath(raw.__file__), "--liveness-only", "--setsid", "--role", role]
+    cmd = [sys.executable, "-S", os.path.abspath(raw.__file__), "--liveness-only", "--setsid", "--role", role]
     cmd += ["--ready-fd", str(ready_w)]
     if args.liveness:
         cmd += ["--liveness", args.liveness]

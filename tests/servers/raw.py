@@ -105,7 +105,7 @@ def connect_liveness(address: str, role: str) -> socket.socket:
 def spawn_descendant(args: argparse.Namespace, role: str, *, grandchild: bool) -> None:
     """Start the next process of the tree and wait until it (and its own descendant) registered."""
     ready_r, ready_w = os.pipe()
-    cmd = [sys.executable, os.path.abspath(__file__), "--liveness-only", "--role", role]
+    cmd = [sys.executable, "-S", os.path.abspath(__file__), "--liveness-only", "--role", role]
     cmd += ["--ready-fd", str(ready_w)]
     if args.liveness:
         cmd += ["--liveness", args.liveness]
