@@ -202,7 +202,7 @@ def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
         ("enable", "ghost"),
         ("--json", "disable", "ghost"),
     ]
-    one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
+    one_shot = {line: scoped.run_here(*line) for line in lines}
     with daemon(scoped):
         for line in lines:
             warm = scoped.run(*line)
@@ -237,7 +237,7 @@ def test_a_servers_questions_are_answered_the_same_in_the_daemon(scoped: Scoped)
         ("complete", "orbmcp prompt a completable department=E"),
         ("complete", "orbmcp read a mem://items/b"),
     ]
-    one_shot = {line: scoped.run(*line, "--no-daemon") for line in lines}
+    one_shot = {line: scoped.run_here(*line) for line in lines}
     with daemon(scoped):
         for line in lines:
             warm = scoped.run(*line)

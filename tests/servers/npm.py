@@ -31,9 +31,13 @@ class NpmServer:
         return {"command": self.command, "args": list(self.args), **extra}
 
 
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "orbmcp-npm"
+
+
 def cache_dir() -> Path:
     configured = os.environ.get(CACHE_ENV)
-    return Path(configured) if configured else Path.home() / ".cache" / "orbmcp-npm"
+    return Path(configured) if configured else default_cache_dir()
 
 
 def npm_server(package: tuple[str, str, str] = SERVER_EVERYTHING, *args: str) -> tuple[NpmServer | None, str]:
