@@ -259,19 +259,28 @@ async def call_tool_wire(
     leaves the check against the tool's output schema to whoever receives it: an agent behind
     ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
     """
+    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
+    run = wire_call(sup, tool, arguments or {}, timeout=timeout, on_progress=_progress_filter(progress))
+    with sup.client_side.route.asking(asker):
+        return await _with_url_elicitation(
+            sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
+        )
+
+
+def wire_call(
+    sup: Supervisor, tool: str, arguments: dict[str, Any], *, timeout: float, on_progress: SdkProgress
+) -> Callable[[Any], Awaitable[dict[str, Any]]]:
+    """The SDK's side of ``call_tool_wire``: a ``request`` body sending the call on the client
+    session (as a task when the tool requires one)."""
     import mcp_types
 
-    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
     listed = sup.runtime.tools.get(sup.name, tool)
-    on_progress = _progress_filter(progress)
-    call = mcp_types.CallToolRequest(
-        params=mcp_types.CallToolRequestParams(name=tool, arguments=arguments or {})
-    )
+    call = mcp_types.CallToolRequest(params=mcp_types.CallToolRequestParams(name=tool, arguments=arguments))
 
     async def run(client: Any) -> dict[str, Any]:
         if listed is not None and listed.task_support == "required":
             result = await _call_task(
-                sup, client, tool, arguments or {}, timeout=timeout, on_progress=on_progress, meta=None
+                sup, client, tool, arguments, timeout=timeout, on_progress=on_progress, meta=None
             )
             wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
             return wire
@@ -280,10 +289,7 @@ async def call_tool_wire(
         )
         return raw
 
-    with sup.client_side.route.asking(asker):
-        return await _with_url_elicitation(
-            sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
-        )
+    return run
 
 
 @functools.cache

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from orbmcp.core.flood import NotificationThrottle
     from orbmcp.core.listings import ToolListingSalvage
     from orbmcp.core.process import ManagedProcess
+    from orbmcp.core.raw_calls import RawChannel
     from orbmcp.core.runtime import Runtime
     from orbmcp.core.stderr_tail import StderrTail
 
@@ -108,6 +109,7 @@ class Connection:
     instructions: str | None = None  # the server's instructions (initialize result), raw
     capabilities: dict[str, Any] | None = None  # what the server offers (wire JSON)
     advertised: dict[str, Any] | None = None  # what orbmcp advertised to it (wire JSON)
+    raw: RawChannel | None = None  # a stdio connection's raw side (``raw_calls``), else None
 
 
 @asynccontextmanager
@@ -155,6 +157,7 @@ class _Opener:
         self.process: ManagedProcess | None = None
         self.listings: ToolListingSalvage | None = None  # the latest attempt's
         self.advertised: dict[str, Any] = {}
+        self.raw: RawChannel | None = None  # the latest stdio transport's
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
@@ -195,6 +198,7 @@ class _Opener:
                 instructions=_instructions(client),
                 capabilities=offered,
                 advertised=self.advertised,
+                raw=self.raw if transport == "stdio" else None,
             )
 
     async def _second_attempt(
@@ -325,7 +329,10 @@ class _Opener:
             def garbage(line: str) -> None:
                 warn(f"skipped a non-JSON line from stdout: {line[:200]}")
 
+            from orbmcp.core.raw_calls import RawChannel
+
             lost = self.callbacks.lost
+            self.raw = RawChannel(cfg.name)
             return transports.stdio_pipe_transport(
                 proc.stdin,
                 proc.stdout,
@@ -334,6 +341,7 @@ class _Opener:
                 discover_timeout_s=probe_timeout,
                 throttle=throttle,
                 on_fatal=lambda error: lost(error.template, error.reason),
+                raw=self.raw,
             )
         assert cfg.url is not None
         auth = await self._auth()

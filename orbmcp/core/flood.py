@@ -85,7 +85,7 @@ def notification_method(line: bytes) -> str | None:
         return None
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # deep nesting from a hostile server must not kill the reader
         return None
     if not isinstance(message, dict) or "id" in message:
         return None

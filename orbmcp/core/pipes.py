@@ -36,7 +36,9 @@ class PipeReceiveStream(ByteReceiveStream):
         self._fd = fd
 
     async def receive(self, max_bytes: int = READ_CHUNK) -> bytes:
-        await anyio.lowlevel.checkpoint()
+        # Read first, wait only when the pipe is empty: a wait already yields to the event loop,
+        # and a checkpoint on top of it would cost a relayed message one more trip round it.
+        waited = False
         while True:
             fd = self._fd
             if fd < 0:
@@ -45,9 +47,13 @@ class PipeReceiveStream(ByteReceiveStream):
                 data = os.read(fd, max_bytes)
             except BlockingIOError:
                 await anyio.wait_readable(fd)
+                waited = True
                 continue
             except OSError as exc:
                 raise anyio.BrokenResourceError from exc
+            if not waited:
+                # Shielded: the bytes are read, and a cancellation here would lose them.
+                await anyio.lowlevel.cancel_shielded_checkpoint()
             if not data:
                 raise anyio.EndOfStream
             return data
@@ -83,7 +89,11 @@ class PipeReceiveStream(ByteReceiveStream):
 
 
 class PipeSendStream(ByteSendStream):
-    """The parent's non-blocking write end of a pipe; each ``send`` lands whole and in order."""
+    """The parent's non-blocking write end of a pipe; each ``send`` lands whole and in order.
+
+    A ``send`` the pipe takes at once returns without yielding to the event loop (on the hot path
+    of a relay every trip round it costs): its callers' loops yield elsewhere (on what they read).
+    """
 
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
@@ -92,8 +102,14 @@ class PipeSendStream(ByteSendStream):
         self._broken = False
 
     async def send(self, item: bytes) -> None:
-        async with self._lock:
-            await anyio.lowlevel.checkpoint()
+        lock = self._lock
+        if lock.locked():
+            await lock.acquire()
+        else:
+            # No other sender: taken without a trip round the event loop. A message the pipe takes
+            # at once is then written without any; only a full pipe waits (holding the lock).
+            lock.acquire_nowait()
+        try:
             view = memoryview(item)
             while view:
                 fd = self._fd
@@ -116,6 +132,8 @@ class PipeSendStream(ByteSendStream):
                     self._broken = True
                     raise anyio.BrokenResourceError from exc
                 view = view[written:]
+        finally:
+            lock.release()
 
     def close_now(self) -> None:
         fd, self._fd = self._fd, -1

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from orbmcp.config.model import ServerConfig, Settings
     from orbmcp.core.listings import ToolListingSalvage
     from orbmcp.core.process import ManagedProcess
+    from orbmcp.core.raw_calls import RawChannel
     from orbmcp.core.runtime import Runtime
 
 
@@ -68,6 +69,7 @@ class Supervisor:
         self.client: Any = None  # mcp.Client while ready
         self.listings: ToolListingSalvage | None = None  # the connection's raw tool listings
         self.process: ManagedProcess | None = None
+        self.raw_channel: RawChannel | None = None  # a stdio connection's raw side, while it lives
         self.stderr: StderrTail | None = None
         self._scope: anyio.CancelScope | None = None
         self._done: anyio.Event | None = None
@@ -309,6 +311,7 @@ class Supervisor:
             self.client = None
             self.listings = None
             self.process = None
+            self.raw_channel = None
             self.runtime.tools.set_server_active(self.name, False)
 
     def _is_ready_state(self) -> bool:
@@ -353,6 +356,7 @@ class Supervisor:
         self.client = connection.client
         self.listings = connection.listings
         self.process = connection.process
+        self.raw_channel = connection.raw
         self.snap.protocol_version = connection.protocol_version
         self.snap.transport = connection.transport
         self.snap.server_info = connection.server_info

@@ -30,6 +30,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from orbmcp.core.flood import NotificationThrottle, notification_method
+from orbmcp.core.raw_calls import RawChannel
 from orbmcp.errors import ConnectionFailed
 from orbmcp.log import get_logger
 from orbmcp.net.bounded import ResponseTooLarge
@@ -87,6 +88,7 @@ async def _stdio_pipe_streams(
     discover_timeout_s: float | None,
     throttle: NotificationThrottle | None = None,
     on_fatal: FatalHook | None = None,
+    raw: RawChannel | None = None,
 ) -> AsyncIterator[TransportStreams]:
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -107,6 +109,8 @@ async def _stdio_pipe_streams(
     def parse(line: bytes) -> SessionMessage | None:
         if throttle is not None and (method := notification_method(line)) and not throttle.admit(method):
             return None  # a flood: dropped before the SDK's parser
+        if raw is not None and raw.take(line):
+            return None  # an answer to (or progress of) a call relayed raw: that call has it
         message, garbage = _decode(line)
         if garbage:
             report_garbage(line)
@@ -126,6 +130,8 @@ async def _stdio_pipe_streams(
                 on_fatal(error)
             except Exception:
                 logger.debug("on_fatal callback raised", exc_info=True)
+        if raw is not None:
+            raw.close()
         return error
 
     async def deliver(item: SessionMessage) -> bool:
@@ -163,6 +169,8 @@ async def _stdio_pipe_streams(
         tail = bytes(buffer).strip()
         if tail and (item := parse(tail)) is not None:
             await deliver(item)
+        if raw is not None:
+            raw.close()
         read_writer.close()
 
     async def answer_probe_timeout(request_id: types.RequestId, scope: anyio.CancelScope) -> None:
@@ -200,16 +208,22 @@ async def _stdio_pipe_streams(
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # stdin is gone, so the server is as good as dead: end the read stream so pending
             # requests fail now ("Connection closed") instead of waiting for their timeout.
+            if raw is not None:
+                raw.close()
             await read_writer.aclose()
         finally:
             writer_done.set()
 
+    if raw is not None:
+        raw.attach(stdin.send, report_garbage)
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
         tg.start_soon(writer, tg)
         try:
             yield read_stream, write_stream
         finally:
+            if raw is not None:
+                raw.close()
             with anyio.CancelScope(shield=True):
                 write_stream.close()
                 with anyio.move_on_after(_WRITER_FLUSH_S):
@@ -246,7 +260,7 @@ def _decode(raw: bytes) -> tuple[SessionMessage | None, bool]:
         pass
     try:
         obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None, True
     if not isinstance(obj, dict) or "method" in obj or not ("result" in obj or "error" in obj):
         return None, True
@@ -267,6 +281,7 @@ def stdio_pipe_transport(
     discover_timeout_s: float | None = None,
     throttle: NotificationThrottle | None = None,
     on_fatal: FatalHook | None = None,
+    raw: RawChannel | None = None,
 ) -> Transport:
     """A ``Transport`` for ``mcp.Client`` over a server process's stdin/stdout pipes.
 
@@ -283,6 +298,9 @@ def stdio_pipe_transport(
 
     ``on_fatal`` hears why the transport kills the connection (a line over the cap) before the
     session fails. The transport never owns the process: leaving it closes stdin only.
+
+    ``raw`` (``raw_calls.RawChannel``) may write whole lines to stdin beside the session, and is
+    handed the lines that answer its own requests before the SDK parses anything.
     """
     return _stdio_pipe_streams(
         stdin,
@@ -293,6 +311,7 @@ def stdio_pipe_transport(
         discover_timeout_s=discover_timeout_s,
         throttle=throttle,
         on_fatal=on_fatal,
+        raw=raw,
     )
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from orbmcp.core.pipes import PipeSendStream
 from orbmcp.log import log_event
 
 if TYPE_CHECKING:
@@ -58,9 +59,13 @@ async def message_streams(
     write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
     send_lock = anyio.Lock()
 
-    async def write(data: bytes) -> None:
+    async def locked_write(data: bytes) -> None:
         async with send_lock:
             await send.send(data)
+
+    # A pipe's own send keeps each line whole and in order; other streams (a socket) refuse a
+    # second concurrent send, so their writers take turns here.
+    write = send.send if isinstance(send, PipeSendStream) else locked_write
 
     async def take(line: bytes) -> None:
         if lane is not None and lane.take(line):

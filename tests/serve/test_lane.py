@@ -1,0 +1,208 @@
+"""serve's fast lane over a real stdio wire: an agent writing JSON lines into OS pipes, a gateway in
+this process, real servers behind it. A stdio server's tools are relayed raw (proven by its
+connection's ``RawChannel.relayed``); an HTTP server's take the SDK's client session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream
+from orbmcp.core.raw_calls import RawChannel
+from orbmcp.serve.gateway import Gateway, serve_stream
+from orbmcp.serve.lane import FastLane
+from orbmcp.serve.options import ServeOptions
+from orbmcp.serve.session import own_gateway
+from orbmcp.serve.wire import message_streams
+from tests.core.live import FAST_GRACE_S, load, stdio_entry, write_config
+from tests.servers.launch import run_http_server
+
+pytestmark = pytest.mark.anyio
+BOUND_S = 30
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class LineAgent:
+    """An agent speaking newline-delimited JSON-RPC on the wire, line by line."""
+
+    def __init__(self, send: PipeSendStream, receive: PipeReceiveStream) -> None:
+        self._send, self._receive = send, receive
+        self._buffer = b""
+        self.tools: list[str] = []
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._send.send(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    async def receive(self) -> dict[str, Any]:
+        while b"\n" not in self._buffer:
+            self._buffer += await self._receive.receive()
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    async def answer_to(self, request_id: Any) -> dict[str, Any]:
+        """The answer to ``request_id``; notifications before it are dropped."""
+        while (message := await self.receive()).get("id") != request_id or "method" in message:
+            pass
+        return message
+
+    async def start(self, capabilities: dict[str, Any] | None = None) -> None:
+        params = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": "line-agent", "version": "1"},
+        }
+        await self.send({"id": "init", "method": "initialize", "params": params})
+        await self.answer_to("init")
+        await self.send({"method": "notifications/initialized"})
+        await self.send({"id": "list", "method": "tools/list"})
+        self.tools = [t["name"] for t in (await self.answer_to("list"))["result"]["tools"]]
+
+    def tool(self, prefix: str) -> str:
+        return next(name for name in self.tools if name.startswith(prefix))
+
+    async def call(self, request_id: Any, tool: str, arguments: dict[str, Any], **meta: Any) -> None:
+        params: dict[str, Any] = {"name": tool, "arguments": arguments}
+        if meta:
+            params["_meta"] = meta
+        await self.send({"id": request_id, "method": "tools/call", "params": params})
+
+
+@asynccontextmanager
+async def lane_wire(
+    config: Path, capabilities: dict[str, Any] | None = None
+) -> AsyncIterator[tuple[Gateway, LineAgent]]:
+    to_serve, from_agent = os.pipe()
+    to_agent, from_serve = os.pipe()
+    wire_in, wire_out = PipeReceiveStream(to_serve), PipeSendStream(from_serve)
+    agent = LineAgent(PipeSendStream(from_agent), PipeReceiveStream(to_agent))
+    try:
+        async with own_gateway(load(config), ServeOptions(), lambda message, level: None) as gateway:
+            gateway.manager.runtime.stdin_grace_s = FAST_GRACE_S
+            gateway.manager.runtime.term_grace_s = FAST_GRACE_S
+            async with anyio.create_task_group() as tg:
+
+                async def serve() -> None:
+                    async with message_streams(wire_in, wire_out, lane=FastLane(gateway)) as (read, write):
+                        await serve_stream(gateway, read, write)
+
+                tg.start_soon(serve)
+                await agent.start(capabilities)
+                yield gateway, agent
+                tg.cancel_scope.cancel()
+    finally:
+        for stream in (wire_in, wire_out, agent._send, agent._receive):
+            stream.close_now()
+
+
+def relay_entry(record: Path | None = None) -> dict[str, Any]:
+    return stdio_entry("relay", *(["--record", str(record)] if record is not None else []))
+
+
+def raw_side(gateway: Gateway, server: str) -> RawChannel:
+    channel = gateway.manager.get(server).raw_channel
+    assert channel is not None
+    return channel
+
+
+def text(answer: dict[str, Any]) -> str:
+    return str(answer["result"]["content"][0]["text"])
+
+
+async def test_calls_with_progress_are_relayed_raw(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            await agent.call(1, agent.tool("mcp__relay__echo"), {"text": "hi"})
+            assert await agent.receive() == {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {"content": [{"type": "text", "text": "hi"}]},
+            }
+            await agent.call("p", agent.tool("mcp__relay__progress"), {"steps": 2}, progressToken="tok")
+            lines = [await agent.receive() for _ in range(3)]
+            assert [line.get("params") for line in lines[:2]] == [
+                {"progressToken": "tok", "progress": 1.0, "total": 2.0, "message": "step 1"},
+                {"progressToken": "tok", "progress": 2.0, "total": 2.0, "message": "step 2"},
+            ]
+            assert lines[2]["id"] == "p" and text(lines[2]) == "done 2"
+            assert raw_side(gateway, "relay").relayed == 2
+
+
+async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(tmp_path: Path) -> None:
+    record = tmp_path / "record.jsonl"
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry(record)})
+
+    async def recorded(method: str) -> dict[str, Any]:
+        with anyio.fail_after(BOUND_S):
+            while True:
+                lines = record.read_text(encoding="utf-8").splitlines() if record.exists() else []
+                for message in map(json.loads, lines):
+                    if message.get("method") == method:
+                        return dict(message)
+                await anyio.sleep(0.02)
+
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            await agent.call(1, agent.tool("mcp__relay__hold"), {})
+            upstream = await recorded("tools/call")
+            await agent.send({"method": "notifications/cancelled", "params": {"requestId": 1}})
+            cancelled = await recorded("notifications/cancelled")
+            assert cancelled["params"]["requestId"] == upstream["id"]
+            await agent.call(2, agent.tool("mcp__relay__echo"), {"text": "next"})
+            answer = await agent.receive()  # the first line since the cancel: call 1 got none
+            assert answer["id"] == 2 and text(answer) == "next"
+            assert not raw_side(gateway, "relay").pending
+
+
+async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            gather = agent.tool("mcp__relay__gather")
+            for i in range(20):
+                await agent.call(i, gather, {"n": 20})
+            answers = [await agent.receive() for _ in range(20)]
+            assert sorted(a["id"] for a in answers) == list(range(20))
+            assert [a["id"] for a in answers] != list(range(20))  # the server answered last first
+            assert {text(a) for a in answers} == {"gathered"}
+            assert raw_side(gateway, "relay").relayed == 20
+
+
+async def test_a_servers_question_during_a_call_reaches_the_agent(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config, {"elicitation": {}}) as (gateway, agent):
+            await agent.call(1, agent.tool("mcp__relay__ask"), {})
+            question = await agent.receive()
+            assert question["method"] == "elicitation/create"
+            assert question["params"]["message"].endswith("Your name?")
+            await agent.send(
+                {"id": question["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}
+            )
+            answer = await agent.answer_to(1)
+            assert text(answer) == "accept"
+            assert raw_side(gateway, "relay").relayed == 1
+
+
+async def test_an_http_servers_tools_take_the_sdks_path(tmp_path: Path) -> None:
+    with anyio.fail_after(BOUND_S):
+        async with run_http_server() as url:
+            config = write_config(tmp_path / "mcp.json", {"web": {"url": url}, "relay": relay_entry()})
+            async with lane_wire(config) as (gateway, agent):
+                await agent.call(1, agent.tool("mcp__web__echo"), {"text": "over http"})
+                assert text(await agent.answer_to(1)) == "over http"
+                assert gateway.manager.get("web").raw_channel is None
+                assert raw_side(gateway, "relay").relayed == 0
