@@ -38,7 +38,7 @@ def python_exe() -> str:
 # Servers that need nothing outside the standard library run with ``-S``: no site-packages, so
 # none of the .pth start-ups either (coverage's subprocess measurement costs ~0.1 s of CPU per
 # process, and these are not what it measures). Their liveness descendants do the same.
-STDLIB_ONLY = frozenset({"raw", "hostile", "light", "tasks"})
+STDLIB_ONLY = frozenset({"raw", "hostile", "light", "tasks", "relay"})
 
 
 def server_cmd(name: str, *args: str) -> list[str]:
