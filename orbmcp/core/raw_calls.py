@@ -62,6 +62,16 @@ class _Waiter:
         self.wake.set()
 
 
+def json_object(line: bytes) -> dict[str, Any] | None:
+    """``line`` as a JSON object, or None for anything else a peer may send (bad JSON, another
+    type, nesting deep enough to exhaust the parser's recursion)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return message if isinstance(message, dict) else None
+
+
 class RawChannel:
     """The raw side of one stdio connection, made with its transport and ended with it."""
 
@@ -92,11 +102,8 @@ class RawChannel:
         server wrote (bad JSON, deep nesting, ids of any type)."""
         if not self._waiters or _MARK not in line:
             return False
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            return False
-        if not isinstance(message, dict):
+        message = json_object(line)
+        if message is None:
             return False
         if "method" in message:
             return self._progress(message)
@@ -317,4 +324,4 @@ def _later_fields(version: str) -> frozenset[str]:
     return fields
 
 
-__all__ = ["ID_PREFIX", "RawChannel", "call_tool_relayed"]
+__all__ = ["ID_PREFIX", "RawChannel", "call_tool_relayed", "json_object"]

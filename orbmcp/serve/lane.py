@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp.core.raw_calls import json_object
 from orbmcp.errors import OrbError
 from orbmcp.serve.peer import InFlight
 
@@ -57,11 +58,8 @@ class FastLane:
         """Handle ``line`` here (True), or leave it to the SDK (False)."""
         if self._tg is None or not any(marker in line for marker in _MARKERS):
             return False
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            return False
-        if not isinstance(message, dict):
+        message = json_object(line)
+        if message is None:
             return False
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
