@@ -1,9 +1,10 @@
 """``orbmcp serve`` speed: what the gateway adds between an agent and its servers (stdio).
 
 (1) 1,000 sequential ``echo`` calls to ``tests/servers/light.py`` (a stdlib-only server), by the
-    SDK's ``Client`` straight to the server, and by the same ``Client`` through ``orbmcp serve``
-    (its own session) to the same server. Both connections stay open; the calls run in
-    interleaved blocks so machine noise hits both alike. Budgets: the median call through serve
+    SDK's ``Client`` straight to the server, by the same ``Client`` through ``orbmcp serve``
+    (its own session) to the same server, and through ``bench/line_relay.py`` (a process that
+    only copies lines: the ceiling of any gateway process). The connections stay open; the calls
+    run in interleaved blocks so machine noise hits them alike. Budgets: the median call through serve
     takes at most 1 ms longer than the direct median, and serve's throughput is at least 0.8x.
 (2) ``tools/list`` of 10,000 tools (``tests/servers/raw.py --tools 10000``, one page), straight vs
     through serve (whose gateway answers from the session's registry). Median of interleaved runs.
@@ -58,11 +59,17 @@ async def _calls(calls: int, home: Path) -> dict[str, list[float]]:
     light = [sys.executable, "-S", str(SERVERS / "light.py")]
     direct = Client(StdioServerParameters(command=light[0], args=light[1:]), mode="legacy")
     served = Client(_serve_params(_config(home, "light", light), home), mode="legacy")
+    relay = [sys.executable, "-S", str(ROOT / "bench" / "line_relay.py"), *light]
+    relayed = Client(StdioServerParameters(command=relay[0], args=relay[1:]), mode="legacy")
     arguments = {"text": "hello"}
-    times: dict[str, list[float]] = {"direct": [], "through serve": []}
-    async with direct, served:
+    times: dict[str, list[float]] = {"direct": [], "through serve": [], "bare relay": []}
+    async with direct, served, relayed:
         bridged = next(t.name for t in (await served.list_tools()).tools if "__echo_" in t.name)
-        paths = {"direct": (direct, "echo"), "through serve": (served, bridged)}
+        paths = {
+            "direct": (direct, "echo"),
+            "through serve": (served, bridged),
+            "bare relay": (relayed, "echo"),
+        }
         for client, tool in paths.values():  # warm-up
             for _ in range(20):
                 await client.call_tool(tool, arguments)
@@ -150,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    serve's own CPU: {cpu:.3f} ms per call (user + system)")
     print(f"    added p50 {added:.3f} ms (budget <= {ADDED_P50_BUDGET_MS} ms)")
     print(f"    throughput {throughput:.3f}x direct (budget >= {THROUGHPUT_BUDGET}x)")
+    floor = sum(direct) / sum(calls["bare relay"])
+    print(f"    a bare line relay (bench/line_relay.py, one more process, nothing parsed): {floor:.3f}x;")
+    print(f"    serve reaches {throughput / floor:.0%} of what any gateway process can on this machine")
     if added > ADDED_P50_BUDGET_MS or throughput < THROUGHPUT_BUDGET:
         ok = False
         print("    OVER BUDGET")
