@@ -206,3 +206,20 @@ async def test_an_http_servers_tools_take_the_sdks_path(tmp_path: Path) -> None:
                 assert text(await agent.answer_to(1)) == "over http"
                 assert gateway.manager.get("web").raw_channel is None
                 assert raw_side(gateway, "relay").relayed == 0
+
+
+async def test_a_question_the_server_gives_up_is_withdrawn_at_the_agent(tmp_path: Path) -> None:
+    """The server cancels its own question, then answers the call: the agent hears of both."""
+    config = write_config(tmp_path / "mcp.json", {"ref": stdio_entry("reference")})
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config, {"elicitation": {}}) as (gateway, agent):
+            await agent.call(1, agent.tool("mcp__ref__test_elicitation_abandoned"), {"seconds": 0.2})
+            question = await agent.receive()
+            assert question["method"] == "elicitation/create"
+            seen: dict[str, dict[str, Any]] = {}
+            while len(seen) < 2:
+                message = await agent.receive()
+                seen["answer" if message.get("id") == 1 else str(message.get("method"))] = message
+            assert seen["notifications/cancelled"]["params"]["requestId"] == question["id"]
+            assert text(seen["answer"]).startswith("gave up")
+            assert raw_side(gateway, "ref").relayed == 1
