@@ -101,7 +101,7 @@ async def request(
     sup: Supervisor, what: str, fn: Callable[[Any], Awaitable[T]], *, url_elicitation: bool = False
 ) -> T:
     """Run one request on the live client and translate its failures (with ``url_elicitation``,
-    a -32042 answer is raised for ``_with_url_elicitation`` to resolve)."""
+    a -32042 answer is raised for ``with_url_elicitation`` to resolve)."""
     from mcp import MCPError
 
     client = _client(sup)
@@ -201,7 +201,7 @@ async def call_tool(
     timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
     listed = sup.runtime.tools.get(sup.name, tool)
     task = as_task or (listed is not None and listed.task_support == "required")
-    on_progress = _progress_filter(progress)
+    on_progress = progress_filter(progress)
     meta: dict[str, Any] | None = None
     with sup.client_side.route.asking(asker, record=record, logs=logs):
         if log_level is not None:
@@ -217,7 +217,7 @@ async def call_tool(
                 tool, arguments or {}, read_timeout_seconds=timeout, progress_callback=on_progress, meta=meta
             )
 
-        result = await _with_url_elicitation(
+        result = await with_url_elicitation(
             sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
         )
     return from_sdk(result)
@@ -226,7 +226,7 @@ async def call_tool(
 SdkProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
-def _progress_filter(progress: ProgressFn | None) -> SdkProgress:
+def progress_filter(progress: ProgressFn | None) -> SdkProgress:
     last = -math.inf
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -260,9 +260,9 @@ async def call_tool_wire(
     ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
     """
     timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
-    run = wire_call(sup, tool, arguments or {}, timeout=timeout, on_progress=_progress_filter(progress))
+    run = wire_call(sup, tool, arguments or {}, timeout=timeout, on_progress=progress_filter(progress))
     with sup.client_side.route.asking(asker):
-        return await _with_url_elicitation(
+        return await with_url_elicitation(
             sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
         )
 
@@ -349,7 +349,7 @@ async def _call_task(
     return CallToolResult.model_validate(raw)
 
 
-async def _with_url_elicitation(sup: Supervisor, tool: str, send: Callable[[], Awaitable[T]]) -> T:
+async def with_url_elicitation(sup: Supervisor, tool: str, send: Callable[[], Awaitable[T]]) -> T:
     """``send()``; when the server answers -32042 "URL elicitation required", ask the person to
     complete the URL(s) and send once more (never a loop: a second -32042 is the error)."""
     try:

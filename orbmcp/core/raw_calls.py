@@ -260,11 +260,11 @@ async def call_tool_relayed(
     """``calls.call_tool_wire``'s contract (result as wire JSON, same errors, questions to
     ``asker``), relayed raw where the connection allows it."""
     from orbmcp.core.calls import (
-        _progress_filter,
-        _with_url_elicitation,
         call_tool_wire,
+        progress_filter,
         request,
         wire_call,
+        with_url_elicitation,
     )
 
     channel = sup.raw_channel
@@ -279,7 +279,7 @@ async def call_tool_relayed(
     ):
         return await call_tool_wire(sup, tool, arguments, progress=progress, asker=asker)
     timeout = sup.cfg.request_timeout_ms / 1000
-    on_progress = _progress_filter(progress)
+    on_progress = progress_filter(progress)
     args = arguments or {}
     what = f"tools/call {tool}"
 
@@ -302,7 +302,7 @@ async def call_tool_relayed(
         return next(attempts)()
 
     with sup.client_side.route.asking(asker):
-        return await _with_url_elicitation(sup, tool, attempt)
+        return await with_url_elicitation(sup, tool, attempt)
 
 
 def _checked(result: dict[str, Any], version: str) -> dict[str, Any]:

@@ -218,3 +218,12 @@ def test_the_channel_hands_over_only_answers_to_its_own_pending_ids() -> None:
     assert got == []
     assert raw.take(line) and got == [{}]
     assert waiter is raw._waiters["orbmcp-lane-1"]
+
+
+def test_the_sdk_helper_the_relay_shares_is_there() -> None:
+    """The relay drops a later revision's result fields exactly as the SDK's session does, by
+    the SDK's own (private) table: an SDK upgrade that moves it fails here, not in a call."""
+    from mcp.client.session import _later_revision_fields
+
+    dropped = _later_revision_fields("tools/call", "2025-11-25")
+    assert isinstance(dropped, frozenset) and "resultType" in dropped
