@@ -243,7 +243,7 @@ async def test_start_returns_after_the_first_try_while_retries_go_on(
         {"dead": {"command": "/nonexistent/orb-dead", "maxRetries": 5}, "fine": raw_entry()},
     )
     async with managed(config, retries=True) as manager:
-        with anyio.fail_after(5):
+        with anyio.fail_after(30):
             await manager.start_eager()
         dead = manager.supervisors["dead"]
         assert manager.supervisors["fine"].state == State.READY

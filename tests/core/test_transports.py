@@ -123,7 +123,7 @@ async def spawned(*argv: str | Path) -> AsyncIterator[Any]:
     finally:
         with suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        with anyio.fail_after(5), anyio.CancelScope(shield=True):
+        with anyio.fail_after(30), anyio.CancelScope(shield=True):
             await proc.aclose()
 
 
@@ -253,7 +253,7 @@ async def test_silent_server_first_contact_is_bounded_then_cached(
                 proc.stdin, proc.stdout, server="quiet", discover_timeout_s=discover_timeout_for(cached)
             )
             # Bounded: the silent server costs the short probe, not the connect timeout.
-            with anyio.fail_after(8):
+            with anyio.fail_after(30):
                 async with Client(transport, mode=client_mode_for(cached)) as client:
                     cache.record(key, client.protocol_version)
                     await client.list_tools()
@@ -459,7 +459,7 @@ async def test_sse_endpoint_on_another_origin_is_refused() -> None:
                 timeout_s=3.0,
                 request_timeout_s=10.0,
             )
-            with anyio.fail_after(5), pytest.raises(BaseException) as caught:
+            with anyio.fail_after(30), pytest.raises(BaseException) as caught:
                 async with Client(transport, mode="legacy"):
                     pass
     assert isinstance(unwrap_exception(caught.value), EndpointOriginMismatch)
