@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager, suppress
+from contextlib import aclosing, asynccontextmanager, suppress
 
 import anyio
 import anyio.abc
@@ -30,6 +30,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from orbmcp.core.flood import NotificationThrottle, notification_method
+from orbmcp.core.lines import OverlongLine, read_lines
 from orbmcp.core.raw_calls import RawChannel
 from orbmcp.errors import ConnectionFailed
 from orbmcp.log import get_logger
@@ -52,7 +53,6 @@ DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_SSE_EVENT_BYTES = DEFAULT_MAX_LINE_BYTES
 GARBAGE_PREVIEW_CHARS = 4096
 
-_READ_CHUNK = 64 * 1024
 # Same window the SDK gives its stdio writer to flush accepted messages before stdin closes.
 _WRITER_FLUSH_S = 0.5
 DISCOVER_METHOD = "server/discover"
@@ -144,31 +144,13 @@ async def _stdio_pipe_streams(
     async def reader() -> None:
         # read_writer is closed on EOF only: after LineTooLong the cancellation must reach the
         # session before an EOF could turn pending requests into a vaguer "Connection closed".
-        buffer = bytearray()
-        scanned = 0  # bytes of ``buffer`` already known to hold no newline
-        while True:
+        async with aclosing(read_lines(stdout, max_line_bytes)) as lines:
             try:
-                chunk = await stdout.receive(_READ_CHUNK)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                break
-            buffer += chunk
-            start = 0
-            while (newline := buffer.find(b"\n", max(start, scanned))) >= 0:
-                line = bytes(buffer[start:newline]).rstrip(b"\r")
-                start = newline + 1
-                scanned = 0
-                if len(line) > max_line_bytes:
-                    raise fatal(_line_too_long(server, max_line_bytes))
-                if line.strip() and (item := parse(line)) is not None and not await deliver(item):
-                    return
-            del buffer[:start]
-            scanned = len(buffer)
-            if len(buffer) > max_line_bytes:
-                raise fatal(_line_too_long(server, max_line_bytes))
-        # A last message without its newline is still a message.
-        tail = bytes(buffer).strip()
-        if tail and (item := parse(tail)) is not None:
-            await deliver(item)
+                async for line in lines:
+                    if line.strip() and (item := parse(line)) is not None and not await deliver(item):
+                        return
+            except OverlongLine:
+                raise fatal(_line_too_long(server, max_line_bytes)) from None
         if raw is not None:
             raw.close()
         read_writer.close()

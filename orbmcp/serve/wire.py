@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import aclosing, asynccontextmanager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from orbmcp.core.lines import OverlongLine, read_lines
 from orbmcp.core.pipes import PipeSendStream
 from orbmcp.log import log_event
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from orbmcp.serve.lane import FastLane
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
-_READ_CHUNK = 64 * 1024
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
@@ -78,29 +78,14 @@ async def message_streams(
         await read_writer.send(SessionMessage(message))
 
     async def reader() -> None:
-        buffer = bytearray()
-        scanned = 0
-        async with read_writer:
-            while True:
-                try:
-                    chunk = await receive.receive(_READ_CHUNK)
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                    break
-                buffer += chunk
-                start = 0
-                while (newline := buffer.find(b"\n", max(start, scanned))) >= 0:
-                    line = bytes(buffer[start:newline]).strip()
-                    start = newline + 1
-                    scanned = 0
-                    if line:
+        async with read_writer, aclosing(read_lines(receive, max_line_bytes)) as lines:
+            try:
+                async for line in lines:
+                    if line := line.strip():
                         await take(line)
-                del buffer[:start]
-                scanned = len(buffer)
-                if len(buffer) > max_line_bytes:
-                    log_event("serve.line_too_long", level="warn", count=len(buffer))
-                    raise LineTooLong(f"a line over {max_line_bytes} bytes")
-            if buffer.strip():
-                await take(bytes(buffer).strip())
+            except OverlongLine as exc:
+                log_event("serve.line_too_long", level="warn", count=exc.size)
+                raise LineTooLong(f"a line over {max_line_bytes} bytes") from None
 
     async def writer() -> None:
         async with write_reader:
