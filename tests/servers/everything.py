@@ -79,9 +79,12 @@ def _b64(data: bytes) -> str:
 
 
 def _marker(name: str) -> None:
+    """Written whole, then renamed into place: a test that sees the file can read the pid."""
     directory = os.environ.get(MARKER_ENV)
     if directory:
-        Path(directory, name).write_text(str(os.getpid()), encoding="utf-8")
+        partial = Path(directory, f".{name}.{os.getpid()}")
+        partial.write_text(str(os.getpid()), encoding="utf-8")
+        partial.replace(Path(directory, name))
 
 
 def register_content_tools(server: MCPServer) -> None:
