@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from orbmcp.commands.arguments import parse_call_arguments
 from orbmcp.errors import UsageError
+from tests.commands import schema_nodes
 
 SCHEMA: dict[str, object] = {
     "type": "object",
@@ -414,52 +415,10 @@ def test_args_json_round_trips(values: dict[str, object]) -> None:
     assert parse_call_arguments([], None, args_json=json.dumps(values)) == values
 
 
-SCHEMA_NODES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.text(max_size=8)
-    | st.sampled_from(
-        [
-            "string",
-            "integer",
-            "number",
-            "boolean",
-            "null",
-            "array",
-            "object",
-            "#/$defs/a",
-            "#",
-            "#/properties/x",
-        ]
-    ),
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "type",
-                    "properties",
-                    "items",
-                    "anyOf",
-                    "oneOf",
-                    "allOf",
-                    "enum",
-                    "const",
-                    "$ref",
-                    "$defs",
-                    "a",
-                    "x",
-                    "additionalProperties",
-                    "required",
-                    "default",
-                    "prefixItems",
-                ]
-            ),
-            children,
-            max_size=5,
-        )
-    ),
+SCHEMA_NODES = schema_nodes(
+    ["string", "integer", "number", "boolean", "null", "array", "object", "#/$defs/a", "#", "#/properties/x"],
+    max_text=8,
+    max_keys=5,
     max_leaves=25,
 )
 

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orbmcp.commands.signature import MAX_SIGNATURE_LENGTH, signature
+from tests.commands import schema_nodes
 
 
 def test_required_optional_and_default() -> None:
@@ -102,41 +103,10 @@ def test_long_parameter_lists_are_cut() -> None:
     assert text.startswith("t(param_0?: string, param_1?: string")
 
 
-SCHEMA_NODES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.text(max_size=10)
-    | st.sampled_from(
-        ["string", "integer", "array", "object", "null", "#/$defs/a", "#", "#/properties/x", "#/$defs/a/x"]
-    ),
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "type",
-                    "properties",
-                    "items",
-                    "anyOf",
-                    "oneOf",
-                    "allOf",
-                    "enum",
-                    "const",
-                    "$ref",
-                    "$defs",
-                    "a",
-                    "x",
-                    "additionalProperties",
-                    "required",
-                    "default",
-                    "prefixItems",
-                ]
-            ),
-            children,
-            max_size=6,
-        )
-    ),
+SCHEMA_NODES = schema_nodes(
+    ["string", "integer", "array", "object", "null", "#/$defs/a", "#", "#/properties/x", "#/$defs/a/x"],
+    max_text=10,
+    max_keys=6,
     max_leaves=30,
 )
 
