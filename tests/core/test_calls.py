@@ -6,7 +6,6 @@ method with -32601, an unknown tool with -32602) and the loopback OAuth server f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -81,11 +80,9 @@ async def test_requests_on_a_failed_server_carry_its_last_error_and_a_hint(tmp_p
 
 async def test_requests_on_a_server_that_needs_auth_point_at_orbmcp_auth(tmp_path: Path) -> None:
     async with running_server() as srv:
-        path = tmp_path / "mcp.json"
-        path.write_text(
-            json.dumps(
-                {"mcpServers": {"srv": {"url": srv.mcp_url, "auth": {"type": "oauth"}, "lifecycle": "lazy"}}}
-            )
+        path = write_config(
+            tmp_path / "mcp.json",
+            {"srv": {"url": srv.mcp_url, "auth": {"type": "oauth"}, "lifecycle": "lazy"}},
         )
         async with managed(path) as manager:
             with anyio.fail_after(15):

@@ -4,7 +4,6 @@ health checks on a 2026-07-28 session, idle controls, masked configured secrets,
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from pathlib import Path
@@ -35,11 +34,9 @@ async def test_a_token_refused_mid_session_asks_for_authorization(
                 ui=HeadlessBrowser(),
                 no_browser=False,
             )
-        path = tmp_path / "mcp.json"
-        path.write_text(
-            json.dumps(
-                {"mcpServers": {"srv": {"url": srv.mcp_url, "auth": {"type": "oauth"}, "lifecycle": "lazy"}}}
-            )
+        path = write_config(
+            tmp_path / "mcp.json",
+            {"srv": {"url": srv.mcp_url, "auth": {"type": "oauth"}, "lifecycle": "lazy"}},
         )
         async with managed(path) as manager:
             with anyio.fail_after(20):
