@@ -31,7 +31,7 @@ from orbmcp.errors import ConfigError, UsageError
 from orbmcp.frontends.slash import parse_shell, parse_slash
 from orbmcp.redact import redact
 
-FUZZ = settings(max_examples=300, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 # -- the config reader ------------------------------------------------------------------------------
 

@@ -386,7 +386,7 @@ def as_token(key: str, value: object) -> str:
     return f"{key}={json.dumps(value)}"
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(st.dictionaries(KEYS, typed_parameter(), min_size=1, max_size=6))
 def test_round_trip_of_schema_typed_values(params: dict[str, tuple[dict[str, object], object]]) -> None:
     schema = {
@@ -439,7 +439,7 @@ def fake_reader(path: str) -> str:
     return path
 
 
-@settings(max_examples=500)
+@settings(max_examples=250)
 @given(
     tokens=st.lists(
         ASSIGNMENTS

@@ -111,7 +111,7 @@ SCHEMA_NODES = schema_nodes(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=200)
 @given(
     schema=st.dictionaries(
         st.sampled_from(["properties", "type", "required", "$defs", "additionalProperties", "$ref"]),

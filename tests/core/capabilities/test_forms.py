@@ -199,7 +199,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=300, derandomize=True, database=None)
+@settings(max_examples=150, derandomize=True, database=None)
 @given(
     st.dictionaries(
         st.sampled_from(["type", "properties", "required"]),
