@@ -22,16 +22,16 @@ SERVERS = ROOT / "tests" / "servers"
 PY = sys.executable
 # The syscalls that tell what a child's main thread waits for (``/proc/PID/syscall``), per
 # architecture: numbers differ between them. Terminal input: poll/select and their p-variants
-# (aarch64 and riscv64 only have the p-variants); a command to finish: futex (a lock wait).
+# (aarch64 and riscv64 only have the p-variants).
 SYSCALLS: dict[str, dict[str, frozenset[str]]] = {
-    "x86_64": {"input": frozenset({"7", "23", "270", "271"}), "futex": frozenset({"202"})},
-    "aarch64": {"input": frozenset({"72", "73"}), "futex": frozenset({"98"})},
-    "riscv64": {"input": frozenset({"72", "73"}), "futex": frozenset({"98"})},
+    "x86_64": {"input": frozenset({"7", "23", "270", "271"})},
+    "aarch64": {"input": frozenset({"72", "73"})},
+    "riscv64": {"input": frozenset({"72", "73"})},
 }
 
 
 def waiting_syscalls(kind: str) -> frozenset[str]:
-    """The syscall numbers of ``kind`` ("input" or "futex") on this machine; skips the test where
+    """The syscall numbers of ``kind`` ("input") on this machine; skips the test where
     they are not known."""
     import pytest
 
@@ -130,10 +130,6 @@ class Pty:
         """Until the child waits for terminal input (poll/select). A Ctrl-C that arrives while
         readline is busy is only seen at the next key (a CPython readline limitation)."""
         self._wait_main_thread_in(waiting_syscalls("input"), timeout)
-
-    def wait_busy(self, timeout: float = 10) -> None:
-        """Until the child's main thread waits for a command to finish (a futex wait)."""
-        self._wait_main_thread_in(waiting_syscalls("futex"), timeout)
 
     def _wait_main_thread_in(self, syscalls: frozenset[str], timeout: float) -> None:
         deadline = time.monotonic() + timeout
