@@ -36,6 +36,7 @@ class TerminalUI:
         self._progress_shown = False
         self._progress_drawn_at = -math.inf
         self._progress_full_drawn = False
+        self._progress_pending: str | None = None  # the latest step, when the redraw limit held it back
         self._asking: anyio.Lock | None = None  # one question on the terminal at a time
 
     def _err(self, text: str) -> None:
@@ -100,22 +101,26 @@ class TerminalUI:
         # a flood of steps past the total must not redraw each time.
         now = time.monotonic()
         full = bool(total and progress >= total)
+        line = _progress_line(progress, total, message)
         if now - self._progress_drawn_at < PROGRESS_REDRAW_S and not (full and not self._progress_full_drawn):
+            self._progress_pending = line  # drawn before a question, if nothing newer comes first
             return
         self._progress_drawn_at = now
         self._progress_full_drawn = self._progress_full_drawn or full
-        from orbmcp.text import one_line
+        self._draw_progress(line)
 
-        width = 24
-        if total and total > 0:
-            frac = max(0.0, min(1.0, progress / total))
-            bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-            head = f"[{bar}] {frac * 100:5.1f}%"
-        else:
-            head = f"[{progress:g}]"
-        note = f" {one_line(message, max_len=60)}" if message else ""
-        self._err(f"\r\x1b[2K{head}{note}")
+    def _draw_progress(self, line: str) -> None:
+        self._err(f"\r\x1b[2K{line}")
         self._progress_shown = True
+        self._progress_pending = None
+
+    def _progress_above_question(self) -> None:
+        """Before a question: the latest step stays on screen above it (a task's "input required:
+        ..." says why it asks), even when the redraw limit held that step back. Every question
+        starts on a new line of its own."""
+        if self._progress_pending is not None:
+            self._draw_progress(self._progress_pending)
+        self._progress_shown = self._progress_full_drawn = False
 
     # -- a server's questions (core.capabilities.askers.Asker) ----------------------------------------
 
@@ -141,7 +146,7 @@ class TerminalUI:
         if self._asking is None:
             self._asking = anyio.Lock()
         async with self._asking:
-            self.end_progress()
+            self._progress_above_question()
             # Abandoned on cancel: Ctrl-C while a person is typing must not wait for the line.
             return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
 
@@ -196,6 +201,22 @@ class TerminalUI:
 
     def end_progress(self) -> None:
         self._progress_full_drawn = False
+        self._progress_pending = None
         if self._progress_shown:
             self._err("\r\x1b[2K")
             self._progress_shown = False
+
+
+def _progress_line(progress: float, total: float | None, message: str | None) -> str:
+    """One step as a terminal line: a bar when the total is known, else the step count."""
+    from orbmcp.text import one_line
+
+    width = 24
+    if total and total > 0:
+        frac = max(0.0, min(1.0, progress / total))
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        head = f"[{bar}] {frac * 100:5.1f}%"
+    else:
+        head = f"[{progress:g}]"
+    note = f" {one_line(message, max_len=60)}" if message else ""
+    return head + note

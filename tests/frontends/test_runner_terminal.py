@@ -260,6 +260,29 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     assert tty.getvalue().endswith("100.0% all\r\x1b[2K")
 
 
+async def test_a_held_back_step_is_shown_above_the_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    from orbmcp.core.capabilities.elicitation import ElicitationRequest, parse_form
+    from orbmcp.frontends import terminal
+
+    # A task's "input required" arrives right after another step: the redraw limit holds it
+    # back (here: every step after the first), yet the person must see it with the question.
+    monkeypatch.setattr(terminal, "PROGRESS_REDRAW_S", 3600.0)
+    tty = _Terminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
+    ui = TerminalUI(interactive=True)
+    ui.progress("s", "t", 1, None, "working: Gathering sources...")
+    ui.progress("s", "t", 2, None, "input required: needs a clarification")
+    assert "input required" not in tty.getvalue()
+    schema = {"type": "object", "properties": {"topic": {"type": "string"}}}
+    await ui.elicit(ElicitationRequest("s", "form", "Which topic?", parse_form(schema)))
+    shown = tty.getvalue()
+    before, _, after = shown.partition("\nServer 's' asks for input:")
+    assert before.endswith("\r\x1b[2K[2] input required: needs a clarification") and "Which topic?" in after
+    ui.end_progress()  # the line above the question is not the progress line any more
+    assert tty.getvalue() == shown
+
+
 # --- public API and exit codes -------------------------------------------------------------------------
 
 
