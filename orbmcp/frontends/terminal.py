@@ -36,7 +36,8 @@ class TerminalUI:
         self._progress_shown = False
         self._progress_drawn_at = -math.inf
         self._progress_full_drawn = False
-        self._progress_pending: str | None = None  # the latest step, when the redraw limit held it back
+        # The latest step, when the redraw limit held it back (formatted only if drawn).
+        self._progress_pending: tuple[float, float | None, str | None] | None = None
         self._asking: anyio.Lock | None = None  # one question on the terminal at a time
 
     def _err(self, text: str) -> None:
@@ -101,16 +102,15 @@ class TerminalUI:
         # a flood of steps past the total must not redraw each time.
         now = time.monotonic()
         full = bool(total and progress >= total)
-        line = _progress_line(progress, total, message)
         if now - self._progress_drawn_at < PROGRESS_REDRAW_S and not (full and not self._progress_full_drawn):
-            self._progress_pending = line  # drawn before a question, if nothing newer comes first
+            self._progress_pending = (progress, total, message)  # drawn before a question, if latest
             return
         self._progress_drawn_at = now
         self._progress_full_drawn = self._progress_full_drawn or full
-        self._draw_progress(line)
+        self._draw_progress(progress, total, message)
 
-    def _draw_progress(self, line: str) -> None:
-        self._err(f"\r\x1b[2K{line}")
+    def _draw_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self._err(f"\r\x1b[2K{_progress_line(progress, total, message)}")
         self._progress_shown = True
         self._progress_pending = None
 
@@ -119,7 +119,7 @@ class TerminalUI:
         ..." says why it asks), even when the redraw limit held that step back. Every question
         starts on a new line of its own."""
         if self._progress_pending is not None:
-            self._draw_progress(self._progress_pending)
+            self._draw_progress(*self._progress_pending)
         self._progress_shown = self._progress_full_drawn = False
 
     # -- a server's questions (core.capabilities.askers.Asker) ----------------------------------------

@@ -20,25 +20,24 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 PY = sys.executable
-# The syscalls that tell what a child's main thread waits for (``/proc/PID/syscall``), per
-# architecture: numbers differ between them. Terminal input: poll/select and their p-variants
-# (aarch64 and riscv64 only have the p-variants).
-SYSCALLS: dict[str, dict[str, frozenset[str]]] = {
-    "x86_64": {"input": frozenset({"7", "23", "270", "271"})},
-    "aarch64": {"input": frozenset({"72", "73"})},
-    "riscv64": {"input": frozenset({"72", "73"})},
+# The syscalls that tell a child's main thread waits for terminal input (``/proc/PID/syscall``),
+# per architecture: numbers differ between them. poll/select and their p-variants (aarch64 and
+# riscv64 only have the p-variants).
+INPUT_SYSCALLS: dict[str, frozenset[str]] = {
+    "x86_64": frozenset({"7", "23", "270", "271"}),
+    "aarch64": frozenset({"72", "73"}),
+    "riscv64": frozenset({"72", "73"}),
 }
 
 
-def waiting_syscalls(kind: str) -> frozenset[str]:
-    """The syscall numbers of ``kind`` ("input") on this machine; skips the test where
-    they are not known."""
+def input_syscalls() -> frozenset[str]:
+    """The terminal-input syscall numbers of this machine; skips the test where they are not known."""
     import pytest
 
-    table = SYSCALLS.get(platform.machine())
-    if table is None:
+    numbers = INPUT_SYSCALLS.get(platform.machine())
+    if numbers is None:
         pytest.skip(f"no syscall numbers for {platform.machine()!r} in tests/frontends/__init__.py")
-    return table[kind]
+    return numbers
 
 
 def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
@@ -129,7 +128,7 @@ class Pty:
     def wait_idle(self, timeout: float = 10) -> None:
         """Until the child waits for terminal input (poll/select). A Ctrl-C that arrives while
         readline is busy is only seen at the next key (a CPython readline limitation)."""
-        self._wait_main_thread_in(waiting_syscalls("input"), timeout)
+        self._wait_main_thread_in(input_syscalls(), timeout)
 
     def _wait_main_thread_in(self, syscalls: frozenset[str], timeout: float) -> None:
         deadline = time.monotonic() + timeout
