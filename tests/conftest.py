@@ -38,8 +38,7 @@ settings.register_profile(
 )
 settings.load_profile("orbmcp")
 
-ROOT = Path(__file__).resolve().parent.parent
-_QUALITY_TESTS = ROOT / "tests" / "test_quality.py"
+_QUALITY_TESTS = quality.ROOT / "tests" / "test_quality.py"
 _quality_procs: list[subprocess.Popen[bytes]] = []
 _quality_dir: Path | None = None
 
@@ -81,7 +80,7 @@ def _compile_bytecode() -> None:
     them. With ``PYTHONDONTWRITEBYTECODE`` set (as in some CI images) nothing writes it on import,
     and each of the suite's ~300 orbmcp processes compiled its modules from source again (~0.15 s
     of CPU each); with it unset this only checks timestamps."""
-    for package in (ROOT / "orbmcp", ROOT / "tests"):
+    for package in (quality.ROOT / "orbmcp", quality.ROOT / "tests"):
         compileall.compile_dir(package, quiet=2)
 
 
