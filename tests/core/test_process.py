@@ -669,8 +669,8 @@ async def exited(peer: Peer) -> None:
     """Until ``peer`` has finished exiting, not only closed its files.
 
     Its liveness EOF comes while the kernel is still taking the process down: in that moment it
-    is neither a zombie nor gone, so a scan counts it as running and signals it (1 failure in
-    ~200 runs of the reaping test under load). Its pidfd turns readable once the exit is done.
+    is neither a zombie nor gone, so a scan counts it as running and signals it (the reaping test
+    failed so once in ~30 full runs). Its pidfd turns readable once the exit is done.
     """
     with anyio.fail_after(30):
         await peer.dead.wait()
