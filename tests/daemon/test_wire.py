@@ -58,8 +58,11 @@ def raw_exchange(path: Path, data: bytes) -> bytes:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
         sock.connect(str(path))
-        sock.sendall(data)
-        sock.shutdown(socket.SHUT_WR)
+        try:
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+        except BrokenPipeError:
+            pass  # the daemon answered and closed before we wrote (a refusal): its answer is still here
         chunks = []
         try:
             while chunk := sock.recv(65536):
