@@ -103,7 +103,18 @@ def _bare_status(argv: list[str]) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    _path_hint()
     _exit(run(sys.argv[1:] if argv is None else argv, own_process=True))
+
+
+def _path_hint() -> None:
+    """Once, the line that puts this program's directory on ``PATH`` (``frontends.path_hint``)."""
+    from orbmcp.config.paths import global_dir
+    from orbmcp.frontends.path_hint import hint
+
+    line = hint(sys.argv[0], os.environ, global_dir() / "cache")
+    if line is not None:
+        print(line, file=sys.stderr)
 
 
 def _leave(status: int) -> None:

@@ -112,17 +112,38 @@ def _groups(examples: list[Example]) -> dict[str, list[Example]]:
     return groups
 
 
-def _workspace(where: Path, everything: dict[str, object]) -> dict[str, str]:
+# The quick start adds the server itself, as `npx -y @modelcontextprotocol/server-everything`.
+QUICK_START = "orbmcp add everything -- npx -y @modelcontextprotocol/server-everything"
+
+
+def _workspace(where: Path, everything: dict[str, object], *, configured: bool = True) -> dict[str, str]:
     """A checkout-like directory naming ``everything`` (global config and ``.orb/ci.json``), and
-    the environment of a CI job in it: a group's edits (``add``, ``disable``) stay in it."""
+    the environment of a CI job in it: a group's edits (``add``, ``disable``) stay in it.
+
+    ``configured=False``: a fresh account (no config at all), whose ``npx`` runs the pinned
+    server-everything from the test cache for exactly the quick start's arguments, so the quick
+    start runs the real server without fetching the newest one on every run."""
     agent = where / "agent"
     agent.mkdir(parents=True)
-    config = json.dumps({"mcpServers": {"everything": everything}})
-    (agent / "mcp.json").write_text(config, encoding="utf-8")
-    (where / ".orb").mkdir()
-    (where / ".orb" / "ci.json").write_text(config, encoding="utf-8")
+    bin_dir = where / "bin"
+    bin_dir.mkdir()
+    args = everything["args"]
+    assert isinstance(args, list)
+    command = " ".join(shlex.quote(str(word)) for word in [everything["command"], *args])
+    npx = bin_dir / "npx"
+    npx.write_text(
+        '#!/bin/sh\n[ "$*" = "-y @modelcontextprotocol/server-everything" ] || '
+        f'{{ echo "npx shim: unexpected arguments: $*" >&2; exit 127; }}\nexec {command}\n',
+        encoding="utf-8",
+    )
+    npx.chmod(0o755)
+    if configured:
+        config = json.dumps({"mcpServers": {"everything": everything}})
+        (agent / "mcp.json").write_text(config, encoding="utf-8")
+        (where / ".orb").mkdir()
+        (where / ".orb" / "ci.json").write_text(config, encoding="utf-8")
     return {
-        "PATH": "/usr/bin:/bin",
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
         "HOME": str(where),
         "ORB_AGENT_DIR": str(agent),
         "ORBMCP_NO_DAEMON": "",
@@ -160,6 +181,12 @@ def test_the_groups_hold_the_examples_people_copy() -> None:
     lines = {example.line for examples in GROUPS.values() for example in examples}
     assert "orbmcp call everything get-sum a=2 b=3" in lines
     assert "orbmcp disable files" in lines and "orbmcp serve --http 8765" in lines
+    quick_start = next(examples for examples in GROUPS.values() if examples[0].line == QUICK_START)
+    assert [e.line for e in quick_start] == [
+        QUICK_START,
+        "orbmcp tools everything",
+        "orbmcp call everything echo message=hi",
+    ]
     assert any("--junit" in line for line in lines) and any("--format github" in line for line in lines)
 
 
@@ -168,7 +195,7 @@ def test_the_groups_hold_the_examples_people_copy() -> None:
 def test_every_documented_example_runs(group: str, tmp_path: Path, everything: dict[str, object]) -> None:
     examples = GROUPS[group]
     where = tmp_path / group
-    env = _workspace(where, everything)
+    env = _workspace(where, everything, configured=examples[0].line != QUICK_START)
     try:
         for example in examples:
             for argv, stdin in example.commands():
@@ -191,3 +218,18 @@ def test_every_documented_example_runs(group: str, tmp_path: Path, everything: d
         assert '<testcase classname="orbmcp.servers" name="everything"' in junit
     if any("--format github" in e.line for e in examples):
         assert "check passed" in (where / "step-summary.md").read_text(encoding="utf-8")
+
+
+def test_the_install_line_runs_the_program_by_its_full_path() -> None:
+    """A fresh account has no ``~/.local/bin`` on PATH: the README's first command must not end
+    in ``orbmcp: command not found`` (the program then prints the PATH line itself, once)."""
+    install = next(
+        line
+        for _, body in FENCE.findall(README.read_text(encoding="utf-8"))
+        for line in body.splitlines()
+        if line.startswith("python3 -m venv ~/.local/orbmcp")
+    )
+    steps = [step.strip() for step in install.split("&&")]
+    link = next(step for step in steps if step.startswith("ln -sf"))
+    target = link.split()[-1]
+    assert steps[-1].split()[0] == target == "~/.local/bin/orbmcp"
