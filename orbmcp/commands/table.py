@@ -8,9 +8,12 @@ that run orbmcp as a service, in ``table_services``.
 
 from __future__ import annotations
 
+from typing import get_args
+
 from orbmcp.commands.params import JSON, LOG_LEVEL, SCOPE, SERVER
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table_services import SERVICE_COMMANDS
+from orbmcp.config.model import ClientName
 
 H = "orbmcp.commands.handlers"
 
@@ -97,10 +100,28 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param("tool", "Tool name.", required=True, completer="tools"),
             Param("arguments", "Arguments as k=v, k=@file, k:=json, or -.", multiple=True),
             Param("args", "Arguments as one JSON object.", kind="option", metavar="JSON"),
-            Param("timeout", "Per-call timeout in seconds.", kind="option", type="float"),
-            Param("save_images", "Save images and audio into this directory.", kind="option", type="path"),
-            Param("max_output", "Truncate text output beyond this many bytes.", kind="option", type="int"),
-            Param("output", "Write the full text output to this file.", kind="option", type="path"),
+            Param("timeout", "Per-call timeout in seconds.", kind="option", type="float", metavar="SECONDS"),
+            Param(
+                "save_images",
+                "Save images and audio into this directory.",
+                kind="option",
+                type="path",
+                metavar="DIR",
+            ),
+            Param(
+                "max_output",
+                "Truncate text output beyond this many bytes.",
+                kind="option",
+                type="int",
+                metavar="BYTES",
+            ),
+            Param(
+                "output",
+                "Write the full text output to this file.",
+                kind="option",
+                type="path",
+                metavar="FILE",
+            ),
             Param(
                 "no_check",
                 "Send the arguments as given: no check of names, types or required ones against the "
@@ -139,6 +160,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Save the contents to this file (or into this directory, one file each).",
                 kind="option",
                 type="path",
+                metavar="PATH",
             ),
             Param(
                 "follow", "Subscribe and print the resource again on every update, until Ctrl-C.", kind="flag"
@@ -188,7 +210,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (
             Param(
                 "clients",
-                "Clients to copy from.",
+                f"Clients to copy from: {', '.join(get_args(ClientName))}.",
                 required=True,
                 multiple=True,
                 completer="clients",

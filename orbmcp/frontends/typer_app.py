@@ -8,11 +8,13 @@ No command logic lives here: each generated Typer command collects its parameter
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
+import typer.core
 
 from orbmcp import environment
 from orbmcp._version import __version__
@@ -33,6 +35,7 @@ GETTING_STARTED = (
 # Typer 0.29 converts Path parameters through pydantic (~50 ms of imports): paths stay strings here
 # and become Paths in the handlers.
 _TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "path": str}
+_UNBRACED = re.compile(r"^\{(.*)\}$")
 
 
 @dataclass
@@ -107,9 +110,24 @@ def _typer_param(p: Param) -> inspect.Parameter:
     else:
         annotation = list[py_type] | None if p.multiple else (py_type if p.required else py_type | None)
         default = typer.Argument(
-            ... if p.required else None, help=p.help, metavar=p.metavar, show_default=False
+            ... if p.required else None, help=p.help, metavar=_argument_metavar(p), show_default=False
         )
     return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _argument_metavar(p: Param) -> str:
+    """``SERVER``, ``[SERVER]``, ``[K=V]...``: one spelling on every usage line (Click alone
+    writes required arguments as ``{server}``)."""
+    name = p.metavar or p.name.upper()
+    if p.multiple:
+        return f"{name}..." if p.required else f"[{name}]..."
+    return name if p.required else f"[{name}]"
+
+
+class _Command(typer.core.TyperCommand):
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:  # Typer's vendored Click context
+        """Typer writes a required argument as ``{NAME}``; orbmcp's usage lines say ``NAME``."""
+        return [_UNBRACED.sub(r"\1", piece) for piece in super().collect_usage_pieces(ctx)]
 
 
 def _context_param() -> inspect.Parameter:
@@ -159,7 +177,12 @@ def build_app() -> typer.Typer:
         # The listing shows the whole first line: Click's default cuts it at the first period
         # ("Run one slash command line, e.g.").
         target.command(
-            name=spec.path[-1], help=spec.help, short_help=spec.summary, hidden=spec.hidden, epilog=epilog
+            name=spec.path[-1],
+            cls=_Command,
+            help=spec.help,
+            short_help=spec.summary,
+            hidden=spec.hidden,
+            epilog=epilog,
         )(_make_command(spec))
     return app
 

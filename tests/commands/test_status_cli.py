@@ -261,7 +261,7 @@ def test_start_stop_reconnect_one_shot(tmp_path: Path) -> None:
     ]
 
     assert stop.code == 0, stop.stderr
-    assert "stopped 'ok'; its tools are inactive" in stop.stdout
+    assert "stopped 'ok' for this command only" in stop.stdout and "does not persist" in stop.stdout
     assert "ok  stopped" in stop.stdout
 
     # Every eager server is recreated (the lazy one is left alone); the broken one fails the command.

@@ -9,9 +9,10 @@ here from the table. ``scripts/gen_docs.py`` writes the same text to ``completio
 from __future__ import annotations
 
 import os
-import tempfile
+import shlex
 from pathlib import Path
 
+from orbmcp import fs
 from orbmcp.commands.complete import PROGRAM, SHELLS
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.params import GLOBAL_OPTIONS
@@ -168,20 +169,34 @@ def show(ctx: CommandContext, shell: str) -> CompletionScript:
     return CompletionScript(shell, script(shell))
 
 
-def install(ctx: CommandContext, shell: str) -> CompletionInstalled:
+# Where distributions install bash-completion's loader, which loads the per-user directory.
+BASH_COMPLETION_LOADERS = (
+    Path("/usr/share/bash-completion/bash_completion"),
+    Path("/usr/local/share/bash-completion/bash_completion"),
+    Path("/etc/bash_completion"),
+    Path("/opt/homebrew/etc/profile.d/bash_completion.sh"),
+    Path("/usr/local/etc/profile.d/bash_completion.sh"),
+)
+
+
+def install(
+    ctx: CommandContext, shell: str, *, loaders: tuple[Path, ...] = BASH_COMPLETION_LOADERS
+) -> CompletionInstalled:
     text = script(shell)
     path = install_path(shell)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        fs.atomic_write(path, text, mode=0o644, private_dir=False)
     except OSError as exc:
         raise ConfigError(
             f"cannot write {path}: {exc.strerror or exc}",
             file=str(path),
             hint=f"print the script with `{cmd('completion', 'show', shell)}` and install it by hand",
         ) from exc
-    return CompletionInstalled(shell, str(path), _ACTIVATION[shell])
+    activation = _ACTIVATION[shell]
+    if shell == "bash" and not any(loader.exists() for loader in loaders):
+        # Without the package nothing loads that directory: the script must be sourced by hand.
+        activation = (
+            "the bash-completion package is not installed, so bash will not load it by itself; "
+            f"add this line to ~/.bashrc: source {shlex.quote(str(path))}"
+        )
+    return CompletionInstalled(shell, str(path), activation)

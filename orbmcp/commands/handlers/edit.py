@@ -11,6 +11,7 @@ In a session that stays up, ``enable`` also starts the server and ``disable`` st
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -212,7 +213,7 @@ def add(
     checked, problems = parse_server(name, entry, file=None, source="global", settings=where.config.settings)
     if checked is None:
         raise UsageError(f"server '{name}': " + "; ".join(w.message for w in problems))
-    notes = _secret_notes(name, entry, where.path)
+    notes = _secret_notes(name, entry, where.path) + _relative_path_notes(ctx, name, target or [], entry)
     previous = where.config.servers.get(name)
     replaced = False
 
@@ -232,6 +233,33 @@ def add(
         notes=tuple(notes),
     )
     return followed(ctx, result)
+
+
+def _relative_path_notes(
+    ctx: CommandContext, name: str, target: Sequence[str], entry: Mapping[str, object]
+) -> list[str]:
+    """A relative path in the command line works only from this directory: say so, with the line
+    that stores the absolute path instead (a server's own ``cwd`` makes them deliberate)."""
+    if "command" not in entry or "cwd" in entry or not target:
+        return []
+    here = Path.cwd()
+    relative = [
+        i
+        for i, word in enumerate(target)
+        if not word.startswith(("-", "/", "~", "$")) and (i > 0 or "/" in word) and (here / word).exists()
+    ]
+    if not relative:
+        return []
+    absolute = [str((here / word).resolve()) if i in relative else word for i, word in enumerate(target)]
+    words = ", ".join(f"'{target[i]}'" for i in relative)
+    fix = cmd("add", shlex.quote(name), "--overwrite", "--", *(shlex.quote(w) for w in absolute))
+    return [
+        spell_for(
+            f"{words}: a relative path, found from {here}; the server starts from whatever directory "
+            f"orbmcp runs in, where it may not exist. To store the absolute path: `{fix}`",
+            ctx.front,
+        )
+    ]
 
 
 def _servers(document: Mapping[str, object]) -> Mapping[str, object]:

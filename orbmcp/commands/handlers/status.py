@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport
+from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import server_detail, status_report, unavailable_detail
+from orbmcp.errors import cmd
 
 ONE_SHOT_NOTE = (
-    "stopped again: this one-shot command exits now (use `orbmcp shell` to keep servers connected)"
+    "stopped again: this one-shot command exits now "
+    f"(`{cmd('daemon', 'start')}` keeps servers connected across commands)"
 )
 
 
@@ -53,7 +56,7 @@ async def start(ctx: CommandContext, server: str, log_level: str | None = None) 
     sup = await manager.start(server)
     if level is not None and ctx.persistent and sup.connected:
         await sup.client_side.set_log_level(sup.client, sup.snap.protocol_version, level)
-    note = None if ctx.persistent else ONE_SHOT_NOTE
+    note = None if ctx.persistent else spell_for(ONE_SHOT_NOTE, ctx.front)
     detail = server_detail(cfg, config, sup, front=ctx.front, message=note)
     return ServerAction("start", (detail,), message=note)
 
@@ -63,11 +66,17 @@ async def stop(ctx: CommandContext, server: str) -> ServerAction:
     cfg = ctx.server(server)
     manager = await ctx.manager()
     sup = await manager.stop(server)
-    return ServerAction(
-        "stop",
-        (server_detail(cfg, config, sup, front=ctx.front),),
-        message=f"stopped '{server}'; its tools are inactive",
-    )
+    if ctx.persistent:
+        message = f"stopped '{server}'; its tools are inactive"
+    else:
+        # A newcomer's `orbmcp stop x` in a shell: nothing ran, and nothing it did would last.
+        message = spell_for(
+            f"stopped '{server}' for this command only: without a session each command connects what "
+            f"it needs and stops it when it exits, so a stop does not persist; `{cmd('daemon', 'start')}` "
+            "keeps servers connected across commands (and a stopped one stays stopped)",
+            ctx.front,
+        )
+    return ServerAction("stop", (server_detail(cfg, config, sup, front=ctx.front),), message=message)
 
 
 async def reconnect(ctx: CommandContext, server: str | None = None) -> ServerAction:
@@ -76,6 +85,6 @@ async def reconnect(ctx: CommandContext, server: str | None = None) -> ServerAct
         ctx.server(server)
     manager = await ctx.manager()
     sups = await manager.reconnect(server)
-    note = None if ctx.persistent else ONE_SHOT_NOTE
+    note = None if ctx.persistent else spell_for(ONE_SHOT_NOTE, ctx.front)
     details = tuple(server_detail(s.cfg, config, s, front=ctx.front) for s in sups)
     return ServerAction("reconnect", details, message=note)

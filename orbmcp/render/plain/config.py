@@ -66,7 +66,7 @@ def paths_view(view: PathsView) -> str:
     data = view.to_json()  # the JSON keys are the labels
     imports = data.pop("imports")
     width = max(len(k) for k in data)
-    lines = [f"{k:<{width}}  {_e(', '.join(v) if isinstance(v, list) else v)}" for k, v in data.items()]
+    lines = [f"{k:<{width}}  {_path_value(v)}" for k, v in data.items()]
     if imports:
         lines.append("imports (other clients' files; * = exists):")
         lines += [
@@ -74,6 +74,12 @@ def paths_view(view: PathsView) -> str:
             for i in imports
         ]
     return "\n".join(lines)
+
+
+def _path_value(value: object) -> str:
+    if value is None:
+        return "(none)"  # configOverride without --config: JSON says null, a person reads this
+    return _e(", ".join(str(v) for v in value) if isinstance(value, list) else value)
 
 
 def validation_report(report: ValidationReport) -> str:

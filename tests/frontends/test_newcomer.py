@@ -1,0 +1,84 @@
+"""The newcomer list (issue 27): what a person meets in the first ten minutes says what to do."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.handlers import completion
+from orbmcp.commands.table import COMMANDS
+from orbmcp.config.clients import CLIENTS
+from tests.cli import run_cli
+from tests.frontends import PY, env_for, write_config
+from tests.ui import RecordingUI
+
+
+def test_usage_lines_name_their_placeholders_one_way() -> None:
+    """No Typer ``{server}`` braces, no ``<str>`` type names: ``SERVER``, ``[SERVER]``, ``DIR``."""
+    for spec in COMMANDS:
+        if spec.hidden:
+            continue
+        shown = run_cli(*spec.path, "--help")
+        assert shown.code == 0, shown.stderr
+        usage = shown.stdout.splitlines()[0]
+        assert usage.startswith(f"Usage: orbmcp {spec.name} "), usage
+        assert "{" not in usage, usage
+        assert not re.search(r"<(str|int|float|path)>", shown.stdout), f"orbmcp {spec.name} --help"
+    assert run_cli("call", "--help").stdout.startswith(
+        "Usage: orbmcp call [OPTIONS] SERVER TOOL [ARGUMENTS]..."
+    )
+    assert "Missing argument 'SERVER'" in run_cli("call").stderr
+
+
+def test_config_paths_never_prints_none(tmp_path: Path) -> None:
+    shown = run_cli("config", "paths", env=env_for(HOME=str(tmp_path)))
+    assert shown.code == 0
+    assert "None" not in shown.stdout
+    assert re.search(r"^configOverride\s+\(none\)$", shown.stdout, re.MULTILINE)
+    data = json.loads(run_cli("config", "paths", "--json", env=env_for(HOME=str(tmp_path))).stdout)
+    assert data["configOverride"] is None
+
+
+def test_config_import_help_lists_the_clients() -> None:
+    text = " ".join(run_cli("config", "import", "--help").stdout.split())
+    assert all(client in text for client in CLIENTS)
+
+
+def test_stop_without_a_session_says_nothing_persists(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"srv": {"command": PY, "args": ["-c", "pass"], "lifecycle": "lazy"}})
+    shell = run_cli("stop", "srv", env=env_for(config))
+    assert shell.code == 0, shell.stderr
+    assert "does not persist" in shell.stdout and "`orbmcp daemon start`" in shell.stdout
+    agent = run_cli("slash", "/mcp:stop srv", env=env_for(config))
+    assert "does not persist" in agent.stdout and "orbmcp daemon" not in agent.stdout
+
+
+def test_completion_install_without_bash_completion_says_what_to_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    ctx = CommandContext(ui=RecordingUI())
+    missing = completion.install(ctx, "bash", loaders=(tmp_path / "no-such-loader",))
+    assert missing.path == str(tmp_path / ".local/share/bash-completion/completions/orbmcp")
+    assert f"add this line to ~/.bashrc: source {missing.path}" in missing.activation
+    loader = tmp_path / "bash_completion"
+    loader.write_text("", encoding="utf-8")
+    present = completion.install(ctx, "bash", loaders=(loader,))
+    assert "source" not in present.activation and "new bash sessions load it" in present.activation
+    assert Path(present.path).stat().st_mode & 0o777 == 0o644
+
+
+def test_add_with_a_relative_path_offers_the_absolute_one(tmp_path: Path) -> None:
+    (tmp_path / "server.py").write_text("", encoding="utf-8")
+    env = env_for(HOME=str(tmp_path), ORB_AGENT_DIR=str(tmp_path / "agent"))
+    added = run_cli("add", "mine", "--", "python3", "server.py", "-v", env=env, cwd=tmp_path)
+    assert added.code == 0, added.stderr
+    expected = f"`orbmcp add mine --overwrite -- python3 {tmp_path / 'server.py'} -v`"
+    assert "'server.py': a relative path" in added.stdout and expected in added.stdout
+    plain = run_cli("add", "npm", "--", "npx", "-y", "@scope/pkg", env=env, cwd=tmp_path)
+    assert "relative path" not in plain.stdout
