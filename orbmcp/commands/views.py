@@ -21,11 +21,17 @@ if TYPE_CHECKING:
 
 
 def auth_line(cfg: ServerConfig, config: ResolvedConfig) -> str:
+    """The auth cell: ``-`` for a stdio server (OAuth is for remote servers only)."""
+    if cfg.is_stdio:
+        return NO_AUTH
     if cfg.auth is None:
         return "not configured"
     from orbmcp.auth.status import auth_status
 
     return auth_status(cfg, config.global_dir)
+
+
+NO_AUTH = "-"
 
 
 def project_notice(config: ResolvedConfig) -> str | None:

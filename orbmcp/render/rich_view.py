@@ -14,7 +14,7 @@ from rich.table import Table
 
 from orbmcp.commands.results import Result, ServerAction, StatusReport
 from orbmcp.render.plain import render_plain
-from orbmcp.render.plain.status import row_notes
+from orbmcp.render.plain.status import COLUMNS, row_notes, shows_auth
 from orbmcp.text import one_line
 
 if TYPE_CHECKING:
@@ -63,17 +63,20 @@ def render_rich(result: Result, console: Console | None = None) -> None:
 
 def _status_table(result: StatusReport, console: Console) -> None:
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for col in ("server", "state", "lifecycle", "tools", "auth", "source"):
-        table.add_column(col)
+    auth = shows_auth(result.rows)
+    for col in COLUMNS:
+        if auth or col != "auth":
+            table.add_column(col)
     for r in result.rows:
-        table.add_row(
+        cells = [
             escape(one_line(r.name)),
             _state(r.state, r.shown_state),
             r.lifecycle or "-",
             "-" if r.unavailable else f"{r.tools.active}/{r.tools.discovered}",
-            escape(one_line(r.auth)),
+            *([escape(one_line(r.auth))] if auth else []),
             r.source,
-        )
+        ]
+        table.add_row(*cells)
     console.print(table)
     for r in result.rows:
         notes = row_notes(r, indent="")

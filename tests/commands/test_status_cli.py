@@ -27,14 +27,20 @@ ROW_KEYS = ("name", "lifecycle", "state", "tools", "auth", "source")
 
 
 def row(
-    name: str, state: str, *, lifecycle: str = "eager", tools: int = 0, active: int | None = None
+    name: str,
+    state: str,
+    *,
+    lifecycle: str = "eager",
+    tools: int = 0,
+    active: int | None = None,
+    auth: str = "-",
 ) -> dict[str, Any]:
     return {
         "name": name,
         "lifecycle": lifecycle,
         "state": state,
         "tools": {"discovered": tools, "active": tools if active is None else active},
-        "auth": "not configured",
+        "auth": auth,  # "-" for a stdio server: OAuth is for remote ones
         "source": "config",
     }
 
@@ -99,7 +105,7 @@ def test_status_reports_every_server_and_returns_when_the_hung_one_times_out(
     assert plain.code == 0, plain.stderr
     lines = plain.stdout.splitlines()
     assert lines[0] == "MCP servers (5):"
-    assert lines[1].split() == ["server", "state", "lifecycle", "tools", "auth", "source"]
+    assert lines[1].split() == ["server", "state", "lifecycle", "tools", "source"]  # no remote server
     assert any(line.split()[:4] == ["ok", "ready", "eager", "2/2"] for line in lines)
     assert any(line.split()[:3] == ["later", "stopped", "lazy"] for line in lines)
     # Piped, the table is still aligned: every row's state starts in the header's column.
@@ -188,7 +194,7 @@ def test_no_enabled_server_means_no_mcp_work(tmp_path: Path) -> None:
             disabled,
             [
                 row("off", "disabled", lifecycle="lazy (disabled)"),
-                row("gone", "disabled", lifecycle="lazy (disabled)"),
+                row("gone", "disabled", lifecycle="lazy (disabled)", auth="not configured"),
             ],
         ),
     ):
@@ -227,7 +233,9 @@ def test_untrusted_project_config_is_named_and_never_run(tmp_path: Path) -> None
     assert report.code == 0
     # The project's server is named for what it is (untrusted, and how to fix that), never run.
     rows = [line.split() for line in report.stdout.splitlines()]
-    assert ["from-project", "untrusted", "-", "-", "-", "project"] in rows
+    # No server here can use OAuth (all stdio): no auth column.
+    assert ["server", "state", "lifecycle", "tools", "source"] in rows
+    assert ["from-project", "untrusted", "-", "-", "project"] in rows
     assert "      fix: review and approve the project's servers: `orbmcp trust`" in report.stdout.splitlines()
     assert any(line.startswith(notice) for line in report.stdout.splitlines())
     call = status_cli(None, "call", "from-project", "echo", "text=x", cwd=project)

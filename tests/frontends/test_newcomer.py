@@ -82,3 +82,10 @@ def test_add_with_a_relative_path_offers_the_absolute_one(tmp_path: Path) -> Non
     assert "'server.py': a relative path" in added.stdout and expected in added.stdout
     plain = run_cli("add", "npm", "--", "npx", "-y", "@scope/pkg", env=env, cwd=tmp_path)
     assert "relative path" not in plain.stdout
+
+
+def test_the_readme_links_to_files_that_exist() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "DESIGN.md" not in readme  # not in the repository: ARCHITECTURE.md is
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme):
+        assert (Path(__file__).resolve().parents[2] / target).exists(), target

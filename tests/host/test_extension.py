@@ -218,7 +218,7 @@ async def test_mcp_status_and_mcp_connect(session: Session) -> None:
             "lifecycle": "eager",
             "state": "ready",
             "tools": {"discovered": 18, "active": 18},
-            "auth": "not configured",
+            "auth": "-",
             "source": "config",
             "lastError": None,
             "hint": None,

@@ -173,13 +173,18 @@ class ServerDetail(Result):
     def unavailable(self) -> bool:
         return self.state in UNAVAILABLE_STATES
 
+    @property
+    def auth(self) -> str:
+        """The status table's auth cell: ``-`` for a stdio server (OAuth is for remote ones)."""
+        return self.oauth or ("-" if self.transport == "stdio" else "not configured")
+
     def row(self) -> StatusRow:
         return StatusRow(
             self.name,
             None if self.unavailable else self.lifecycle,
             self.state,
             self.tools,
-            self.oauth or "not configured",
+            self.auth,
             self.source,
             self.last_error,
             self.hint,
@@ -200,7 +205,7 @@ class ServerDetail(Result):
             "file": self.file,
             "tools": self.tools.to_json(),
             "toolNames": list(self.tool_names),
-            "auth": self.oauth or "not configured",
+            "auth": self.auth,
             "oauth": self.oauth,
             "lastError": self.last_error,
             "errorCode": self.error_code,

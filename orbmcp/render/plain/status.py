@@ -42,8 +42,8 @@ COLUMNS = ("server", "state", "lifecycle", "tools", "auth", "source")
 FIRST_ENTRY = '{"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}'
 
 
-def _cells(r: StatusRow) -> list[str]:
-    return [
+def _cells(r: StatusRow, *, auth: bool = True) -> list[str]:
+    cells = [
         one_line(r.name),
         r.shown_state,
         r.lifecycle or "-",
@@ -51,6 +51,12 @@ def _cells(r: StatusRow) -> list[str]:
         one_line(r.auth),
         r.source,
     ]
+    return cells if auth else [*cells[:4], cells[5]]
+
+
+def shows_auth(rows: tuple[StatusRow, ...]) -> bool:
+    """The auth column, only where some server can use OAuth (a remote one): ``-`` elsewhere."""
+    return any(r.auth != "-" for r in rows)
 
 
 def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
@@ -77,7 +83,7 @@ def row_notes(r: StatusRow, indent: str = "    ") -> list[str]:
 
 def status_line(r: StatusRow) -> str:
     """One row on its own (a start or reconnect of several servers uses the table instead)."""
-    return "\n".join(["  ".join(_cells(r)), *row_notes(r)])
+    return "\n".join(["  ".join(_cells(r, auth=shows_auth((r,)))), *row_notes(r)])
 
 
 def warning_summary(r: StatusRow) -> str:
@@ -86,7 +92,9 @@ def warning_summary(r: StatusRow) -> str:
 
 
 def status_table(rows: tuple[StatusRow, ...]) -> list[str]:
-    table = _table([list(COLUMNS), *(_cells(r) for r in rows)])
+    auth = shows_auth(rows)
+    header = list(COLUMNS) if auth else [c for c in COLUMNS if c != "auth"]
+    table = _table([header, *(_cells(r, auth=auth) for r in rows)])
     lines = [table[0]]
     for r, line in zip(rows, table[1:], strict=True):
         lines.append(line)
