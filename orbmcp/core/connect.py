@@ -372,6 +372,7 @@ class _Opener:
             interactive=False,
             ui=None,
             on_challenge=lambda challenge: challenged(challenge.message),
+            notify=self.callbacks.warn,
         )
 
     def _message_handler(self) -> Any:
