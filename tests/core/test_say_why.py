@@ -36,6 +36,17 @@ def config(tmp_path: Path) -> Path:
             "keyed": raw_entry(
                 f"--api-key={SECRET_ARG}", lifecycle="lazy", env={"SOME_TOKEN": "tok-12345678"}
             ),
+            "spaced": raw_entry(
+                "--token",
+                "hunter2hunter2",
+                "-password",
+                "opensesame",
+                "--name",
+                "visible",
+                "--secret",
+                "--x",
+                lifecycle="lazy",
+            ),
             "gh": raw_entry(lifecycle="lazy", env={"TOKEN": "${ORB_TEST_UNSET_GITHUB_TOKEN}"}),
             "typo": {"comand": "x", "lifecycle": "lazy"},
             "off": raw_entry(enabled=False),
@@ -76,6 +87,14 @@ def test_a_line_over_the_size_cap_is_reported_as_that(config: Path) -> None:
         f"server 'huge' sent a line longer than {16 * 1024 * 1024} bytes (during tools/call echo)"
     )
     assert error["reason"] == "response_too_large"
+
+
+def test_a_flag_and_its_value_as_two_words_are_masked_like_one(config: Path) -> None:
+    detail = orbmcp(config, "status", "spaced", "--json").json()
+    argv = detail["args"] if "args" in detail else detail["command"]
+    text = json.dumps(detail)
+    assert "hunter2hunter2" not in text and "opensesame" not in text, argv
+    assert "visible" in text and "--x" in text  # other values, and a flag after a flag, stay
 
 
 def test_the_detail_view_shows_the_command_with_secrets_masked(config: Path) -> None:
