@@ -31,6 +31,11 @@ def config(tmp_path: Path) -> Path:
         tmp_path / "mcp.json",
         {
             "crashy": raw_entry("--die-at", "start", lifecycle="lazy"),
+            # Exits 3 at once but leaves a child holding its stdout: no EOF will ever tell.
+            "wrapper": raw_entry(
+                "--die-at", "start", "--child-keeps-pipes", lifecycle="lazy", timeoutMs=60_000
+            ),
+            "crashy-slow-limit": raw_entry("--die-at", "start", lifecycle="lazy", timeoutMs=60_000),
             "callcrash": raw_entry("--die-at", "call", lifecycle="lazy"),
             "huge": raw_entry("--huge-on-call", str(17 * 1024 * 1024), lifecycle="lazy"),
             "keyed": raw_entry(
@@ -68,6 +73,19 @@ def test_a_server_that_dies_while_connecting_names_its_exit_code_and_last_words(
     as_json = orbmcp(config, "call", "crashy", "echo", "text=x", "--json")
     error = json.loads(as_json.stderr)["error"]
     assert (error["code"], error["reason"], error["server"]) == ("connection", "server_exited", "crashy")
+
+
+@pytest.mark.parametrize("name", ["wrapper", "crashy-slow-limit"])
+def test_an_exit_before_ready_is_reported_at_once_not_at_the_connect_deadline(
+    config: Path, name: str
+) -> None:
+    # timeoutMs is 60 s: only the exit itself, as an event, can end the attempt before the
+    # 50 s bound of this run (on a deadline it would say "did not become ready", exit 6).
+    result = run_cli("--config", str(config), "call", name, "echo", "text=x", env=cli_env(), timeout=50)
+    assert result.code == 4, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"orbmcp: error: server '{name}' exited with code 3 while connecting; last stderr: fatal: missing API_KEY"
+    )
 
 
 def test_a_server_that_dies_during_a_call_names_its_exit_code_and_last_words(config: Path) -> None:
