@@ -8,7 +8,7 @@ that run orbmcp as a service, in ``table_services``.
 
 from __future__ import annotations
 
-from orbmcp.commands.params import JSON, LOG_LEVEL, SCOPE, SERVER
+from orbmcp.commands.params import JSON, LOG_LEVEL, SCOPE, SERVER, TIMEOUT
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table_services import SERVICE_COMMANDS
 
@@ -19,7 +19,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("status",),
         "Show every configured server (state, tools, auth, source), or why one server is in its state.",
         f"{H}.status:status",
-        (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
+        (Param("server", "Show the detail view of this server.", completer="servers"), TIMEOUT, JSON),
         slash=("/mcp",),
         connects=True,
         offline_first=True,
@@ -29,7 +29,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("start",),
         "Connect a server (lazy ones too) and show its detail view.",
         f"{H}.status:start",
-        (Param("server", "Server to start.", required=True, completer="servers:stopped"), LOG_LEVEL, JSON),
+        (
+            Param("server", "Server to start.", required=True, completer="servers:stopped"),
+            LOG_LEVEL,
+            TIMEOUT,
+            JSON,
+        ),
         slash=("/mcp:start",),
         connects=True,
     ),
@@ -82,6 +87,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 completer="tools",
             ),
             Param("schema", "Show each tool's input schema.", kind="flag"),
+            TIMEOUT,
             JSON,
         ),
         connects=True,
@@ -339,12 +345,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 kind="option",
                 metavar="DURATION",
             ),
-            Param(
-                "timeout",
-                "Bound each connection attempt and each call to this long (10s, 1m).",
-                kind="option",
-                metavar="DURATION",
-            ),
+            TIMEOUT,
             Param(
                 "junit",
                 "Also write a JUnit XML report to this file (for CI test reporters).",
