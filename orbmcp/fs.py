@@ -167,9 +167,11 @@ def update(
     *,
     timeout: float = DEFAULT_LOCK_TIMEOUT_S,
     max_bytes: int | None = None,
+    durable: bool = True,
 ) -> None:
     """Read-modify-write ``path`` under its lock: ``change(old bytes or None)`` returns the new
-    content, or None to leave the file as it is. Concurrent writers never lose each other's change."""
+    content, or None to leave the file as it is. Concurrent writers never lose each other's change.
+    ``durable=False`` skips the fsyncs (a cache: losing it to a power cut costs a rediscovery)."""
     with locked(path, timeout=timeout):
         try:
             old = read_private(path, max_bytes=max_bytes)
@@ -177,7 +179,7 @@ def update(
             old = None  # an oversized cache is treated as empty and rewritten
         new = change(old)
         if new is not None:
-            atomic_write(path, new)
+            atomic_write(path, new, durable=durable)
 
 
 def read_json_object(path: Path, *, max_bytes: int) -> dict[str, object] | None:
@@ -203,6 +205,7 @@ def json_update(
     *,
     max_bytes: int,
     timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+    durable: bool = True,
 ) -> None:
     """``update`` for a JSON object file: ``change`` gets the current object ({} when absent or
     unreadable) and returns the new one, or None for no change."""
@@ -222,7 +225,7 @@ def json_update(
             return None
         return json.dumps(new, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8")
 
-    update(path, apply, timeout=timeout, max_bytes=max_bytes)
+    update(path, apply, timeout=timeout, max_bytes=max_bytes, durable=durable)
 
 
 __all__ = [

@@ -8,6 +8,7 @@ the interactive flow. The heavy imports (``mcp``, ``httpx2``) happen inside :fun
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -41,14 +42,16 @@ class AuthOutcome:
     message: str
 
 
-def _oauth_store(cfg: ServerConfig, global_dir: Path) -> AuthStore:
+def _oauth_store(
+    cfg: ServerConfig, global_dir: Path, notify: Callable[[str], None] | None = None
+) -> AuthStore:
     if cfg.auth is None or not cfg.url:
         raise AuthError(
             f"server '{cfg.name}' is not configured for OAuth",
             server=cfg.name,
             hint='add "auth": {"type": "oauth"} to its entry (HTTP servers only)',
         )
-    return AuthStore(global_dir, cfg)
+    return AuthStore(global_dir, cfg, notify=notify)
 
 
 async def authorize(
@@ -64,7 +67,7 @@ async def authorize(
     from orbmcp.auth.sdk_logging import install_sdk_log_scrubber
 
     install_sdk_log_scrubber()
-    store = _oauth_store(cfg, global_dir)
+    store = _oauth_store(cfg, global_dir, ui.notify)
     store.load()  # quarantines a corrupt file up front, so the outcome can report it
     async with AuthLock(store.lock_path, server=cfg.name, wait_s=LOCK_WAIT_S):
         if reset:

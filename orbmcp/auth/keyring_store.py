@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 from orbmcp.auth.messages import log_auth_event
@@ -54,14 +55,18 @@ def _keyring() -> Any:
     return keyring
 
 
-def warn_unavailable(server: str, why: str) -> None:
-    """Once per process: the keyring was asked for and cannot be used."""
+def warn_unavailable(server: str, why: str, notify: Callable[[str], None] | None = None) -> None:
+    """Once per process: the keyring was asked for and cannot be used. ``notify`` shows it to the
+    person (the front's notice line, or the server's warnings): a fallback they chose against
+    must not pass only into the debug log."""
     global _warned
     if _warned:
         return
     _warned = True
     message = f"OS keyring unavailable ({why}); OAuth secrets are kept in the private file store instead"
     _log.warning("%s", message)
+    if notify is not None:
+        notify(message)
     log_auth_event("oauth.keyring.unavailable", server=server, level="warning", message=message)
 
 

@@ -400,8 +400,10 @@ def build_auth(
     on_challenge: ChallengeListener | None = None,
     no_browser: bool = False,
     callback_timeout_s: float = DEFAULT_CALLBACK_TIMEOUT_S,
+    notify: Callable[[str], None] | None = None,
 ) -> OrbOAuthProvider:
-    """The ``httpx2.Auth`` for one OAuth server's connections.
+    """The ``httpx2.Auth`` for one OAuth server's connections (``notify``: where a notice such as a
+    keyring fallback goes; the ui's notice line by default).
 
     ``interactive=False`` (background sessions, CI, ``--json``): refreshes only; a needed login
     raises :class:`AuthError` (pointing at ``orbmcp auth NAME``) and is reported to ``on_challenge``.
@@ -409,7 +411,7 @@ def build_auth(
     if cfg.auth is None or not cfg.url:
         raise AuthError(f"server '{cfg.name}' is not configured for OAuth", server=cfg.name)
     install_sdk_log_scrubber()
-    store = AuthStore(global_dir, cfg)
+    store = AuthStore(global_dir, cfg, notify=notify or (ui.notify if ui is not None else None))
 
     def lock_factory() -> AuthLock:
         return AuthLock(store.lock_path, server=cfg.name)

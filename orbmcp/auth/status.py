@@ -1,7 +1,8 @@
 """The OAuth line of the status views, read from disk without the SDK (stdlib only).
 
 The line is derived from the record stored now: valid credentials read as stored even when an
-older file was quarantined; a quarantine shows only while nothing usable has replaced it.
+older file was quarantined; a quarantine shows only while nothing usable has replaced it, and
+"backed up" only where a backup exists.
 Reading tightens a credential file's loose mode, as every read of it does.
 """
 
@@ -19,12 +20,16 @@ AuthStatus = Literal[
     "credentials stored",
     "authorization may be required",
     "corrupt state file backed up (re-auth required)",
+    "unusable credential file (re-auth required)",
     "not configured",
 ]
 
 CREDENTIALS_STORED: AuthStatus = "credentials stored"
 MAY_BE_REQUIRED: AuthStatus = "authorization may be required"
 CORRUPT: AuthStatus = "corrupt state file backed up (re-auth required)"
+# The file there now cannot be used (torn, a symlink, too big) and has not been moved aside yet:
+# that happens when a connection or `auth` reads it, never in a status view.
+UNUSABLE: AuthStatus = "unusable credential file (re-auth required)"
 NOT_CONFIGURED: AuthStatus = "not configured"
 
 _MAX_RECORD_BYTES = 1 << 20
@@ -61,7 +66,7 @@ def auth_status(cfg: ServerConfig, global_dir: Path) -> AuthStatus:
         try:
             record = parse_record(raw)
         except CorruptRecord:
-            return CORRUPT
+            return UNUSABLE
         if _usable(record, canonical_server_url(cfg.url)):
             return CREDENTIALS_STORED
     # Nothing usable stored: a quarantined file means the credentials were lost, not never there.

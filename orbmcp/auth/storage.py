@@ -19,7 +19,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,7 +99,9 @@ class AuthStore:
     ``<hash>.json.corrupt-<ts>``; that server then reads as logged out, and no other is touched.
     """
 
-    def __init__(self, global_dir: Path, cfg: ServerConfig) -> None:
+    def __init__(
+        self, global_dir: Path, cfg: ServerConfig, *, notify: Callable[[str], None] | None = None
+    ) -> None:
         if not cfg.url:
             raise AuthError(
                 f"server '{cfg.name}' has no URL; OAuth applies to HTTP servers only", server=cfg.name
@@ -114,6 +116,7 @@ class AuthStore:
         # Secrets in the OS keyring (``keyring_store``) instead of the file, when asked for.
         self._keyring = cfg.auth is not None and cfg.auth.credential_store == "keyring"
         self._keyring_key = self.path.name
+        self._notify = notify  # where a keyring fallback is said to the person
 
     # -- raw record ------------------------------------------------------------------------------
 
@@ -136,7 +139,7 @@ class AuthStore:
             try:
                 return keyring_store.fill(self._keyring_key, record)
             except keyring_store.KeyringUnavailable as exc:
-                keyring_store.warn_unavailable(self.server, str(exc))
+                keyring_store.warn_unavailable(self.server, str(exc), self._notify)
                 record.tokens, record.client = None, None  # unreadable secrets: logged out
         return record
 
@@ -188,7 +191,7 @@ class AuthStore:
             try:
                 return keyring_store.put(self._keyring_key, record)
             except keyring_store.KeyringUnavailable as exc:
-                keyring_store.warn_unavailable(self.server, str(exc))
+                keyring_store.warn_unavailable(self.server, str(exc), self._notify)
         if self._keyring or record.kept_in == "keyring":
             keyring_store.delete(self._keyring_key)
         record.kept_in = "file"

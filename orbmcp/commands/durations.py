@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from orbmcp.errors import UsageError
+
+if TYPE_CHECKING:
+    from orbmcp.commands.context import CommandContext
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
@@ -21,4 +25,19 @@ def parse_duration(text: str, *, option: str, positive: bool = True) -> float:
             f"{option}: expected {want} like 30s, 2m, 1.5h or a number of seconds, got {text!r}",
             reason="bad_duration",
         )
+    return seconds
+
+
+def apply_timeout(ctx: CommandContext, timeout: str | None) -> float | None:
+    """``--timeout`` of a connecting command (check, status, tools, start): every server's connect
+    and request timeouts become that long for this command; the seconds, or None when not given."""
+    if timeout is None:
+        return None
+    from dataclasses import replace
+
+    seconds = parse_duration(timeout, option="--timeout")
+    ms = max(1, round(seconds * 1000))
+    config = ctx.config()
+    servers = {n: replace(s, timeout_ms=ms, request_timeout_ms=ms) for n, s in config.servers.items()}
+    ctx.set_config(replace(config, servers=servers))
     return seconds

@@ -58,3 +58,9 @@ LOG_LEVEL = Param(
     kind="option",
     metavar="LEVEL",
 )
+TIMEOUT = Param(
+    "timeout",
+    "Bound each connection attempt and each call to this long (10s, 1m).",
+    kind="option",
+    metavar="DURATION",
+)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from orbmcp.commands.params import JSON, LOG_LEVEL, SCOPE, SERVER
+from orbmcp.commands.params import JSON, LOG_LEVEL, SCOPE, SERVER, TIMEOUT
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table_services import SERVICE_COMMANDS
 from orbmcp.config.model import ClientName
@@ -22,7 +22,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("status",),
         "Show every configured server (state, tools, auth, source), or why one server is in its state.",
         f"{H}.status:status",
-        (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
+        (Param("server", "Show the detail view of this server.", completer="servers"), TIMEOUT, JSON),
         slash=("/mcp",),
         connects=True,
         offline_first=True,
@@ -32,7 +32,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("start",),
         "Connect a server (lazy ones too) and show its detail view.",
         f"{H}.status:start",
-        (Param("server", "Server to start.", required=True, completer="servers:stopped"), LOG_LEVEL, JSON),
+        (
+            Param("server", "Server to start.", required=True, completer="servers:stopped"),
+            LOG_LEVEL,
+            TIMEOUT,
+            JSON,
+        ),
         slash=("/mcp:start",),
         connects=True,
     ),
@@ -85,6 +90,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 completer="tools",
             ),
             Param("schema", "Show each tool's input schema.", kind="flag"),
+            TIMEOUT,
             JSON,
         ),
         connects=True,
@@ -361,12 +367,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 kind="option",
                 metavar="DURATION",
             ),
-            Param(
-                "timeout",
-                "Bound each connection attempt and each call to this long (10s, 1m).",
-                kind="option",
-                metavar="DURATION",
-            ),
+            TIMEOUT,
             Param(
                 "junit",
                 "Also write a JUnit XML report to this file (for CI test reporters).",

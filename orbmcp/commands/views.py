@@ -155,12 +155,12 @@ def _spelled(text: str | None, front: str) -> str | None:
 
 def launch_of(cfg: ServerConfig) -> Launch:
     """The command and args (secrets masked) or the URL (redacted) a server is reached by."""
-    from orbmcp.redact import redact
+    from orbmcp.redact import redact, redact_argv
 
     if not cfg.is_stdio:
         return Launch(url=redact(cfg.url or ""), header_names=tuple(cfg.headers))
     secrets = [v for v in (*cfg.env.values(), *cfg.headers.values()) if len(v) >= 4]
-    argv = [redact(part, extra_secrets=secrets) for part in (cfg.command or "", *cfg.args)]
+    argv = redact_argv((cfg.command or "", *cfg.args), extra_secrets=secrets)
     return Launch(command=tuple(argv), cwd=cfg.cwd, env_names=tuple(cfg.env))
 
 

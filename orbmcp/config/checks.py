@@ -89,6 +89,27 @@ def duration_ms(problems: Problems, key: str, value: object) -> int | None:
     return positive_int(problems, key, value, maximum=MAX_DURATION_MS)
 
 
+_UNITS = {1: "milliseconds", 1000: "seconds"}
+
+
+def scaled_duration_ms(problems: Problems, key: str, value: object, *, unit_ms: int) -> int | None:
+    """A positive number (fractions allowed) of ``unit_ms``-millisecond units, at most a day, in
+    milliseconds. The check comes before any arithmetic: ``inf``, ``nan`` and ``1e308`` (TOML and
+    JSON5 read them) must skip the entry, not overflow ``round``."""
+    most = MAX_DURATION_MS // unit_ms
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 < value <= most
+    ):
+        return max(1, round(value * unit_ms))
+    problems.invalid(
+        f'"{key}" must be a positive number of {_UNITS[unit_ms]} up to {most} (got {show(value)})'
+    )
+    return None
+
+
 def text(problems: Problems, key: str, value: object, *, allow_empty: bool = False) -> str | None:
     if not isinstance(value, str):
         problems.invalid(f'"{key}" must be a string, not {type_name(value)}')

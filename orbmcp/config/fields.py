@@ -7,17 +7,16 @@ check, auth.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import cast
 
 from orbmcp.config.auth_entry import parse_auth
 from orbmcp.config.checks import (
-    MAX_DURATION_MS,
     Problems,
     as_int,
     check_url,
     duration_ms,
+    scaled_duration_ms,
     show,
     string_list,
     string_map,
@@ -164,17 +163,7 @@ def timeouts(problems: Problems, entry: Mapping[str, object]) -> tuple[int | Non
         return timeout_ms, duration_ms(problems, "requestTimeoutMs", entry["requestTimeoutMs"])
     if "timeout" not in entry:
         return timeout_ms, None
-    seconds = entry["timeout"]
-    if (
-        isinstance(seconds, int | float)
-        and not isinstance(seconds, bool)
-        and math.isfinite(seconds)
-        and 0 < seconds <= MAX_DURATION_MS // 1000
-    ):
-        return timeout_ms, max(1, round(seconds * 1000))
-    most = MAX_DURATION_MS // 1000
-    problems.invalid(f'"timeout" must be a positive number of seconds up to {most} (got {show(seconds)})')
-    return timeout_ms, None
+    return timeout_ms, scaled_duration_ms(problems, "timeout", entry["timeout"], unit_ms=1000)
 
 
 def max_retries(problems: Problems, entry: Mapping[str, object], default: int) -> int:

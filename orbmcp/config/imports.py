@@ -22,7 +22,7 @@ from orbmcp.config.client_documents import Documents
 from orbmcp.config.clients import CLIENTS, LABELS, ClientFile, Scope, client_files
 from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, Settings, Source
 from orbmcp.config.schema import parse_server
-from orbmcp.config.translate import Imported, Malformed, translate_file
+from orbmcp.config.translate import MAX_SERVERS_PER_FILE, Imported, Malformed, servers_of, translate_file
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ def read_clients(
                 if document is None:
                     continue
                 servers = translate_file(file, document, project_dir=project_dir, home=home)
+                stated = len(servers_of(file, document, project_dir))
             except Malformed as exc:
                 warnings.append(
                     ConfigWarning(
@@ -100,6 +101,15 @@ def read_clients(
                     )
                 )
                 continue
+            if stated > MAX_SERVERS_PER_FILE:
+                warnings.append(
+                    ConfigWarning(
+                        f"import:{client}: {LABELS[client]} config has {stated} servers; only the first "
+                        f"{MAX_SERVERS_PER_FILE} are read, the rest are ignored",
+                        str(file.path),
+                        reason="import_capped",
+                    )
+                )
             out.append(ClientRead(file, tuple(servers)))
     documents.save()
     return out

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+from orbmcp.config.checks import Problems, scaled_duration_ms
 from orbmcp.config.clients import ClientFile
 from orbmcp.config.jsonc import type_name
 
@@ -237,6 +238,16 @@ def _tool_filters(ctx: _Context, raw: Mapping[str, object], *keys: str) -> None:
         )
 
 
+def _duration(raw: Mapping[str, object], key: str, unit_ms: int) -> int:
+    """A client's duration in milliseconds, through the range check orbmcp's own keys pass (so
+    ``inf`` or ``1e308`` skips the entry, naming the client's key, instead of overflowing)."""
+    problems = Problems(None, None)
+    ms = scaled_duration_ms(problems, key, raw[key], unit_ms=unit_ms)
+    if ms is None:
+        raise Untranslatable(problems.fatal[0])
+    return ms
+
+
 def _env_file(raw: Mapping[str, object]) -> None:
     if raw.get("envFile"):
         raise Untranslatable('uses "envFile", which orbmcp does not read: move the variables into "env"')
@@ -295,14 +306,13 @@ def _codex(ctx: _Context, raw: dict[str, object], inputs: frozenset[str]) -> dic
         headers["Authorization"] = "Bearer ${" + token_var + "}"
     if headers:
         entry["headers"] = headers
-    for key, target, scale in (
+    for key, target, unit_ms in (
         ("startup_timeout_sec", "timeoutMs", 1000),
         ("startup_timeout_ms", "timeoutMs", 1),
         ("tool_timeout_sec", "requestTimeoutMs", 1000),
     ):
-        value = raw.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            entry[target] = round(value * scale)
+        if key in raw:
+            entry[target] = _duration(raw, key, unit_ms)
     if raw.get("enabled") is False:
         entry["enabled"] = False
     _tool_filters(ctx, raw, "enabled_tools", "disabled_tools")
@@ -316,7 +326,7 @@ def _gemini(ctx: _Context, raw: dict[str, object], inputs: frozenset[str]) -> di
     elif "url" in raw:
         entry |= {"url": raw["url"], "transport": "sse"}  # Gemini's "url" is an SSE endpoint
     if "timeout" in raw:
-        entry["requestTimeoutMs"] = raw["timeout"]  # milliseconds there too
+        entry["requestTimeoutMs"] = _duration(raw, "timeout", 1)  # milliseconds there too
     oauth = raw.get("oauth")
     if isinstance(oauth, dict) and oauth.get("enabled") is not False:
         auth: dict[str, object] = {"type": "oauth", **_copy(oauth, "clientId", "clientSecret")}
@@ -350,7 +360,7 @@ def _opencode(ctx: _Context, raw: dict[str, object], inputs: frozenset[str]) -> 
     if raw.get("enabled") is False or raw.get("disabled") is True:
         entry["enabled"] = False
     if "timeout" in raw:
-        entry["timeoutMs"] = raw["timeout"]  # OpenCode: milliseconds to connect and list tools
+        entry["timeoutMs"] = _duration(raw, "timeout", 1)  # OpenCode: milliseconds to connect and list tools
     return _with_variables(entry, _opencode_variables)
 
 

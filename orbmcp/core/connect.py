@@ -90,6 +90,8 @@ class SessionCallbacks:
     notified: Callable[[Any], None] = _ignore
     # The transport is killing the connection: (message, reason), before requests fail.
     lost: Callable[[str, str], None] = field(default=lambda message, reason: None)
+    # A stdio server was started (the owner races the attempt against its exit).
+    spawned: Callable[[ManagedProcess], None] = _ignore
     # What answers the server's own requests (elicitation, sampling, roots) and takes its log
     # messages; None: nothing is advertised and nothing answered.
     client_side: ClientSide | None = None
@@ -260,6 +262,7 @@ class _Opener:
             redact=self.runtime.redact,
             stderr_tail=self.stderr_tail,
         )
+        self.callbacks.spawned(self.process)
 
     async def note_exit(self) -> None:
         """After a failure: a server that is exiting by itself (its stdout just closed) gets a
@@ -372,6 +375,7 @@ class _Opener:
             interactive=False,
             ui=None,
             on_challenge=lambda challenge: challenged(challenge.message),
+            notify=self.callbacks.warn,
         )
 
     def _message_handler(self) -> Any:

@@ -20,7 +20,6 @@ failure means for the user is ``classify``'s business; the helpers both need liv
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -168,8 +167,9 @@ class EraCache:
                 entries = dict(newest[:MAX_CACHE_ENTRIES])
             return {"format": CACHE_FORMAT, "servers": entries}
 
-        with contextlib.suppress(OSError):
-            fs.json_update(self.path, apply, max_bytes=MAX_CACHE_BYTES)
+        from orbmcp.core import cache_writes
+
+        cache_writes.update(self.path, apply, max_bytes=MAX_CACHE_BYTES)
 
 
 def _entries(data: Mapping[str, object] | None) -> dict[str, Any]:

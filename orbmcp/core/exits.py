@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio
+from anyio.abc import TaskGroup
 
 from orbmcp.core.process import exit_reason
 
@@ -44,3 +45,51 @@ async def settle_exit(process: ManagedProcess) -> int | None:
         with anyio.move_on_after(STDERR_WAIT_S):
             await process.stderr_closed()
     return code
+
+
+class ExitRace:
+    """Races one connection attempt against the exit of the stdio server it started.
+
+    A server that exits before it is ready is an event, reported at once with its exit code and
+    stderr tail: not a handshake that waits for an EOF (which a loaded machine delivers late, and a
+    descendant that inherited stdout never delivers) until the connect deadline. ``begin`` takes the
+    attempt's cancel scope; each process the attempt spawns is watched (``spawned``); an exit of its
+    own (not orbmcp's stop) before ``ready`` sets ``code`` and cancels the attempt; ``end`` stops
+    the watching.
+    """
+
+    def __init__(self) -> None:
+        self.code: int | None = None
+        self._attempt: anyio.CancelScope | None = None
+        self._watchers: list[anyio.CancelScope] = []
+
+    def begin(self, attempt: anyio.CancelScope) -> None:
+        self.code = None
+        self._attempt = attempt
+
+    def spawned(self, process: ManagedProcess, task_group: TaskGroup) -> None:
+        watcher = anyio.CancelScope()
+        self._watchers.append(watcher)
+        task_group.start_soon(self._watch, process, self._attempt, watcher)
+
+    def ready(self) -> None:
+        self._attempt = None  # from here on an exit is a lost connection (the serve loop's)
+
+    def end(self) -> None:
+        self._attempt = None
+        for watcher in self._watchers:
+            watcher.cancel()
+        self._watchers.clear()
+
+    async def _watch(
+        self, process: ManagedProcess, attempt: anyio.CancelScope | None, watcher: anyio.CancelScope
+    ) -> None:
+        with watcher:
+            code = await process.wait()
+            if attempt is None or attempt is not self._attempt or process.stopping:
+                return
+            with anyio.move_on_after(STDERR_WAIT_S):
+                await process.stderr_closed()  # its last words belong in the report
+            if attempt is self._attempt and not process.stopping:
+                self.code = code
+                attempt.cancel()

@@ -83,20 +83,49 @@ def launch_argv(argv: Sequence[str], *, platform: str = sys.platform) -> list[st
     return list(argv)
 
 
+class BrokenSymlink(FileNotFoundError):
+    """The command is a symbolic link whose target does not exist (an uninstalled package's
+    leftover): said as such, since "command not found" would send the person looking on PATH."""
+
+    def __init__(self, command: str, link: str, target: str) -> None:
+        super().__init__(errno.ENOENT, f"broken symlink to {target}", command)
+        self.link = link
+        self.target = target
+
+
+def _broken_link(command: str, path: str) -> BrokenSymlink | None:
+    if not os.path.islink(path):
+        return None
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return None
+    resolved = os.path.join(os.path.dirname(path), target)
+    return BrokenSymlink(command, path, os.path.normpath(resolved))
+
+
 def check_command(command: str, env: Mapping[str, str], cwd: str | None) -> None:
     """Raise what ``subprocess`` would for a command that cannot start: ``FileNotFoundError``
-    (no such file, or not on ``PATH``), ``PermissionError`` (not executable, a directory) or
-    ``OSError(ENOEXEC)`` (neither a script with ``#!`` nor an ELF binary)."""
+    (no such file, or not on ``PATH``; ``BrokenSymlink`` when what is there is a dangling link),
+    ``PermissionError`` (not executable, a directory) or ``OSError(ENOEXEC)`` (neither a script
+    with ``#!`` nor an ELF binary)."""
     if os.sep in command:
         path = command if os.path.isabs(command) else os.path.join(cwd or os.getcwd(), command)
         if not os.path.exists(path):
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
+            raise _broken_link(command, path) or FileNotFoundError(
+                errno.ENOENT, os.strerror(errno.ENOENT), command
+            )
         if os.path.isdir(path) or not os.access(path, os.X_OK):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), command)
     else:
-        found = shutil.which(command, path=env.get("PATH", os.defpath))
+        search = env.get("PATH", os.defpath)
+        found = shutil.which(command, path=search)
         if found is None:
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
+            # Not on PATH: a dangling link of that name in a PATH directory is why, say so.
+            links = (_broken_link(command, os.path.join(d, command)) for d in search.split(os.pathsep) if d)
+            raise next((b for b in links if b is not None), None) or FileNotFoundError(
+                errno.ENOENT, os.strerror(errno.ENOENT), command
+            )
         path = found
     try:
         with open(path, "rb") as handle:
@@ -107,4 +136,4 @@ def check_command(command: str, env: Mapping[str, str], cwd: str | None) -> None
         raise OSError(errno.ENOEXEC, os.strerror(errno.ENOEXEC), command)
 
 
-__all__ = ["PDEATHSIG", "check_command", "launch_argv"]
+__all__ = ["PDEATHSIG", "BrokenSymlink", "check_command", "launch_argv"]

@@ -28,7 +28,7 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from orbmcp import environment
-from orbmcp.core.launcher import check_command, launch_argv
+from orbmcp.core.launcher import BrokenSymlink, check_command, launch_argv
 from orbmcp.core.pipes import close_fd
 from orbmcp.core.process import ManagedProcess
 from orbmcp.core.proctree import new_tag, signal_group
@@ -61,6 +61,11 @@ def _spawn_error(spec: SpawnSpec, exc: OSError | ValueError) -> ConnectionFailed
     if spec.cwd is not None and isinstance(exc, FileNotFoundError) and exc.filename == spec.cwd:
         what = f"cwd does not exist: {one_line(spec.cwd)}"
         hint = "fix the server's cwd"
+    elif isinstance(exc, BrokenSymlink):
+        shown = command if exc.link == spec.command else f"{command} ({one_line(exc.link)})"
+        what = f"command {shown} is a broken symlink to {one_line(exc.target)} (which does not exist)"
+        hint = "reinstall the server, or point the command at where it is now"
+        reason = "command_not_found"
     elif isinstance(exc, FileNotFoundError):
         what, hint = f"command not found: {command}", "check the command and PATH"
         reason = "command_not_found"

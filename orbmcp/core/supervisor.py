@@ -18,6 +18,7 @@ import anyio
 
 from orbmcp.core.capabilities.client_side import ClientSide
 from orbmcp.core.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
+from orbmcp.core.exits import ExitRace
 from orbmcp.core.state import State, effective_max_retries, retry_delay
 from orbmcp.core.stderr_tail import StderrTail
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, cmd
@@ -80,6 +81,7 @@ class Supervisor:
         self._retry_wait: anyio.CancelScope | None = None
         self.http = HttpResponses()  # what the current connection attempt's responses said
         self.exit = ProcessExit()  # how the current attempt's stdio server ended by itself
+        self._exit_race = ExitRace()  # its exit before ready ends the attempt at once
         self._stderr_mark = 0  # the stderr tail's ``committed`` when the current attempt began
         self._auth_challenge: str | None = None
         self._lost_reason = "connection_closed"
@@ -159,9 +161,7 @@ class Supervisor:
 
     def connection_lost(self, message: str, *, reason: str = "connection_closed") -> None:
         """A request saw the connection die: deactivate tools now, reconnect in the owner task.
-
-        ``message`` becomes the server's last error; ``reason`` the machine reason of the error
-        the owner task records for the loss."""
+        ``message`` becomes the server's last error; ``reason`` the machine reason of the loss."""
         self.runtime.tools.set_server_active(self.name, False)
         self.snap.last_error = self.runtime.redact(message)
         if not self._lost.is_set():
@@ -284,13 +284,16 @@ class Supervisor:
         try:
             # One deadline bounds spawn + initialize + initial discovery; it is lifted once ready.
             with anyio.CancelScope(deadline=anyio.current_time() + timeout_s) as connect_scope:
+                self._exit_race.begin(connect_scope)
                 try:
                     await self._open_and_serve(connect_scope)
                 except BaseException as exc:
                     if isinstance(exc, anyio.get_cancelled_exc_class()):
                         raise
                     raise self._classify(exc) from None
-            if connect_scope.cancelled_caught and not self._is_ready_state():
+            if connect_scope.cancelled_caught and self._exit_race.code is not None:
+                raise self._exited_while_connecting(self._exit_race.code, None)
+            if connect_scope.cancelled_caught and self.snap.state != State.READY:
                 raise TimeoutFailed(
                     f"server '{cfg.name}' did not become ready within {cfg.timeout_ms} ms "
                     "(connect + initialize + discovery)",
@@ -308,14 +311,12 @@ class Supervisor:
                 )
         finally:
             # The connection's block has exited: its process tree is stopped already.
+            self._exit_race.end()
             self.client = None
             self.listings = None
             self.process = None
             self.raw_channel = None
             self.runtime.tools.set_server_active(self.name, False)
-
-    def _is_ready_state(self) -> bool:
-        return self.snap.state == State.READY
 
     def _mark_ready(self) -> None:
         self.snap.ready_at = time.time()
@@ -336,6 +337,7 @@ class Supervisor:
             notified=lambda notification: self.runtime.server_notified(self.name, notification),
             lost=lambda message, reason: self.connection_lost(message, reason=reason),
             client_side=self.client_side,
+            spawned=lambda process: self._exit_race.spawned(process, self.runtime.task_group()),
         )
         async with open_client(
             self.cfg,
@@ -349,6 +351,7 @@ class Supervisor:
             await self.client_side.connected(connection.client, connection.protocol_version)
             await self._discover(connection.client)
             connect_scope.deadline = math.inf
+            self._exit_race.ready()
             self._mark_ready()
             await self._serve(connection.client)
 
@@ -459,13 +462,16 @@ class Supervisor:
         error = classify_error(exc, server=self.name, http_status=status, www_authenticate=www)
         if error.reason == "connection_closed" and self.exit.code is not None:
             # The server died on its own: its exit code and last words say why, "closed" does not.
-            from orbmcp.core.exits import exit_text
-
-            text = exit_text(self.name, self.exit.code, self.attempt_stderr(), during="while connecting")
-            return ConnectionFailed(
-                self.runtime.redact(text), server=self.name, hint=error.hint_template, reason="server_exited"
-            )
+            return self._exited_while_connecting(self.exit.code, error.hint_template)
         return error
+
+    def _exited_while_connecting(self, code: int, hint: str | None) -> ConnectionFailed:
+        from orbmcp.core.exits import exit_text
+
+        text = exit_text(self.name, code, self.attempt_stderr(), during="while connecting")
+        return ConnectionFailed(
+            self.runtime.redact(text), server=self.name, hint=hint, reason="server_exited"
+        )
 
     def _auth_required(self) -> AuthError:
         assert self._auth_challenge is not None
@@ -486,10 +492,6 @@ class Supervisor:
         if old == state:
             return
         self.snap.state = state
-        _log(
-            "server.state",
-            server=self.name,
-            message=f"Server {self.name} state {old} -> {state}",
-            **{"from": str(old), "to": str(state)},
-        )
+        message = f"Server {self.name} state {old} -> {state}"
+        _log("server.state", server=self.name, message=message, **{"from": str(old), "to": str(state)})
         self.runtime.state_changed(self, old, state)

@@ -3,10 +3,10 @@
 Shell completion must not connect anything, so ``orbmcp call srv <TAB>`` offers the tools that
 ``srv`` listed the last time any orbmcp process discovered them. Tool names are server-supplied:
 only names that are safe to print and to complete (no whitespace, no control characters) are
-kept. The file is private (``orbmcp.fs``) and updated under its lock, so orbmcp processes that
-discover concurrently keep each other's servers. A missing or corrupt cache is an empty cache; a
-failed write never breaks discovery. Stdlib only on the read path: completion reads this on every
-keystroke.
+kept. The file is private (``orbmcp.fs``) and updated under its lock (``cache_writes``), so orbmcp
+processes that discover concurrently keep each other's servers. A missing or corrupt cache is an
+empty cache; a failed write never breaks discovery. Stdlib only on the read path: completion reads
+this on every keystroke.
 """
 
 from __future__ import annotations
@@ -84,8 +84,6 @@ def _servers(data: dict[str, object]) -> dict[str, object]:
 
 
 def _update(path: Path, change: Callable[[dict[str, object]], dict[str, object] | None]) -> bool:
-    try:
-        fs.json_update(path, change, max_bytes=MAX_CACHE_BYTES)
-    except OSError:
-        return False
-    return True
+    from orbmcp.core import cache_writes  # the write path only: completion never writes
+
+    return cache_writes.update(path, change, max_bytes=MAX_CACHE_BYTES)

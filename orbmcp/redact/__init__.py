@@ -27,7 +27,15 @@ from orbmcp.redact.patterns import (
     VALUE_TRIGGER_RE,
 )
 
-__all__ = ["MASK", "is_sensitive_mapping_key", "mask_value", "redact", "redact_field", "redact_mapping"]
+__all__ = [
+    "MASK",
+    "is_sensitive_mapping_key",
+    "mask_value",
+    "redact",
+    "redact_argv",
+    "redact_field",
+    "redact_mapping",
+]
 
 _MIN_SECRET_LEN = 4
 _MAX_DEPTH = 64
@@ -50,6 +58,27 @@ def redact_field(name: str, value: str) -> str:
     prefix = f"{name}="
     out = redact(prefix + value)
     return out[len(prefix) :] if out.startswith(prefix) else redact(value)
+
+
+def redact_argv(argv: Iterable[str], *, extra_secrets: Iterable[str] = ()) -> list[str]:
+    """A command line, each word redacted; the word after a sensitive flag (``--token X``,
+    ``-password X``) is masked whole, as ``--token=X`` in one word is: the split form reaches
+    ``redact`` as two unrelated words, and the second alone looks like nothing."""
+    import re
+
+    from orbmcp.redact.keys import is_sensitive_text_key
+
+    secrets = tuple(extra_secrets)
+    out: list[str] = []
+    flag: str | None = None
+    for word in argv:
+        if flag is not None and word and not word.startswith("-") and is_sensitive_text_key(flag):
+            out.append(MASK)
+        else:
+            out.append(redact(word, extra_secrets=secrets))
+        found = re.fullmatch(r"--?([A-Za-z_][\w.\-]*)", word)
+        flag = found.group(1) if found is not None else None
+    return out
 
 
 def mask_value(v: str) -> str:
@@ -112,12 +141,21 @@ def _redact_extras(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def _encoded_forms(secret: str) -> tuple[str, str]:
-    """The same value as it appears inside JSON text or a URL; imported here to keep start-up lean."""
+def _encoded_forms(secret: str) -> tuple[str, ...]:
+    """The same value as it appears inside JSON text or a URL; imported here to keep start-up lean.
+
+    A value with a lone surrogate (an environment variable that was not UTF-8) has a URL form only
+    as its original bytes (``surrogateescape``) or not at all: it must not fail, since a failure
+    here would mask every line of every server instead of this one value."""
     import json
     from urllib.parse import quote
 
-    return json.dumps(secret)[1:-1], quote(secret, safe="")
+    forms = [json.dumps(secret)[1:-1]]
+    try:
+        forms.append(quote(secret, safe="", errors="surrogateescape"))
+    except UnicodeEncodeError:
+        pass
+    return tuple(forms)
 
 
 def _redact_patterns(text: str) -> str:

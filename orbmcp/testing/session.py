@@ -23,7 +23,11 @@ class ToolCallFailed(AssertionError):
     """The tool answered with an error result (``isError``); ``result`` holds it."""
 
     def __init__(self, server: str, tool: str, result: ToolResult) -> None:
-        super().__init__(f"{server}/{tool} returned an error: {result.text()}")
+        from orbmcp.text import safe_text, shown_name
+
+        # pytest prints this message on the terminal: the server's text must not drive it.
+        text = safe_text(result.text(), multiline=True)
+        super().__init__(f"{shown_name(server)}/{shown_name(tool)} returned an error: {text}")
         self.result = result
 
 

@@ -19,7 +19,14 @@ import pytest
 from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
 from orbmcp.auth.record import record_path
-from orbmcp.auth.status import CORRUPT, CREDENTIALS_STORED, MAY_BE_REQUIRED, NOT_CONFIGURED, auth_status
+from orbmcp.auth.status import (
+    CORRUPT,
+    CREDENTIALS_STORED,
+    MAY_BE_REQUIRED,
+    NOT_CONFIGURED,
+    UNUSABLE,
+    auth_status,
+)
 from orbmcp.auth.storage import AuthStore
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import auth as handlers
@@ -209,7 +216,8 @@ def test_status_line_for_each_stored_state(tmp_path: Path) -> None:
     assert auth_status(cfg, tmp_path) == CREDENTIALS_STORED  # a refresh will renew it
 
     store.path.write_text("{ torn")
-    assert auth_status(cfg, tmp_path) == CORRUPT
+    assert auth_status(cfg, tmp_path) == UNUSABLE  # not backed up yet: no backup exists
+    assert not list(store.path.parent.glob("*.corrupt-*"))
     assert store.load() is None and store.corrupt_backup is not None  # quarantined
     assert auth_status(cfg, tmp_path) == CORRUPT  # until authorized again
     _store(tmp_path, url)
@@ -224,7 +232,7 @@ def test_status_line_of_an_unusable_file(tmp_path: Path) -> None:
     path = record_path(tmp_path, url)
     path.parent.mkdir(parents=True)
     os.symlink(tmp_path / "elsewhere.json", path)
-    assert auth_status(cfg, tmp_path) == CORRUPT  # a symlink is no usable credential
+    assert auth_status(cfg, tmp_path) == UNUSABLE  # a symlink is no usable credential, and no backup
     path.unlink()
     other = AuthStore(tmp_path, make_cfg("https://other.example.test/mcp"))
     record = other._current()

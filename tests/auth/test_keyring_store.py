@@ -15,6 +15,7 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import fail
+from mcp.shared.auth import OAuthToken
 
 from orbmcp.auth import keyring_store
 from orbmcp.auth.callback import HeadlessBrowser
@@ -72,11 +73,11 @@ def cfg(srv: OAuthTestServer, store: str = "keyring") -> Any:
     return make_cfg(srv.mcp_url, credential_store=store)
 
 
-async def login(srv: OAuthTestServer, home: Path, store: str = "keyring") -> None:
+async def login(srv: OAuthTestServer, home: Path, store: str = "keyring") -> HeadlessBrowser:
+    ui = HeadlessBrowser()
     with anyio.fail_after(20):
-        await authorize(
-            cfg(srv, store), home, reset=False, ui=HeadlessBrowser(), no_browser=False, timeout_s=10
-        )
+        await authorize(cfg(srv, store), home, reset=False, ui=ui, no_browser=False, timeout_s=10)
+    return ui
 
 
 async def call(srv: OAuthTestServer, home: Path) -> int:
@@ -126,7 +127,7 @@ async def test_an_unusable_keyring_falls_back_to_the_file_store_with_one_warning
     monkeypatch.setattr(keyring_store, "_warned", False)
     try:
         async with running_server() as srv:
-            await login(srv, tmp_path)
+            ui = await login(srv, tmp_path)
             on_disk = json.loads(AuthStore(tmp_path, cfg(srv)).path.read_text())
             assert on_disk["kept_in"] == "file" and on_disk["tokens"]["access_token"] in srv.minted
             assert await call(srv, tmp_path) == 200
@@ -134,6 +135,27 @@ async def test_an_unusable_keyring_falls_back_to_the_file_store_with_one_warning
         keyring.set_keyring(previous)
     unavailable = [r for r in caplog.records if "OS keyring unavailable" in r.getMessage()]
     assert len(unavailable) == 1
+    # ... and the person is told, on the front's notice line (the terminal's stderr), once.
+    assert [n for n in ui.notices if "OS keyring unavailable" in n and "file store" in n] == [
+        unavailable[0].getMessage()
+    ]
+
+
+def test_a_store_falling_back_tells_whoever_it_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    monkeypatch.setattr(keyring_store, "_warned", False)
+    said: list[str] = []
+    try:
+        entry = make_cfg("https://mcp.example/mcp", credential_store="keyring")
+        store = AuthStore(tmp_path, entry, notify=said.append)
+        anyio.run(store.set_tokens, OAuthToken(access_token="a" * 20, token_type="Bearer"))
+        assert json.loads(store.path.read_text())["kept_in"] == "file"
+    finally:
+        keyring.set_keyring(previous)
+    assert len(said) == 1 and "OS keyring unavailable" in said[0]
 
 
 async def test_switching_back_to_the_file_store_moves_the_secrets(

@@ -185,7 +185,7 @@ async def test_symlinks_are_refused(tmp_path: Path) -> None:
     with pytest.raises(AuthError, match="symbolic link"):
         await save_tokens(store)
     assert victim.read_text() == "precious"
-    assert auth_status(make_cfg(URL), tmp_path / "home") == "corrupt state file backed up (re-auth required)"
+    assert auth_status(make_cfg(URL), tmp_path / "home") == "unusable credential file (re-auth required)"
 
     linked_home = tmp_path / "linked"
     (linked_home).mkdir()

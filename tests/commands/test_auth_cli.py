@@ -131,3 +131,22 @@ def test_auth_on_a_server_without_oauth_is_a_usage_error(tmp_path: Path) -> None
     assert code == 2 and "not configured for OAuth" in err
     code, _, err = _orbmcp(cfg, "auth", "nosuch")
     assert code == 2 and "unknown server 'nosuch'" in err
+
+
+def test_auth_status_says_backed_up_only_when_a_backup_exists(tmp_path: Path) -> None:
+    from orbmcp.auth.record import record_path
+
+    url = "https://mcp.example.test/mcp"
+    cfg = _config(tmp_path, url)
+    path = record_path(Path(os.environ["ORB_AGENT_DIR"]), url)
+    path.parent.mkdir(parents=True, mode=0o700)
+    path.write_text("{ torn")
+    path.chmod(0o600)
+    code, out, err = _orbmcp(cfg, "auth", "srv", "--status")
+    assert code == 0, err
+    assert "unusable credential file" in out and "backed up" not in out
+    assert not list(path.parent.glob("*.corrupt-*"))
+    path.with_name(path.name + ".corrupt-1").write_text("{}")  # as a connection's quarantine leaves it
+    path.unlink()
+    code, out, err = _orbmcp(cfg, "auth", "srv", "--status")
+    assert code == 0 and "corrupt state file backed up" in out, (out, err)

@@ -327,3 +327,22 @@ def test_a_junit_file_that_cannot_be_written_is_a_usage_error(tmp_path: Path) ->
         and "--junit" in result.stderr
         and "not a file in an existing directory" in result.stderr
     )
+
+
+def test_the_step_summary_shows_server_text_and_never_renders_it() -> None:
+    from markdown_it import MarkdownIt
+
+    from orbmcp.commands.results import CheckReport, RequiredTool, SmokeCall
+    from orbmcp.commands.results.check_formats import step_summary
+
+    hostile = "![pixel](https://evil.example/p.png) <img src=x onerror=alert(1)> `tick` **b** [l](https://e.example) <!--"
+    calls = (SmokeCall("s/t`` a=<b>", "s", "t", False, hostile, ""),)
+    report = CheckReport((), (RequiredTool("s/`x`|y", False),), calls, notes=("<script>x</script>",))
+    summary = step_summary(report)
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(summary)  # raw HTML on
+    assert "<img" not in html and "<a " not in html and "<script" not in html and "<!--" not in html
+    assert "<strong>" not in html and "<b>" not in html
+    # ... and every word of it is still there to read, as text.
+    assert "![pixel](https://evil.example/p.png) &lt;img src=x onerror=alert(1)&gt;" in html
+    assert "s/t`` a=&lt;b&gt;" in html and "&lt;script&gt;x&lt;/script&gt;" in html
+    assert "<td>" in html and html.count("<tr>") == 4  # the table holds: no cell was split or closed

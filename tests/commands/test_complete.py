@@ -76,7 +76,7 @@ def test_bare_mcp_offers_subcommands_and_every_server(config: Path) -> None:
     assert complete("/mcp reconnect ", config) == ALL
     assert complete("/mcp:reconnect ", config) == ALL
     assert complete("/mcp config ", config) == ["paths", "show", "validate"]
-    assert complete("/mcp gamma --", config) == ["--help", "--json"]
+    assert complete("/mcp gamma --", config) == ["--help", "--json", "--timeout"]
     assert complete("/mcp:auth web --r", config) == ["--reset"]
     assert complete("/mcp:frob ", config) == []
 
@@ -87,7 +87,7 @@ def test_shell_lines_complete_commands_options_and_values(config: Path) -> None:
     assert complete("orbmcp co", config) == ["complete", "completion", "config"]
     assert complete("orbmcp config ", config) == ["import", "paths", "show", "validate"]
     assert complete("orbmcp completion show ", config) == ["bash", "fish", "zsh"]
-    assert complete("orbmcp status --", config) == ["--help", "--json"]
+    assert complete("orbmcp status --", config) == ["--help", "--json", "--timeout"]
     assert complete("orbmcp --", config) == [
         "--config",
         "--help",

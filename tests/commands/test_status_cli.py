@@ -321,3 +321,20 @@ def test_status_over_streamable_http_and_sse(tmp_path: Path) -> None:
     errors = [line.strip() for line in lines if line.startswith("      last error: ")]
     assert len(errors) == 1
     assert errors[0].startswith("last error: cannot connect to server 'refused'")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("status",), ("status", "slow"), ("start", "slow"), ("tools",), ("tools", "slow")],
+)
+def test_status_tools_and_start_take_timeout_like_check(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    # The server never answers initialize and its own timeoutMs is a minute: --timeout 1s is what
+    # bounds the attempt (the timeout is the subject here), as check's --timeout does.
+    config = write_config(tmp_path / "mcp.json", {"slow": stdio_entry("raw", "--hang", timeoutMs=60_000)})
+    result = run_cli("--config", str(config), *argv, "--timeout", "1s", "--json", env=cli_env(), timeout=50)
+    assert "did not become ready within 1000 ms" in result.stdout + result.stderr, (
+        result.stdout,
+        result.stderr,
+    )
+    bad = run_cli("--config", str(config), *argv, "--timeout", "soon", env=cli_env())
+    assert bad.code == 2 and "--timeout: expected a positive duration" in bad.stderr

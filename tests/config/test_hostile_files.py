@@ -151,3 +151,80 @@ def test_an_untrusted_project_is_read_only_for_its_server_names(tmp_path: Path) 
     assert config.project.loaded is False and config.project.trust_state == "untrusted"
     assert config.project.pending == ("b", "a")
     assert config.warnings == ()  # its entries were not even checked
+
+
+# ---- other clients' files: their numbers pass the same range check -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("startup_timeout_sec = inf", "startup_timeout_sec"),
+        ("startup_timeout_sec = nan", "startup_timeout_sec"),
+        ("startup_timeout_sec = -inf", "startup_timeout_sec"),
+        ("startup_timeout_sec = 1e308", "startup_timeout_sec"),
+        ("tool_timeout_sec = inf", "tool_timeout_sec"),
+        ("tool_timeout_sec = 1e308", "tool_timeout_sec"),
+        ("startup_timeout_ms = 1e400", "startup_timeout_ms"),
+        ("startup_timeout_ms = 0", "startup_timeout_ms"),
+        ('tool_timeout_sec = "10"', "tool_timeout_sec"),
+    ],
+)
+def test_codex_out_of_range_timeouts_are_an_invalid_row_not_exit_70(
+    _isolated_agent_dir: Path, line: str, key: str
+) -> None:
+    codex = Path(os.environ["HOME"]) / ".codex" / "config.toml"
+    codex.parent.mkdir(parents=True, exist_ok=True)
+    codex.write_text(f'[mcp_servers.bad]\ncommand = "x"\n{line}\n\n[mcp_servers.good]\ncommand = "y"\n')
+    status = run_cli("status", "--json")
+    assert status.code == 0, status.stderr
+    rows = {row["name"]: row for row in status.json()}
+    assert rows["good"]["state"] != "invalid" and rows["bad"]["state"] == "invalid"
+    validate = run_cli("config", "validate", "--json")
+    [warning] = [w for w in validate.json()["warnings"] if w["server"] == "bad"]
+    assert warning["file"] == str(codex) and f'"{key}"' in warning["message"]
+    assert crash_logs(_isolated_agent_dir) == []
+
+
+def test_codex_timeouts_in_range_still_translate(_isolated_agent_dir: Path) -> None:
+    codex = Path(os.environ["HOME"]) / ".codex" / "config.toml"
+    codex.parent.mkdir(parents=True, exist_ok=True)
+    codex.write_text('[mcp_servers.ok]\ncommand = "x"\nstartup_timeout_sec = 2.5\ntool_timeout_sec = 60\n')
+    shown = run_cli("config", "show", "--json")
+    assert shown.code == 0, shown.stderr
+    assert "2500" in shown.stdout and "60000" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("where", "document", "key"),
+    [
+        (".gemini/settings.json", '{"mcpServers": {"bad": {"command": "x", "timeout": 1e308}}}', "timeout"),
+        (
+            ".config/opencode/opencode.json",
+            '{"mcp": {"bad": {"type": "local", "command": ["x"], "timeout": -5}}}',
+            "timeout",
+        ),
+    ],
+)
+def test_other_clients_numbers_name_their_own_key(
+    _isolated_agent_dir: Path, where: str, document: str, key: str
+) -> None:
+    path = Path(os.environ["HOME"]) / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document)
+    validate = run_cli("config", "validate", "--json")
+    [warning] = [w for w in validate.json()["warnings"] if w["server"] == "bad"]
+    assert warning["file"] == str(path) and f'"{key}"' in warning["message"], warning
+
+
+def test_an_import_over_the_server_cap_says_so(_isolated_agent_dir: Path) -> None:
+    from orbmcp.config.translate import MAX_SERVERS_PER_FILE
+
+    path = Path(os.environ["HOME"]) / ".cursor" / "mcp.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    servers = {f"s{i}": {"command": "c"} for i in range(MAX_SERVERS_PER_FILE + 3)}
+    path.write_text(json.dumps({"mcpServers": servers}))
+    validate = run_cli("config", "validate", "--json")
+    capped = [w for w in validate.json()["warnings"] if w["file"] == str(path)]
+    assert len(capped) == 1 and f"{MAX_SERVERS_PER_FILE + 3} servers" in capped[0]["message"]
+    assert f"first {MAX_SERVERS_PER_FILE}" in capped[0]["message"]

@@ -490,16 +490,34 @@ async def test_child_inherits_the_environment_with_overrides_applied(
 
 
 @pytest.mark.parametrize(
-    "case", ["not-on-path", "missing-file", "not-executable", "not-a-program", "missing-cwd", "empty"]
+    "case",
+    [
+        "not-on-path",
+        "missing-file",
+        "not-executable",
+        "not-a-program",
+        "missing-cwd",
+        "empty",
+        "broken-link",
+        "broken-link-on-path",
+    ],
 )
-async def test_spawn_failure_is_one_line_and_leaves_nothing_behind(case: str, tmp_path: Path) -> None:
+async def test_spawn_failure_is_one_line_and_leaves_nothing_behind(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     plain = tmp_path / "plain.sh"
     plain.write_text("#!/bin/sh\necho hi\n")
     plain.chmod(0o644)
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\x00\x01\x02\x03 not a program")
     garbage.chmod(0o755)
+    link = tmp_path / "bin" / "orbmcp-linked-xyz"
+    link.parent.mkdir()
+    link.symlink_to(tmp_path / "uninstalled" / "server")  # a package manager removed its target
+    monkeypatch.setenv("PATH", f"{link.parent}{os.pathsep}{os.environ['PATH']}")
     command, cwd = {
+        "broken-link": (str(link), None),
+        "broken-link-on-path": ("orbmcp-linked-xyz", None),
         "not-on-path": ("orbmcp-no-such-command-xyz", None),
         "missing-file": (str(tmp_path / "absent"), None),
         "not-executable": (str(plain), None),
@@ -507,7 +525,10 @@ async def test_spawn_failure_is_one_line_and_leaves_nothing_behind(case: str, tm
         "missing-cwd": ("sh", str(tmp_path / "gone")),
         "empty": ("", None),
     }[case]
+    broken = f"is a broken symlink to {tmp_path / 'uninstalled' / 'server'} (which does not exist)"
     expected = {
+        "broken-link": f"server 'x': command {link} {broken}",
+        "broken-link-on-path": f"server 'x': command orbmcp-linked-xyz ({link}) {broken}",
         "not-on-path": "server 'x': command not found: orbmcp-no-such-command-xyz",
         "missing-file": f"server 'x': command not found: {tmp_path / 'absent'}",
         "not-executable": f"server 'x': command is not executable: {plain}",
@@ -524,7 +545,7 @@ async def test_spawn_failure_is_one_line_and_leaves_nothing_behind(case: str, tm
     assert str(caught.value) == expected
     assert "\n" not in str(caught.value)
     assert caught.value.server == "x"
-    not_found = case in ("not-on-path", "missing-file")
+    not_found = case in ("not-on-path", "missing-file", "broken-link", "broken-link-on-path")
     assert caught.value.reason == ("command_not_found" if not_found else "spawn_failed")
     assert open_fds() == fds_before
     assert {child.pid for child in psutil.Process().children()} == children_before

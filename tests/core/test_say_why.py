@@ -31,10 +31,26 @@ def config(tmp_path: Path) -> Path:
         tmp_path / "mcp.json",
         {
             "crashy": raw_entry("--die-at", "start", lifecycle="lazy"),
+            # Exits 3 at once but leaves a child holding its stdout: no EOF will ever tell.
+            "wrapper": raw_entry(
+                "--die-at", "start", "--child-keeps-pipes", lifecycle="lazy", timeoutMs=60_000
+            ),
+            "crashy-slow-limit": raw_entry("--die-at", "start", lifecycle="lazy", timeoutMs=60_000),
             "callcrash": raw_entry("--die-at", "call", lifecycle="lazy"),
             "huge": raw_entry("--huge-on-call", str(17 * 1024 * 1024), lifecycle="lazy"),
             "keyed": raw_entry(
                 f"--api-key={SECRET_ARG}", lifecycle="lazy", env={"SOME_TOKEN": "tok-12345678"}
+            ),
+            "spaced": raw_entry(
+                "--token",
+                "hunter2hunter2",
+                "-password",
+                "opensesame",
+                "--name",
+                "visible",
+                "--secret",
+                "--x",
+                lifecycle="lazy",
             ),
             "gh": raw_entry(lifecycle="lazy", env={"TOKEN": "${ORB_TEST_UNSET_GITHUB_TOKEN}"}),
             "typo": {"comand": "x", "lifecycle": "lazy"},
@@ -59,6 +75,19 @@ def test_a_server_that_dies_while_connecting_names_its_exit_code_and_last_words(
     assert (error["code"], error["reason"], error["server"]) == ("connection", "server_exited", "crashy")
 
 
+@pytest.mark.parametrize("name", ["wrapper", "crashy-slow-limit"])
+def test_an_exit_before_ready_is_reported_at_once_not_at_the_connect_deadline(
+    config: Path, name: str
+) -> None:
+    # timeoutMs is 60 s: only the exit itself, as an event, can end the attempt before the
+    # 50 s bound of this run (on a deadline it would say "did not become ready", exit 6).
+    result = run_cli("--config", str(config), "call", name, "echo", "text=x", env=cli_env(), timeout=50)
+    assert result.code == 4, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"orbmcp: error: server '{name}' exited with code 3 while connecting; last stderr: fatal: missing API_KEY"
+    )
+
+
 def test_a_server_that_dies_during_a_call_names_its_exit_code_and_last_words(config: Path) -> None:
     result = orbmcp(config, "call", "callcrash", "echo", "text=x")
     assert result.code == 4
@@ -76,6 +105,14 @@ def test_a_line_over_the_size_cap_is_reported_as_that(config: Path) -> None:
         f"server 'huge' sent a line longer than {16 * 1024 * 1024} bytes (during tools/call echo)"
     )
     assert error["reason"] == "response_too_large"
+
+
+def test_a_flag_and_its_value_as_two_words_are_masked_like_one(config: Path) -> None:
+    detail = orbmcp(config, "status", "spaced", "--json").json()
+    argv = detail["args"] if "args" in detail else detail["command"]
+    text = json.dumps(detail)
+    assert "hunter2hunter2" not in text and "opensesame" not in text, argv
+    assert "visible" in text and "--x" in text  # other values, and a flag after a flag, stay
 
 
 def test_the_detail_view_shows_the_command_with_secrets_masked(config: Path) -> None:

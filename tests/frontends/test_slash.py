@@ -59,13 +59,17 @@ def test_every_table_spelling_and_its_twin_reach_the_command() -> None:
 def test_slash_forms() -> None:
     status = find(("status",))
     assert parse_slash("/mcp").spec is status
-    assert parse_slash("/mcp").kwargs == {"server": None, "json": False}
+    assert parse_slash("/mcp").kwargs == {"server": None, "timeout": None, "json": False}
     inv = parse_slash("/mcp alpha --json", servers=servers)
-    assert (inv.spec, inv.kwargs, inv.json) == (status, {"server": "alpha", "json": True}, True)
+    assert (inv.spec, inv.kwargs, inv.json) == (
+        status,
+        {"server": "alpha", "timeout": None, "json": True},
+        True,
+    )
     assert (
         parse_slash("/mcp:start alpha").kwargs
         == parse_slash("/mcp start alpha").kwargs
-        == {"server": "alpha", "log_level": None, "json": False}
+        == {"server": "alpha", "log_level": None, "timeout": None, "json": False}
     )
     auth = parse_slash("/mcp:auth web --reset")
     assert auth.spec is find(("auth",)) and auth.kwargs["reset"] is True and auth.kwargs["status"] is False
@@ -97,7 +101,10 @@ def test_commands_win_over_servers_named_like_them() -> None:
         ("/mcp:frob x", r"unknown slash command '/mcp:frob' \(commands: /mcp, /mcp:auth"),
         ("/mcpx", r"unknown slash command '/mcpx'"),
         ("/mcp:start", r"missing argument <server> for start"),
-        ("/mcp:start alpha --bogus", r"no such option '--bogus' for start \(options: --json, --log-level\)"),
+        (
+            "/mcp:start alpha --bogus",
+            r"no such option '--bogus' for start \(options: --json, --log-level, --timeout\)",
+        ),
         ("/mcp:start alpha beta", r"unexpected argument 'beta'"),
         ("/mcp call a t --timeout soon", r"--timeout: expected a number, got 'soon'"),
         ("/mcp call a t --timeout", r"option --timeout needs a value"),
@@ -135,7 +142,7 @@ def test_binding_matches_the_typer_front_parameter_for_parameter() -> None:
 
 
 def test_shell_style_lines_for_the_repl() -> None:
-    assert parse_shell("status alpha --json").kwargs == {"server": "alpha", "json": True}
+    assert parse_shell("status alpha --json").kwargs == {"server": "alpha", "timeout": None, "json": True}
     assert parse_shell("orbmcp tools alpha --schema").kwargs["schema"] is True
     assert parse_shell("config paths").spec is find(("config", "paths"))
     assert parse_shell("status").front == "shell"
@@ -167,7 +174,7 @@ async def test_dispatch_runs_the_same_handlers(ctx: CommandContext) -> None:
     assert json.loads(render(detail, json_output=True))["name"] == "alpha"
     doc, _ = await dispatch("/mcp:start --help", ctx)
     assert render(doc, json_output=False).startswith(
-        "usage: /mcp:start <server> [--log-level LEVEL] [--json]"
+        "usage: /mcp:start <server> [--log-level LEVEL] [--timeout DURATION] [--json]"
     )
 
 

@@ -121,6 +121,16 @@ def test_extra_secrets_are_masked_exactly_including_json_and_url_forms() -> None
     assert out == f'raw={M} json="{M}" url={M} short=abc'
 
 
+def test_a_secret_with_a_lone_surrogate_masks_itself_only() -> None:
+    # An env value that was not UTF-8 (os.environ keeps its bytes as surrogates) or a lone
+    # surrogate from JSON: it must not turn every other line into the mask.
+    escaped, lone = "ab\udc80cdef", "x\ud800yyyy"
+    secrets = [escaped, lone, "ordinary-secret"]
+    assert redact("server a: connection refused", extra_secrets=secrets) == "server a: connection refused"
+    text = f"one {escaped} two {lone} three ab%80cdef four ordinary-secret"
+    assert redact(text, extra_secrets=secrets) == f"one {M} two {M} three {M} four {M}"
+
+
 def test_extra_secret_longest_first_and_inside_words() -> None:
     assert redact("xxSECRETVALUEyy SECRET", extra_secrets=["SECRET", "SECRETVALUE"]) == f"xx{M}yy {M}"
 

@@ -424,6 +424,10 @@ def main(argv: list[str]) -> int:
         for _ in range(args.stderr_flood // len(line)):
             sys.stderr.buffer.write(line)
     sys.stderr.flush()
+    if args.die_at == "start" and args.child_keeps_pipes:
+        # A wrapper whose server lives on holding stdout (``sh -c 'server & exit 3'``): no EOF on
+        # stdout tells the client; only the exit of the process it started does.
+        spawn_descendant(args, "child", grandchild=False)
     if args.die_at == "start" or (args.fail_first and count_start(args.fail_first)):
         die(args)
     if args.liveness:

@@ -73,6 +73,11 @@ def test_one_server_serves_every_test_and_errors_read_well(pytester: pytest.Pyte
             with pytest.raises(ToolCallFailed, match="ev/fail returned an error: .*boom"):
                 mcp_call("ev", "fail", message="boom")
             assert mcp_servers.call("ev", "fail", {"message": "x"}, allow_error=True).is_error
+            # The message pytest prints: the server's terminal sequences are not passed on.
+            with pytest.raises(ToolCallFailed) as failed:
+                mcp_call("ev", "fail", message="boom\\x1b]0;pwned\\x07\\x1b[31mred\\rover")
+            assert "\\x1b" not in str(failed.value) and "\\r" not in str(failed.value)
+            assert "boom" in str(failed.value) and "red" in str(failed.value)
 
         def test_an_unknown_server_names_it(mcp_call):
             mcp_call("nope", "echo")

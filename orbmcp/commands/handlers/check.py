@@ -20,7 +20,7 @@ import anyio
 from orbmcp import environment
 from orbmcp.commands.complete import CHECK_FORMATS
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.durations import parse_duration
+from orbmcp.commands.durations import apply_timeout, parse_duration
 from orbmcp.commands.handlers.smoke import SmokeSpec, parse_smoke_calls, run_smoke_call
 from orbmcp.commands.results.check import CheckedServer, CheckFormat, CheckReport, RequiredTool, Verdict
 from orbmcp.commands.views import server_detail, status_row, unavailable_row
@@ -57,14 +57,6 @@ def _names(ctx: CommandContext, config: ResolvedConfig, servers: list[str] | Non
     if not config.settings.extension_enabled:
         return []
     return [*config.servers, *config.unavailable]
-
-
-def _with_timeout(config: ResolvedConfig, seconds: float | None) -> ResolvedConfig:
-    if seconds is None:
-        return config
-    ms = max(1, round(seconds * 1000))
-    servers = {n: replace(s, timeout_ms=ms, request_timeout_ms=ms) for n, s in config.servers.items()}
-    return replace(config, servers=servers)
 
 
 async def _connect(manager: Manager, names: list[str], deadline: float | None) -> None:
@@ -117,7 +109,6 @@ async def check(
 ) -> CheckReport:
     report_format = _format(format)
     wait_s = parse_duration(wait, option="--wait") if wait is not None else None
-    timeout_s = parse_duration(timeout, option="--timeout") if timeout is not None else None
     smoke: list[SmokeSpec] = parse_smoke_calls(call or [], expect or [], expect_json or [])
     junit_path = Path(junit).expanduser() if junit is not None else None
     if junit_path is not None and (junit_path.is_dir() or not junit_path.parent.is_dir()):
@@ -125,8 +116,8 @@ async def check(
     for s in smoke:
         ctx.server(s.server)
 
-    config = _with_timeout(ctx.config(), timeout_s)
-    ctx.set_config(config)
+    timeout_s = apply_timeout(ctx, timeout)
+    config = ctx.config()
     names = _names(ctx, config, servers)
     # A disabled server is skipped, unless named: then it is checked, as `start` would connect it.
     to_connect = [n for n in names if n in config.servers and (servers or config.servers[n].enabled)]

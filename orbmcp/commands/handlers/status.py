@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.durations import apply_timeout
 from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport
 from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import server_detail, status_report, unavailable_detail
@@ -14,7 +15,10 @@ ONE_SHOT_NOTE = (
 )
 
 
-async def status(ctx: CommandContext, server: str | None = None) -> StatusReport | ServerDetail:
+async def status(
+    ctx: CommandContext, server: str | None = None, timeout: str | None = None
+) -> StatusReport | ServerDetail:
+    apply_timeout(ctx, timeout)
     config = ctx.config()
     if server is not None and server in config.unavailable:
         # An entry that did not load: the detail view says what it is and why (status reports).
@@ -44,9 +48,12 @@ async def status(ctx: CommandContext, server: str | None = None) -> StatusReport
     )
 
 
-async def start(ctx: CommandContext, server: str, log_level: str | None = None) -> ServerAction:
+async def start(
+    ctx: CommandContext, server: str, log_level: str | None = None, timeout: str | None = None
+) -> ServerAction:
     from orbmcp.commands.handlers.tools import checked_log_level
 
+    apply_timeout(ctx, timeout)
     config = ctx.config()
     cfg = ctx.server(server)
     level = checked_log_level(log_level)

@@ -178,8 +178,15 @@ def _entry(tool: BridgedTool) -> ToolEntry:
 
 
 async def tools(
-    ctx: CommandContext, server: str | None = None, tool: str | None = None, schema: bool = False
+    ctx: CommandContext,
+    server: str | None = None,
+    tool: str | None = None,
+    schema: bool = False,
+    timeout: str | None = None,
 ) -> ToolListing | ToolDetail:
+    from orbmcp.commands.durations import apply_timeout
+
+    apply_timeout(ctx, timeout)
     if server is not None and tool is not None:
         return await _one_tool(ctx, server, tool)
     sups, notices = await ready_servers(ctx, server, "tools")

@@ -131,8 +131,28 @@ def github_annotations(report: CheckReport) -> list[str]:
     return out
 
 
+# Markdown that could turn server text into an image, a link, a tag or formatting: each such
+# character is backslash-escaped (GFM honours that for any ASCII punctuation); HTML's three are
+# entities, so no tag or comment survives.
+_MD_SPECIAL = re.compile(r"[\\`*_\[\]!|~{}()#+\-.:]")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Server-controlled text as inert Markdown for one table cell: shown, never interpreted."""
+    flat = re.sub(r"[\r\n]+", " ", text)
+    escaped = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), flat)
+    return re.sub("[&<>]", lambda m: _HTML[m.group(0)], escaped)
+
+
+def _code(text: str) -> str:
+    """``text`` as a code span in a table cell: its fence is longer than any run of backticks in it
+    (so a backtick cannot close it early); HTML and Markdown inside a code span are literal. Only
+    the pipe needs its escape there, or it would split the table cell."""
+    flat = re.sub(r"[\r\n]+", " ", text).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def step_summary(report: CheckReport) -> str:
@@ -144,10 +164,10 @@ def step_summary(report: CheckReport) -> str:
         details = s.row.error or ""
         if s.row.hint and not s.ok:
             details += f" — {s.row.hint}"
-        lines.append(f"| server `{_md(s.name)}` | {icon} {s.verdict} | {_md(details)} |")
+        lines.append(f"| server {_code(s.name)} | {icon} {s.verdict} | {_md(details)} |")
     for r in report.required:
-        lines.append(f"| tool `{_md(r.spec)}` | {mark[r.found]} | {'' if r.found else 'missing'} |")
+        lines.append(f"| tool {_code(r.spec)} | {mark[r.found]} | {'' if r.found else 'missing'} |")
     for c in report.calls:
-        lines.append(f"| call `{_md(c.spec)}` | {mark[c.ok]} | {_md(c.failure or '')} |")
+        lines.append(f"| call {_code(c.spec)} | {mark[c.ok]} | {_md(c.failure or '')} |")
     lines += [f"| {_md(n)} | ❌ | |" for n in report.notes]
     return "\n".join(lines) + "\n"
