@@ -176,7 +176,8 @@ def _connect(path: str) -> socket.socket | None:
 def _refuse(exc: UntrustedDaemon) -> None:
     """Not our daemon: say which path and why, in one line, and run the command here."""
     sys.stderr.write(
-        f"orbmcp: not using the session daemon at {one_line(exc.path)}: {one_line(exc.why)}; running one-shot\n"
+        f"orbmcp: not using the session daemon at {one_line(exc.path)}: {one_line(exc.why)}; "
+        "running one-shot\n"
     )
     sys.stderr.flush()
 
