@@ -90,7 +90,8 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     try:
         sock = _connect(sock_path)
     except UntrustedDaemon as exc:
-        return _refuse(exc)
+        _refuse(exc)
+        return None
     if sock is None:
         if os.path.exists(sock_path):
             _forget_stale(sock_path)
@@ -99,7 +100,8 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
         try:
             sock = _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
         except UntrustedDaemon as exc:
-            return _refuse(exc)
+            _refuse(exc)
+            return None
         if sock is None:
             return None
     with sock:
@@ -118,7 +120,8 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     try:
         sock = _start_and_connect(scope, sock_path, "the running one spoke another protocol version")
     except UntrustedDaemon as exc:
-        return _refuse(exc)
+        _refuse(exc)
+        return None
     if sock is None:
         return None
     with sock:
