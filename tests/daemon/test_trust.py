@@ -27,6 +27,7 @@ from orbmcp.daemon.scope import UnsafeDirectory, current_scope, make_private_dir
 from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
 from orbmcp.text import terminal_output
 from tests.daemon import ROOT, Run, Scoped
+from tests.test_cli_foundation import NOT_ON_FAST_PATHS
 
 FAKE = ROOT / "tests" / "servers" / "fake_daemon.py"
 NOBODY = 65534
@@ -37,7 +38,7 @@ as_root = pytest.mark.skipif(os.getuid() != 0, reason="impersonating another use
 def base() -> Iterator[Path]:
     """A TMPDIR another user can reach (pytest's own tmp dirs are 0700): the client's runtime
     directory then is ``<base>/orbmcp-<uid>``, as under /tmp without XDG_RUNTIME_DIR."""
-    path = Path(tempfile.mkdtemp(prefix="orbmcp-trust-", dir="/tmp"))  # noqa: S108
+    path = Path(tempfile.mkdtemp(prefix="orbmcp-trust-", dir="/tmp"))
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
@@ -58,9 +59,10 @@ class Client:
         env.pop("XDG_RUNTIME_DIR", None)
         return env
 
-    def run(self, *args: str, stdin: str = "", **extra: str) -> Run:
+    def run(self, *args: str, stdin: str = "", python: bool = False, **extra: str) -> Run:
+        """The CLI (``python``: ``args`` are the interpreter's own, ``-m orbmcp`` included)."""
         proc = subprocess.run(
-            [sys.executable, "-m", "orbmcp", *args],
+            [sys.executable, *args] if python else [sys.executable, "-m", "orbmcp", *args],
             input=stdin,
             capture_output=True,
             text=True,
@@ -100,10 +102,11 @@ def client(tmp_path: Path, base: Path) -> Client:
 
 
 def refusal(run: Run, path: str, why: str) -> None:
+    """One line on stderr names the path and why, and says the command ran here."""
     lines = [line for line in run.err.splitlines() if "session daemon" in line]
-    assert lines == [f"orbmcp: not using the session daemon at {path}: {why}; running one-shot"] or (
-        len(lines) == 1 and lines[0].startswith(f"orbmcp: not using the session daemon at {path}: ") and why in lines[0]
-    ), run.err
+    assert len(lines) == 1, run.err
+    assert lines[0].startswith(f"orbmcp: not using the session daemon at {path}: "), run.err
+    assert why in lines[0] and lines[0].endswith("; running one-shot"), run.err
 
 
 # -- another user got there first ------------------------------------------------------------------
@@ -143,6 +146,13 @@ def test_daemon_status_refuses_it_too(client: Client) -> None:
     with client.fake("--dir-mode", "755"):
         run = client.run("daemon", "status")
     assert run.code != 0 and os.path.dirname(client.socket) in run.err and "mode 0755" in run.err, run.err
+    assert client.events() == []
+
+
+def test_serve_refuses_it_too(client: Client) -> None:
+    with client.fake("--dir-mode", "755"):
+        run = client.run("serve", stdin="")  # the agent's stdin ends at once: one-shot serve exits
+    refusal(run, os.path.dirname(client.socket), "is open to group or others (mode 0755")
     assert client.events() == []
 
 
@@ -203,7 +213,11 @@ def test_hostile_frames_of_a_verified_daemon_are_neutralised(client: Client, tmp
     assert "warn\n" in run.err and "\x1b]" not in run.err
     assert "not opening 'file:///etc/passwd'" in run.err and "not opening 'javascript:alert(1)'" in run.err
     assert opened.read_text().splitlines() == ["https://example.test/ok"]  # the one allowed
-    answers = {e["to"] + str(e["answer"]["id"]): e["answer"]["value"] for e in client.events() if e["event"] == "answer"}
+    answers = {
+        e["to"] + str(e["answer"]["id"]): e["answer"]["value"]
+        for e in client.events()
+        if e["event"] == "answer"
+    }
     assert answers == {"open_url1": False, "open_url2": False, "open_url3": True, "readline4": "typed\n"}
 
 
@@ -219,6 +233,25 @@ def test_digests_only_of_variables_the_clients_own_config_references(client: Cli
     salt = request["envSalt"]
     assert len(salt) == 32 and request["envDigests"]["OTHER"] == digest(digest_key("n", salt), "o-value")
     assert request["envDigests"]["OTHER"] != digest("n", "o-value")  # not the daemon's salt alone
+
+
+def test_the_verifying_client_stays_a_fast_path(client: Client, tmp_path: Path) -> None:
+    browser = tmp_path / "browser.sh"
+    browser.write_text("#!/bin/sh\nexit 0\n")
+    browser.chmod(0o755)
+    script = [
+        {"t": "out", "data": "\x1b]0;t\x07ok\n"},
+        {"t": "open_url", "id": 1, "url": "https://example.test/"},
+    ]
+    with client.fake(script=script):
+        run = client.run("-X", "importtime", "-m", "orbmcp", "status", python=True, BROWSER=str(browser))
+    assert run.code == 0 and run.out == "ok\n", run.err
+    imported = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in run.err.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "orbmcp" in imported and imported & set(NOT_ON_FAST_PATHS) == set()
 
 
 def test_terminal_output_policy() -> None:
