@@ -26,7 +26,7 @@ from orbmcp.daemon.policy import digest, digest_key
 from orbmcp.daemon.scope import UnsafeDirectory, current_scope, make_private_dir, socket_path
 from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
 from orbmcp.text import terminal_output
-from tests.daemon import ROOT, Run, Scoped
+from tests.daemon import ROOT, Run, Scoped, daemon
 from tests.test_cli_foundation import NOT_ON_FAST_PATHS
 
 FAKE = ROOT / "tests" / "servers" / "fake_daemon.py"
@@ -260,3 +260,18 @@ def test_terminal_output_policy() -> None:
     assert terminal_output("\x9b31m\x9d0;t\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\") == "link"
     assert terminal_output("a\x00b\x7fc\x85") == "a␀b␡c\ufffd"
     assert terminal_output("plain") == "plain"
+
+
+def test_a_real_daemon_still_reports_a_drifted_variable(tmp_path: Path) -> None:
+    """The digests, salted by both ends, still compare equal values equal and differing ones not."""
+    scoped = Scoped(tmp_path / "home", tmp_path / "project", extra_env={"PROBE_VAR": "started-with"})
+    scoped.project.mkdir(parents=True)
+    scoped.write({}, settings={"probe": "${PROBE_VAR}"})
+    with daemon(scoped):
+        same = scoped.run("status", "--json")
+        drifted = scoped.run("status", "--json", PROBE_VAR="changed")
+    assert same.code == 0 and "differs" not in same.err, same.err
+    assert (
+        drifted.code == 0
+        and "$PROBE_VAR differs from the value the session daemon started with" in drifted.err
+    )
