@@ -12,6 +12,7 @@ import json
 import os
 import select
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -179,6 +180,14 @@ def test_connect_verified(tmp_path: Path) -> None:
     (private / "d.sock").write_text("")
     with pytest.raises(UntrustedDaemon, match="is not a socket"):
         connect_verified(str(private / "d.sock"), timeout=5)
+    dead = str(private / "dead.sock")
+    old = os.umask(0o177)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as bound:
+            bound.bind(dead)  # a socket file nobody listens on (its daemon died)
+    finally:
+        os.umask(old)
+    assert connect_verified(dead, timeout=5) is None
 
 
 # -- our own daemon, still not trusted blindly -----------------------------------------------------
