@@ -230,7 +230,7 @@ class Conversation:
             "env": {
                 k: v for k, v in self.env.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIXES)
             },
-            "envDigests": env_digests(self.env, names, digest_key(str(hello.get("nonce", "")), salt)),
+            "envDigests": env_digests(self.env, names, digest_key(str(hello.get("nonce", ""))[:200], salt)),
             "envSalt": salt,
             "tty": {
                 "stdin": _isatty(sys.stdin),
@@ -271,7 +271,7 @@ class Conversation:
                 _write(err, message.get("data", ""))
             elif kind == "exit":
                 code = message.get("code")
-                return code if isinstance(code, int) else 70
+                return code if isinstance(code, int) and 0 <= code <= 255 else 70
             elif kind == "local":
                 return None  # the daemon declines this line: run it here
             elif kind == "readline":

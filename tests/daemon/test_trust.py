@@ -230,6 +230,22 @@ def test_hostile_frames_of_a_verified_daemon_are_neutralised(client: Client, tmp
     assert answers == {"open_url1": False, "open_url2": False, "open_url3": True, "readline4": "typed\n"}
 
 
+@pytest.mark.parametrize(
+    ("frame", "code", "err"),
+    [
+        ({"t": "exit", "code": 10**30}, 70, ""),
+        ({"t": "exit", "code": -1}, 70, ""),
+        ({"t": "error", "message": "\x1b]0;title\x07bad\nline"}, 70, "orbmcp: session daemon: bad ⏎ line\n"),
+    ],
+)
+def test_a_verified_daemons_last_frame_is_bounded_too(
+    client: Client, frame: dict[str, Any], code: int, err: str
+) -> None:
+    with client.fake(script=[frame]):
+        run = client.run("status")
+    assert (run.code, run.err) == (code, err)
+
+
 def test_digests_only_of_variables_the_clients_own_config_references(client: Client) -> None:
     with client.fake():
         run = client.run("status", OTHER="o-value", SECRET_PIN="1234")
