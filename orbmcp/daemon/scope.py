@@ -2,7 +2,8 @@
 
 A daemon serves one scope: the user, the global dir, the project dir and the explicit ``--config``
 file. Commands of another scope never reach it. Its socket and state file sit in a private
-directory (0700, owned by the user, nobody else may write to it): ``$XDG_RUNTIME_DIR/orbmcp`` when
+directory (0700, owned by the user: one that is not is refused, never repaired; the client checks
+the same before it connects, ``trust.py``): ``$XDG_RUNTIME_DIR/orbmcp`` when
 that is the user's own, else ``<tmp>/orbmcp-<uid>``. Names are hashes of the scope, so a socket
 path stays under the OS limit whatever the directories' names.
 """
