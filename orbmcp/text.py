@@ -109,6 +109,33 @@ def safe_text(s: str, *, max_len: int | None = None, multiline: bool = False) ->
     return _truncate(s, max_len)
 
 
+# What a terminal may be sent on behalf of another process (the session daemon's output frames):
+# colour and style (SGR) and the cursor moves and line erases a live display (a progress bar)
+# redraws with, in their 7-bit form. Everything else that reaches a terminal as a command (OSC:
+# titles, clipboard writes (OSC 52), hyperlinks; DCS/APC/PM/SOS strings; other CSI such as
+# reports that inject input; 8-bit C1 introducers) is removed, and a stray C0 control other than
+# tab, newline and carriage return is made visible.
+_KEPT_SEQUENCE_RE = re.compile(r"\x1b\[(?:[0-9;:]*m|[0-9]*[ABCDGK]|\?25[hl])")
+_OUTPUT_CONTROL_RE = re.compile(f"{_ESCAPE_SEQUENCE_RE.pattern}|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_OUTPUT_TABLE = {code: chr(0x2400 + code) for code in range(0x20)} | {0x7F: "\u2421"}
+
+
+def _output_piece(match: re.Match[str]) -> str:
+    piece = match.group()
+    if _KEPT_SEQUENCE_RE.fullmatch(piece):
+        return piece
+    if len(piece) > 1:
+        return ""
+    return _OUTPUT_TABLE.get(ord(piece), _REPLACEMENT)
+
+
+def terminal_output(s: str) -> str:
+    """Output rendered elsewhere, made safe for this terminal: styling kept, control removed."""
+    if not _OUTPUT_CONTROL_RE.search(s):
+        return s
+    return _OUTPUT_CONTROL_RE.sub(_output_piece, s)
+
+
 def shown_name(name: str) -> str:
     """A server-supplied name (a tool's, a prompt's) as a person can read it and type it back.
 

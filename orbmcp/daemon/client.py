@@ -10,6 +10,12 @@ The daemon renders exactly what the command prints one-shot, with this terminal'
 (whether stdout/stderr are terminals, the width, NO_COLOR, TERM): the client only copies bytes,
 answers the daemon's questions from this terminal (a line of stdin, stdin itself for ``call -``,
 opening a URL), and turns Ctrl-C into a ``cancel`` for its own command only.
+
+It talks only to this user's own daemon (``trust.connect_verified``: directory, socket and the
+listening process's uid are checked before anything is sent), and still treats what the daemon
+sends as untrusted: output is filtered for this terminal (``text.terminal_output``), a URL is
+opened only if one-shot would open it, and variables are digested only when this user's own config
+files reference them, salted by this client too.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from typing import Any
 from orbmcp import environment
 from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
-from orbmcp.daemon.policy import env_digests, forwardable
+from orbmcp.daemon.policy import digest_key, env_digests, forwardable, variables_in
 from orbmcp.daemon.scope import Scope, current_scope, socket_path, state_path
 from orbmcp.daemon.signals import signals_handled_by
+from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
+from orbmcp.text import one_line, terminal_output
 
 # What the daemon needs of this environment to render as this terminal would, and the settings
 # that change what a command does. Secrets never cross: variables the config references are only
@@ -79,13 +87,21 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     kind = "serve" if path == SERVE else "run"
     scope = current_scope(project=line.project, config_file=line.config, environ=env)
     sock_path = socket_path(scope, env)
-    sock = _connect(sock_path) if os.path.exists(sock_path) else None
+    try:
+        sock = _connect(sock_path)
+    except UntrustedDaemon as exc:
+        _refuse(exc)
+        return None
     if sock is None:
         if os.path.exists(sock_path):
             _forget_stale(sock_path)
         if not auto_start_enabled(scope):
             return None
-        sock = _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
+        try:
+            sock = _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
+        except UntrustedDaemon as exc:
+            _refuse(exc)
+            return None
         if sock is None:
             return None
     with sock:
@@ -101,7 +117,11 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     except OrbError as exc:
         sys.stderr.write(f"orbmcp: could not replace the session daemon ({exc.message}); running one-shot\n")
         return None
-    sock = _start_and_connect(scope, sock_path, "the running one spoke another protocol version")
+    try:
+        sock = _start_and_connect(scope, sock_path, "the running one spoke another protocol version")
+    except UntrustedDaemon as exc:
+        _refuse(exc)
+        return None
     if sock is None:
         return None
     with sock:
@@ -150,15 +170,19 @@ def _start_and_connect(scope: Scope, sock_path: str, why: str) -> socket.socket 
 
 
 def _connect(path: str) -> socket.socket | None:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(CONNECT_TIMEOUT_S)
-    try:
-        sock.connect(path)
-    except OSError:
-        sock.close()
-        return None
-    sock.settimeout(None)
+    sock = connect_verified(path, timeout=CONNECT_TIMEOUT_S)
+    if sock is not None:
+        sock.settimeout(None)
     return sock
+
+
+def _refuse(exc: UntrustedDaemon) -> None:
+    """Not our daemon: say which path and why, in one line, and run the command here."""
+    sys.stderr.write(
+        f"orbmcp: not using the session daemon at {one_line(exc.path)}: {one_line(exc.why)}; "
+        "running one-shot\n"
+    )
+    sys.stderr.flush()
 
 
 def _forget_stale(path: str) -> None:
@@ -195,8 +219,10 @@ class Conversation:
             return self._play()
 
     def _request(self, argv: list[str], hello: Mapping[str, Any]) -> dict[str, Any]:
-        names = hello.get("env") if isinstance(hello.get("env"), list) else []
-        nonce = str(hello.get("nonce", ""))
+        salt = os.urandom(16).hex()
+        asked = hello.get("env")
+        wanted = {n for n in asked if isinstance(n, str)} if isinstance(asked, list) else None
+        names = [n for n in self.config_variables() if wanted is None or n in wanted]
         return {
             "t": self.kind,
             "argv": argv,
@@ -204,7 +230,8 @@ class Conversation:
             "env": {
                 k: v for k, v in self.env.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIXES)
             },
-            "envDigests": env_digests(self.env, [str(n) for n in names or ()], nonce),
+            "envDigests": env_digests(self.env, names, digest_key(str(hello.get("nonce", ""))[:200], salt)),
+            "envSalt": salt,
             "tty": {
                 "stdin": _isatty(sys.stdin),
                 "stdout": _isatty(sys.stdout),
@@ -212,6 +239,17 @@ class Conversation:
             },
             "columns": _columns(self.env),
         }
+
+    def config_variables(self) -> list[str]:
+        """The variables this scope's own config files reference (read here, not asked for)."""
+        from orbmcp.config.paths import global_files, project_files
+
+        if self.scope.config_file is not None:
+            return variables_in([self.scope.config_file])
+        from pathlib import Path
+
+        files = (*global_files(Path(self.scope.global_dir)), *project_files(Path(self.scope.project_dir)))
+        return variables_in(str(f) for f in files)
 
     def _play(self) -> int | None:
         out = sys.stdout.buffer
@@ -233,7 +271,7 @@ class Conversation:
                 _write(err, message.get("data", ""))
             elif kind == "exit":
                 code = message.get("code")
-                return code if isinstance(code, int) else 70
+                return code if isinstance(code, int) and 0 <= code <= 255 else 70
             elif kind == "local":
                 return None  # the daemon declines this line: run it here
             elif kind == "readline":
@@ -250,7 +288,8 @@ class Conversation:
 
                 return serving(self, message)
             elif kind == "error":
-                sys.stderr.write(f"orbmcp: session daemon: {message.get('message', 'protocol error')}\n")
+                problem = one_line(str(message.get("message", "protocol error")), max_len=500)
+                sys.stderr.write(f"orbmcp: session daemon: {problem}\n")
                 return 70
 
 
@@ -270,8 +309,13 @@ def _cancel_on_interrupt(conv: Conversation) -> Iterator[None]:
 
 
 def _write(stream: Any, data: object) -> None:
+    text = terminal_output(str(data))
     try:
-        stream.write(str(data).encode("utf-8", "surrogateescape"))
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+            raw = text.encode("utf-8", "replace")
+        stream.write(raw)
         stream.flush()
     except BrokenPipeError:
         with contextlib.suppress(OSError):
@@ -314,9 +358,13 @@ def _read_stdin() -> dict[str, Any]:
 
 
 def _open(url: str) -> bool:
-    import webbrowser
+    """Open ``url`` only where one-shot would (``urlpolicy``: https, or http on loopback)."""
+    from orbmcp.auth.urlpolicy import browser_problem, open_in_browser
 
-    try:
-        return bool(webbrowser.open(url))
-    except Exception:
+    problem = browser_problem(url)
+    if problem is not None:
+        sys.stderr.write(
+            f"orbmcp: not opening {one_line(url, max_len=200)!r} for the session daemon: {problem}\n"
+        )
         return False
+    return open_in_browser(url)

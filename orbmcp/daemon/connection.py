@@ -187,7 +187,8 @@ class Connection:
         if config is not None:
             for warning in config.warnings:
                 console.write_err(f"orbmcp: warning: {warning}\n")
-        for name in session.env_drift(_mapping(self._request.get("envDigests"))):
+        salt = str(self._request.get("envSalt", ""))[:200]
+        for name in session.env_drift(_mapping(self._request.get("envDigests")), salt):
             console.write_err(
                 f"orbmcp: warning: ${name} differs from the value the session daemon started with; "
                 "run `orbmcp daemon restart` to use yours\n"

@@ -14,7 +14,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.daemon import protocol
 from orbmcp.daemon.scope import Scope, UnsafeDirectory, current_scope, socket_path, state_path
+from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
 from orbmcp.errors import ConfigError, ConnectionFailed, TimeoutFailed, UsageError
 
 START_TIMEOUT_S = 30.0
@@ -57,11 +57,19 @@ def _scope(ctx: CommandContext) -> Scope:
 
 
 def ask(sock_path: Path, request: dict[str, Any], *, timeout: float = 5.0) -> dict[str, Any] | None:
-    """One request to the daemon at ``sock_path``; its answer, or None when nobody answers."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
+    """One request to the daemon at ``sock_path``; its answer, or None when nobody answers.
+    ConfigError when what is there is not this user's daemon (``trust``): nothing is sent."""
     try:
-        sock.connect(str(sock_path))
+        sock = connect_verified(str(sock_path), timeout=timeout)
+    except UntrustedDaemon as exc:
+        raise ConfigError(
+            f"not using the session daemon at {exc.path}: {exc.why}",
+            reason="unsafe_runtime_dir",
+            hint="remove it, or set XDG_RUNTIME_DIR to a directory of your own",
+        ) from None
+    if sock is None:
+        return None
+    try:
         protocol.send(sock, {"t": "hello", "protocol": protocol.PROTOCOL_VERSION})
         hello = protocol.receive(sock)
         if hello is None or hello.get("protocol") != protocol.PROTOCOL_VERSION:

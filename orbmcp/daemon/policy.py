@@ -3,7 +3,13 @@ runs, and how a variable's value is compared without crossing the socket. Standa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+# ``${VAR}`` and ``${env:VAR}`` (VS Code's spelling), defaults' own references included.
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)")
+MAX_CONFIG_BYTES = 8 * 1024 * 1024
+MAX_VARIABLES = 1000
 
 
 def forwardable(path: tuple[str, ...], connects: bool) -> bool:
@@ -15,10 +21,30 @@ def forwardable(path: tuple[str, ...], connects: bool) -> bool:
     return connects or path in (("slash",), ("complete",))
 
 
+def variables_in(paths: Iterable[str]) -> list[str]:
+    """The names of the environment variables the files at ``paths`` reference (missing ones
+    skipped). The client digests only these, from its own files: the daemon never names what is
+    hashed."""
+    names: set[str] = set()
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                names.update(_VARIABLE.findall(f.read(MAX_CONFIG_BYTES)))
+        except OSError:
+            continue
+    return sorted(names)
+
+
+def digest_key(nonce: str, client_salt: str) -> str:
+    """What salts a digest: the daemon's nonce and the client's own salt, so a daemon cannot
+    precompute answers for a salt of its choosing."""
+    return f"{nonce}\0{client_salt}"
+
+
 def env_digests(env: Mapping[str, str], names: Sequence[str], nonce: str) -> dict[str, str | None]:
-    """Salted digests of the variables the daemon's config references (None: unset here)."""
+    """Salted digests of the variables both configs reference (None: unset here)."""
     out: dict[str, str | None] = {}
-    for name in names[:1000]:
+    for name in names[:MAX_VARIABLES]:
         value = env.get(name)
         out[name] = None if value is None else digest(nonce, value)
     return out

@@ -2,7 +2,8 @@
 
 A daemon serves one scope: the user, the global dir, the project dir and the explicit ``--config``
 file. Commands of another scope never reach it. Its socket and state file sit in a private
-directory (0700, owned by the user, nobody else may write to it): ``$XDG_RUNTIME_DIR/orbmcp`` when
+directory (0700, owned by the user: one that is not is refused, never repaired; the client checks
+the same before it connects, ``trust.py``): ``$XDG_RUNTIME_DIR/orbmcp`` when
 that is the user's own, else ``<tmp>/orbmcp-<uid>``. Names are hashes of the scope, so a socket
 path stays under the OS limit whatever the directories' names.
 """
@@ -110,25 +111,25 @@ def state_path(sock: str | os.PathLike[str]) -> str:
 
 
 def check_private_dir(directory: str | os.PathLike[str]) -> None:
-    """Refuse, naming the path, a directory that is not ours alone (see the module docstring)."""
+    """Refuse, naming the path, a directory that is not ours alone (see the module docstring).
+
+    The same rule the client applies (``trust.check_private``): owned by this user, a real
+    directory, no permission for group or others. A directory orbmcp made is 0700; one that is
+    not was made, or loosened, by someone else: it is refused, never repaired."""
+    from orbmcp.daemon.trust import UntrustedDaemon, check_private
+
     try:
-        info = os.lstat(directory)
+        check_private(os.fspath(directory), kind="directory")
     except FileNotFoundError:
         return
-    if not stat.S_ISDIR(info.st_mode):
-        raise UnsafeDirectory(f"{directory} is not a directory (a symlink or a file): refusing to use it")
-    if info.st_uid != os.getuid():
-        raise UnsafeDirectory(f"{directory} belongs to uid {info.st_uid}, not to you: refusing to use it")
-    if stat.S_IMODE(info.st_mode) & 0o022:
-        raise UnsafeDirectory(f"{directory} is writable by others (mode {stat.S_IMODE(info.st_mode):o})")
+    except UntrustedDaemon as exc:
+        raise UnsafeDirectory(f"{exc.path} {exc.why}: refusing to use it") from None
 
 
 def make_private_dir(directory: str | os.PathLike[str]) -> None:
-    """Create the runtime directory 0700 (its parent must exist), then check it as above."""
+    """Create the runtime directory 0700 (its parent must exist), or check the one there."""
     try:
         os.mkdir(directory, 0o700)
     except FileExistsError:
         pass
     check_private_dir(directory)
-    if stat.S_IMODE(os.lstat(directory).st_mode) & 0o077:
-        os.chmod(directory, 0o700)

@@ -1,10 +1,11 @@
 """The serve process once the scope's daemon serves its line (``orbmcp serve`` with a daemon).
 
-Standard library only, like the rest of the client: the agent's ``orbmcp serve`` then starts in
-milliseconds and the MCP session lives in the daemon. Over stdio this process is a pipe: a thread
-copies stdin to the socket (and half-closes it at EOF), the main thread copies the socket to
-stdout; the daemon ends the session when the agent's stdin ends. Over HTTP it says where the
-daemon listens and waits: SIGTERM, SIGINT or SIGHUP make the daemon stop listening.
+The connection is the forwarding client's, so the daemon was verified (``trust``) before the
+serve request was sent. Standard library only, like the rest of the client: the agent's
+``orbmcp serve`` then starts in milliseconds and the MCP session lives in the daemon. Over stdio
+this process is a pipe: a thread copies stdin to the socket (and half-closes it at EOF), the main
+thread copies the socket to stdout; the daemon ends the session when the agent's stdin ends. Over
+HTTP it says where the daemon listens and waits: SIGTERM, SIGINT or SIGHUP make the daemon stop listening.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from orbmcp.daemon import protocol
 from orbmcp.daemon.signals import signals_handled_by
+from orbmcp.text import one_line
 
 if TYPE_CHECKING:
     from orbmcp.daemon.client import Conversation
@@ -47,8 +49,8 @@ def serving(conv: Conversation, message: Mapping[str, Any]) -> int:
 
 def _wait_http(conv: Conversation, url: str) -> int:
     sys.stderr.write(
-        f"orbmcp: serving MCP at {url} from the session daemon (send Authorization: Bearer <token>; "
-        "the token: orbmcp serve --print-token)\n"
+        f"orbmcp: serving MCP at {one_line(url, max_len=500)} from the session daemon "
+        "(send Authorization: Bearer <token>; the token: orbmcp serve --print-token)\n"
     )
     sys.stderr.flush()
     while True:  # Ctrl-C / SIGTERM send a cancel (the client's handler); the daemon then hangs up

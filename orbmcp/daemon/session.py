@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,12 +19,9 @@ from orbmcp import log
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
 from orbmcp.config.paths import global_files, project_files, trust_store_path
-from orbmcp.daemon.policy import digest
+from orbmcp.daemon.policy import MAX_CONFIG_BYTES, digest, digest_key, variables_in
 from orbmcp.daemon.scope import Scope
 from orbmcp.frontends.sessions import PersistentSessions
-
-_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)")
-MAX_CONFIG_BYTES = 8 * 1024 * 1024
 
 
 class DaemonSession:
@@ -75,24 +71,19 @@ class DaemonSession:
 
     def referenced_variables(self) -> list[str]:
         """Names of the environment variables the configuration files reference."""
-        names: set[str] = set()
-        for path in self.watched_files():
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")[:MAX_CONFIG_BYTES]
-            except OSError:
-                continue
-            names.update(_VARIABLE.findall(text))
-        return sorted(names)
+        return variables_in(str(path) for path in self.watched_files())
 
-    def env_drift(self, client_digests: Mapping[str, object]) -> list[str]:
-        """Variables the config references whose value in the client differs from the daemon's."""
+    def env_drift(self, client_digests: Mapping[str, object], client_salt: str = "") -> list[str]:
+        """Variables the config references whose value in the client differs from the daemon's
+        (of those the client digested: the ones its own config files reference)."""
+        key = digest_key(self.nonce, client_salt)
         drift = []
         for name in self.referenced_variables():
             if name not in client_digests:
                 continue
             mine = self.environ.get(name)
             theirs = client_digests[name]
-            mine_digest = None if mine is None else digest(self.nonce, mine)
+            mine_digest = None if mine is None else digest(key, mine)
             if theirs != mine_digest:
                 drift.append(name)
         return drift

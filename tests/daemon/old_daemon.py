@@ -18,6 +18,7 @@ from pathlib import Path
 def main() -> None:
     path = Path(sys.argv[1])
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.umask(0o177)  # a socket of our own, 0600, as a real daemon makes it
     if path.exists():
         path.unlink()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
