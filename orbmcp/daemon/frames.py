@@ -48,6 +48,13 @@ class FrameReader:
         return protocol.decode_body(body)
 
 
+# Text for the client's terminal goes in frames of at most this many characters: JSON escapes a
+# character to at most 6 bytes, so a piece is always far under ``protocol.MAX_FRAME``, and output of
+# any size (a 15 MB ``--json`` answer) reaches the client whole, in order.
+OUTPUT_PIECE_CHARS = 1024 * 1024
+assert OUTPUT_PIECE_CHARS * 6 + 64 < protocol.MAX_FRAME
+
+
 class FrameWriter:
     """Frames in order, from any code on the event loop thread (``send_nowait``) or a task."""
 
@@ -64,6 +71,11 @@ class FrameWriter:
             self._send.send_nowait(protocol.encode(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             self.broken = True
+
+    def send_text(self, kind: str, text: str) -> None:
+        """Text for the client's stdout or stderr (``kind``), in as many frames as it takes."""
+        for start in range(0, len(text), OUTPUT_PIECE_CHARS):
+            self.send_nowait({"t": kind, "data": text[start : start + OUTPUT_PIECE_CHARS]})
 
     async def run(self) -> None:
         """Send queued frames until ``close``; a client that went away marks the writer broken."""

@@ -26,8 +26,7 @@ class _Sink:
         self._kind = kind
 
     def write(self, text: str, /) -> int:
-        if text:
-            self._writer.send_nowait({"t": self._kind, "data": text})
+        self._writer.send_text(self._kind, text)
         return len(text)
 
     def flush(self) -> None:
