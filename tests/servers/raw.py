@@ -214,7 +214,7 @@ BIG_TOOL: dict[str, Any] = {
     "description": "Answer size=N characters of text (quotes, newlines, non-ASCII: JSON escapes them)",
     "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]},
 }
-BIG_PATTERN = 'line "q" \\ tab\t é ✓ 🙂\n'
+BIG_PATTERN = 'say "hi" to C:\\dir\\ é\n'
 
 
 def big_text(size: int) -> str:
