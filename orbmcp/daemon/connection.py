@@ -41,6 +41,7 @@ class Connection:
         self.writer = FrameWriter(stream)
         self.answers = Answers()
         self._request: Mapping[str, Any] = {}
+        self.counted = False  # set by ``Daemon.begin_request``
 
     async def serve(self) -> None:
         async with anyio.create_task_group() as tg:
@@ -54,8 +55,16 @@ class Connection:
                 self.answers.abandon()
                 self.writer.close()
 
+    async def _opening(self) -> dict[str, Any] | None:
+        """The next frame of the opening (hello, request), or None when the client closed or
+        took longer than the daemon's hello timeout: a silent connection does not hold a slot."""
+        with anyio.move_on_after(self.daemon.hello_timeout_s):
+            return await self.reader.receive()
+        log.log_event("daemon.silent_client", level="warn", ms=round(self.daemon.hello_timeout_s * 1000))
+        return None
+
     async def _conversation(self) -> None:
-        hello = await self.reader.receive()
+        hello = await self._opening()
         if hello is None:
             return
         if hello.get("t") != "hello":
@@ -73,9 +82,10 @@ class Connection:
         )
         if hello.get("protocol") != protocol.PROTOCOL_VERSION:
             return  # the client restarts us or runs one-shot
-        request = await self.reader.receive()
+        request = await self._opening()
         if request is None:
             return
+        self.daemon.begin_request(self)
         kind = request["t"]
         if kind == "run":
             await self._run(request)

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from orbmcp.daemon import protocol
 from tests.core.live import raw_entry
-from tests.daemon import Scoped, daemon
+from orbmcp.daemon.control import ask
+from tests.daemon import ROOT, Scoped, daemon
+from tests.daemon.test_wire import frames, raw_exchange, serving
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
 
@@ -35,3 +45,118 @@ def test_output_larger_than_a_frame_is_printed_whole(scoped: Scoped) -> None:
             warm = scoped.run(*line)
             assert (warm.code, warm.err) == (cold[line].code, cold[line].err), line
             assert warm.out == cold[line].out, line
+
+
+# -- careless and hostile clients, in process ------------------------------------------------------
+
+
+def silent(path: Path) -> socket.socket:
+    """A connection that says nothing."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30)
+    sock.connect(str(path))
+    return sock
+
+
+async def until(predicate: Callable[[], bool], what: str) -> None:
+    with anyio.fail_after(30, shield=False):
+        while not predicate():
+            await anyio.sleep(0.01)
+
+
+async def test_a_connection_without_hello_is_closed(tmp_path: Path) -> None:
+    async with serving(tmp_path, hello_timeout_s=0.2) as daemon:
+        sock = silent(daemon.socket_file)
+        with sock:
+            assert await anyio.to_thread.run_sync(sock.recv, 100) == b""  # closed by the daemon
+        # Said hello, then nothing: closed too.
+        sock = silent(daemon.socket_file)
+        with sock:
+            protocol.send(sock, {"t": "hello", "protocol": protocol.PROTOCOL_VERSION})
+            assert (await anyio.to_thread.run_sync(protocol.receive, sock) or {})["t"] == "hello"
+            assert await anyio.to_thread.run_sync(sock.recv, 100) == b""
+        assert (await anyio.to_thread.run_sync(ask, daemon.socket_file, {"t": "ping"})) == {"t": "pong"}
+
+
+async def test_connections_over_the_cap_are_refused_with_a_line(tmp_path: Path) -> None:
+    async with serving(tmp_path, max_connections=2, hello_timeout_s=600) as daemon:
+        held = [silent(daemon.socket_file) for _ in range(2)]
+        await until(lambda: daemon.connections == 2, "two connections")
+        answer = frames(await anyio.to_thread.run_sync(raw_exchange, daemon.socket_file, b""))
+        assert len(answer) == 1 and answer[0]["t"] == "error"
+        assert "serving 2 connections, its limit" in str(answer[0]["message"])
+        assert "--no-daemon" in str(answer[0]["message"])
+        held.pop().close()
+        await until(lambda: daemon.connections == 1, "a slot to free")
+        assert (await anyio.to_thread.run_sync(ask, daemon.socket_file, {"t": "ping"})) == {"t": "pong"}
+        for sock in held:
+            sock.close()
+        # Closed before the daemon stops: a peer's EOF racing the stop's cancellation makes anyio's
+        # Unix stream set a cancelled future (an asyncio callback error the test runner reports).
+        await until(lambda: daemon.connections == 0, "the connections to close")
+
+
+async def test_a_silent_connection_does_not_keep_the_daemon_alive(tmp_path: Path) -> None:
+    async with serving(tmp_path, idle_timeout_s=0.2, hello_timeout_s=600) as daemon:
+        with silent(daemon.socket_file):
+            await until(lambda: daemon.connections == 1, "the connection to be accepted")
+            await until(daemon._stop.is_set, "the idle timeout")
+            assert daemon._stop_reason == "idle timeout"
+
+
+# -- out of file descriptors, in a daemon process of its own ---------------------------------------
+
+
+def read_line(proc: subprocess.Popen[str], timeout: float = 30.0) -> str:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return proc.stdout.readline().strip() if ready else "<nothing within the timeout>"
+
+
+@pytest.fixture
+def limited(scoped: Scoped) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.daemon.limited_daemon", "--home", str(scoped.home)]
+            + ["--project", str(scoped.project), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=scoped.env(),
+            cwd=ROOT,
+        )
+        procs.append(proc)
+        assert read_line(proc) == "ready"
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=30)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_running_out_of_descriptors_waits_and_serves_again(
+    scoped: Scoped, limited: Callable[..., subprocess.Popen[str]]
+) -> None:
+    scoped.write({})
+    limit = 40
+    proc = limited("--nofile", str(limit), "--hello-timeout", "600")
+    held = [silent(scoped.socket) for _ in range(limit + 8)]  # the last ones wait in the backlog
+    try:
+        assert read_line(proc) == "accept-failed", proc.stderr.read() if proc.poll() is not None else ""
+    finally:
+        for sock in held:
+            sock.close()
+    status = None
+    deadline = time.monotonic() + 30
+    while status is None and time.monotonic() < deadline and proc.poll() is None:
+        status = ask(scoped.socket, {"t": "status"}, timeout=30)
+    assert proc.poll() is None and status is not None and status["t"] == "status"
+    assert status["acceptFailures"] >= 1

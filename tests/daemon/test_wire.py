@@ -38,7 +38,8 @@ async def serving(tmp_path: Path, **kwargs: object) -> AsyncIterator[Daemon]:
     (tmp_path / "agent").mkdir(exist_ok=True)
     scope = current_scope(environ={"ORB_AGENT_DIR": str(tmp_path / "agent")}, cwd=tmp_path)
     sock = Path("/tmp") / f"orbmcp-test-{os.getpid()}-{os.urandom(4).hex()}" / "d.sock"
-    daemon = Daemon(scope, environ={}, cwd=tmp_path, idle_timeout_s=None, socket_file=sock, **kwargs)  # type: ignore[arg-type]
+    kwargs.setdefault("idle_timeout_s", None)
+    daemon = Daemon(scope, environ={}, cwd=tmp_path, socket_file=sock, **kwargs)  # type: ignore[arg-type]
     daemon.acquire()
     try:
         async with anyio.create_task_group() as tg:
