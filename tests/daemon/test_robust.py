@@ -17,8 +17,8 @@ import anyio
 import pytest
 
 from orbmcp.daemon import protocol
-from tests.core.live import raw_entry
 from orbmcp.daemon.control import ask
+from tests.core.live import raw_entry
 from tests.daemon import ROOT, Scoped, daemon
 from tests.daemon.test_wire import frames, raw_exchange, serving
 
@@ -119,8 +119,14 @@ def limited(scoped: Scoped) -> Iterator[Callable[..., subprocess.Popen[str]]]:
 
     def start(*args: str) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.daemon.limited_daemon", "--home", str(scoped.home)]
-            + ["--project", str(scoped.project), *args],
+            [
+                sys.executable,
+                "-m",
+                "tests.daemon.limited_daemon",
+                *("--home", str(scoped.home)),
+                *("--project", str(scoped.project)),
+                *args,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
