@@ -25,7 +25,7 @@ from orbmcp.commands.spec import CommandSpec
 from orbmcp.daemon import protocol
 from orbmcp.daemon.frames import FrameReader, FrameWriter
 from orbmcp.daemon.policy import forwardable
-from orbmcp.daemon.remote import Answers, RemoteConsole
+from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
 
 if TYPE_CHECKING:
@@ -137,6 +137,8 @@ class Connection:
             return None
         if self.daemon.scope_of(line, request) != self.daemon.scope:
             return None
+        if "-" in line.words and environment.max_input_bytes(_strings(request.get("env"))) > STDIN_LIMIT:
+            return None  # the client allows more stdin than one frame carries: one-shot reads it
         no_color = line.no_color or environment.no_color(_strings(request.get("env")))
         json_output = line.json or bool(inv.kwargs.get("json"))
         if "json" in inv.kwargs:
@@ -151,6 +153,7 @@ class Connection:
             tty=_mapping(request.get("tty")),
             env=_strings(request.get("env")),
             columns=request.get("columns") if isinstance(request.get("columns"), int) else None,
+            input_limit=environment.max_input_bytes(_strings(request.get("env"))),
         )
 
     async def _execute(self, prepared: Prepared, request: Mapping[str, Any]) -> int:

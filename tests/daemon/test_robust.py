@@ -166,3 +166,29 @@ def test_running_out_of_descriptors_waits_and_serves_again(
         status = ask(scoped.socket, {"t": "status"}, timeout=30)
     assert proc.poll() is None and status is not None and status["t"] == "status"
     assert status["acceptFailures"] >= 1
+
+
+def test_the_clients_input_limit_holds_in_the_daemon(scoped: Scoped, tmp_path: Path) -> None:
+    # ORBMCP_MAX_INPUT_MIB is the client's: a daemon started without it applies it as one-shot does.
+    scoped.write({"r": raw_entry()})
+    big = json.dumps({"text": "x" * (2 * 1024 * 1024)})
+    (tmp_path / "big.json").write_text(big, encoding="utf-8")
+    small = json.dumps({"text": "fits"})
+    cases = [
+        (("call", "r", "echo", "-"), big, "1"),
+        (("call", "r", "echo", f"text=@{tmp_path / 'big.json'}"), None, "1"),
+        (("call", "r", "echo", "-"), small, "1"),
+    ]
+    cold = [
+        scoped.run("--no-daemon", *line, stdin=stdin, ORBMCP_MAX_INPUT_MIB=mib) for line, stdin, mib in cases
+    ]
+    assert [c.code for c in cold] == [2, 2, 0] and "larger than 1 MiB" in cold[0].err
+    with daemon(scoped):
+        for (line, stdin, mib), one_shot in zip(cases, cold, strict=True):
+            warm = scoped.run(*line, stdin=stdin, ORBMCP_MAX_INPUT_MIB=mib)
+            assert (warm.code, warm.out, warm.err) == (one_shot.code, one_shot.out, one_shot.err), line
+        served = scoped.run("daemon", "status", "--json").json()["clientsServed"]
+        # More stdin allowed than one frame carries: the line runs one-shot, the daemon declines it.
+        more = scoped.run("call", "r", "echo", "-", stdin=small, ORBMCP_MAX_INPUT_MIB="64")
+        assert (more.code, more.out) == (0, "fits\n")
+        assert scoped.run("daemon", "status", "--json").json()["clientsServed"] == served
