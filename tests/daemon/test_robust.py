@@ -19,7 +19,7 @@ import pytest
 from orbmcp.daemon import protocol
 from orbmcp.daemon.control import ask
 from tests.core.live import raw_entry
-from tests.daemon import ROOT, Scoped, daemon
+from tests.daemon import ROOT, Scoped, daemon, methods, wait_for
 from tests.daemon.test_wire import frames, raw_exchange, serving
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
@@ -192,3 +192,46 @@ def test_the_clients_input_limit_holds_in_the_daemon(scoped: Scoped, tmp_path: P
         more = scoped.run("call", "r", "echo", "-", stdin=small, ORBMCP_MAX_INPUT_MIB="64")
         assert (more.code, more.out) == (0, "fits\n")
         assert scoped.run("daemon", "status", "--json").json()["clientsServed"] == served
+
+
+# -- config changes ----------------------------------------------------------------------------------
+
+
+def test_another_clients_config_created_after_start_is_seen(scoped: Scoped, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    scoped.extra_env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    scoped.write({"r": raw_entry()})
+    with daemon(scoped):
+        assert scoped.run("call", "r", "echo", "text=first").code == 0
+        # Neither file existed when the daemon started; no orbmcp file changes.
+        cursor = home / ".cursor" / "mcp.json"
+        cursor.parent.mkdir(parents=True)
+        cursor.write_text(json.dumps({"mcpServers": {"cur": raw_entry()}}), encoding="utf-8")
+        vscode = home / ".config" / "Code" / "User" / "mcp.json"
+        vscode.parent.mkdir(parents=True)
+        vscode.write_text(
+            json.dumps({"servers": {"vs-ev": {"type": "stdio", **raw_entry()}}}), encoding="utf-8"
+        )
+        for name in ("cur", "vs-ev"):
+            warm = scoped.run("call", name, "echo", f"text={name}")
+            assert (warm.code, warm.out) == (0, f"{name}\n"), warm.err
+
+
+def test_a_call_cut_short_by_a_restart_says_why(scoped: Scoped, tmp_path: Path) -> None:
+    rec = tmp_path / "r.jsonl"
+    scoped.write({"r": raw_entry("--record", str(rec))})
+    with daemon(scoped):
+        slow = scoped.popen("call", "r", "never", "--timeout", "120")
+        try:
+            wait_for(lambda: "tools/call" in methods(rec), what="the slow call to reach the server")
+            # Another client's command, after the definition changed: the session restarts r.
+            scoped.write({"r": raw_entry("--record", str(rec), env={"CHANGED": "1"})})
+            after = scoped.run("call", "r", "echo", "text=new")
+            assert (after.code, after.out) == (0, "new\n"), after.err
+            out, err = slow.communicate(timeout=60)
+        finally:
+            if slow.poll() is None:
+                slow.kill()
+                slow.communicate()
+        assert slow.returncode != 0 and out == ""
+        assert "server 'r' was restarted because its definition changed during tools/call" in err
