@@ -38,12 +38,19 @@ class Connection:
         self.daemon = daemon
         self.stream = stream
         self.reader = FrameReader(stream)
-        self.writer = FrameWriter(stream)
+        self.writer = FrameWriter(stream, spool_dir=str(daemon.socket_file.parent))
         self.answers = Answers()
         self._request: Mapping[str, Any] = {}
         self.counted = False  # set by ``Daemon.begin_request``
 
     async def serve(self) -> None:
+        self.daemon.writers.add(self.writer)
+        try:
+            await self._serve()
+        finally:
+            self.daemon.writers.discard(self.writer)
+
+    async def _serve(self) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.writer.run)
             try:

@@ -92,6 +92,7 @@ class Daemon:
         self.connections = 0  # every open connection, silent ones included (the cap counts these)
         self.refused = 0
         self.accept_failures = 0
+        self.writers: set[Any] = set()  # each connection's FrameWriter: its backlog is in status
         self._last_activity = time.monotonic()
         self._stop = anyio.Event()
         self._stop_reason = ""
@@ -263,6 +264,7 @@ class Daemon:
             "activeClients": max(self.active - 1, 0),  # the asker itself does not count
             "refusedClients": self.refused,
             "acceptFailures": self.accept_failures,
+            "outputBacklogBytes": sum(writer.backlog for writer in self.writers),
             "residentMemoryBytes": _rss_bytes(),
         }
 

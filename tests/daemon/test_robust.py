@@ -235,3 +235,49 @@ def test_a_call_cut_short_by_a_restart_says_why(scoped: Scoped, tmp_path: Path) 
                 slow.communicate()
         assert slow.returncode != 0 and out == ""
         assert "server 'r' was restarted because its definition changed during tools/call" in err
+
+
+# -- clients that never read ---------------------------------------------------------------------
+
+
+def never_reading(scoped: Scoped, *argv: str) -> socket.socket:
+    """A client that asks for a command and then reads nothing of its output."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30)
+    sock.connect(str(scoped.socket))
+    protocol.send(sock, {"t": "hello", "protocol": protocol.PROTOCOL_VERSION})
+    assert (protocol.receive(sock) or {}).get("t") == "hello"
+    env = {"ORB_AGENT_DIR": str(scoped.home)}
+    protocol.send(sock, {"t": "run", "argv": list(argv), "cwd": str(scoped.project), "env": env, "tty": {}})
+    return sock
+
+
+def test_clients_that_never_read_do_not_grow_the_daemon(scoped: Scoped) -> None:
+    psutil = pytest.importorskip("psutil")
+    # 20 answers of 6 MB (the frames a little more): one at a time from the one server, so no
+    # bigger, to keep the test's run short; held in memory they would be over 120 MB.
+    line = ("call", "r", "big", "size=5000000", "--timeout", "600")
+    scoped.write({"r": raw_entry("--big-tool")})
+    with daemon(scoped) as info:
+        read = scoped.run(*line)  # one client that reads: the server is up, the answer known
+        assert read.code == 0
+        answer = len(read.out.encode())
+        rss = psutil.Process(info["pid"]).memory_info().rss
+        stuck = [never_reading(scoped, *line) for _ in range(20)]
+        try:
+            # Every answer is made and waits for its client (the kernel holds a little of each).
+            wait_for(
+                lambda: (
+                    scoped.run("daemon", "status", "--json").json()["outputBacklogBytes"]
+                    >= 20 * (answer - 1024 * 1024)
+                ),
+                timeout=600,
+                what="the twenty answers to be made",
+            )
+            grown = psutil.Process(info["pid"]).memory_info().rss - rss
+            assert grown < 80 * 1024 * 1024, f"the daemon grew by {grown / 2**20:.0f} MiB"
+        finally:
+            for sock in stuck:
+                sock.close()
+        after = scoped.run("call", "r", "echo", "text=still")
+        assert (after.code, after.out) == (0, "still\n")
