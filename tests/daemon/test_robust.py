@@ -233,7 +233,7 @@ def test_a_call_cut_short_by_a_restart_says_why(scoped: Scoped, tmp_path: Path) 
             if slow.poll() is None:
                 slow.kill()
                 slow.communicate()
-        assert slow.returncode != 0 and out == ""
+        assert slow.returncode == 4 and out == ""
         assert "server 'r' was restarted because its definition changed during tools/call" in err
 
 
