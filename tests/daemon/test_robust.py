@@ -281,3 +281,60 @@ def test_clients_that_never_read_do_not_grow_the_daemon(scoped: Scoped) -> None:
                 sock.close()
         after = scoped.run("call", "r", "echo", "text=still")
         assert (after.code, after.out) == (0, "still\n")
+
+
+async def read_frames(sock: socket.socket, count: int) -> list[dict[str, object]]:
+    def read() -> list[dict[str, object]]:
+        got = []
+        for _ in range(count):
+            message = protocol.receive(sock)
+            assert message is not None
+            got.append(message)
+        return got
+
+    return await anyio.to_thread.run_sync(read)
+
+
+@pytest.mark.parametrize("spool_dir", ["private", "missing"])
+async def test_a_backlog_waits_on_disk_and_arrives_in_order(tmp_path: Path, spool_dir: str) -> None:
+    from anyio.abc import UNIXSocketStream
+
+    from orbmcp.daemon.frames import FrameWriter
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    theirs.settimeout(30)
+    stream = await UNIXSocketStream.from_socket(ours)
+    # "missing": the spool file cannot be made; the frames wait in memory instead, still in order.
+    directory = tmp_path if spool_dir == "private" else tmp_path / "missing"
+    writer = FrameWriter(stream, spool_dir=str(directory), memory_limit=4096, spool_limit=1 << 30)
+    texts = [f"{n}:" + 'é"\\\n' * 500 for n in range(200)]
+    for text in texts:
+        writer.send_text("out", text)
+    assert writer.backlog > 200 * 2000
+    assert (writer._spool is not None) == (spool_dir == "private")
+    with theirs:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            got = await read_frames(theirs, len(texts))
+            writer.send_nowait({"t": "exit", "code": 0})  # after the spool drained: memory again
+            assert await read_frames(theirs, 1) == [{"t": "exit", "code": 0}]
+            writer.close()
+    assert [m["data"] for m in got] == texts and writer.backlog == 0
+    await stream.aclose()
+
+
+async def test_a_client_that_never_reads_is_dropped_past_the_spool_limit(tmp_path: Path) -> None:
+    from anyio.abc import UNIXSocketStream
+
+    from orbmcp.daemon.frames import FrameWriter
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    stream = await UNIXSocketStream.from_socket(ours)
+    writer = FrameWriter(stream, spool_dir=str(tmp_path), memory_limit=1024, spool_limit=64 * 1024)
+    for _ in range(100):
+        writer.send_text("out", "x" * 1024)
+    assert writer.broken and writer.backlog == 0  # given up on; nothing of it kept
+    with anyio.fail_after(30):
+        await writer.run()  # returns at once: nothing left to send to a dropped client
+    theirs.close()
+    await stream.aclose()
