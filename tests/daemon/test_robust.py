@@ -275,7 +275,9 @@ def test_clients_that_never_read_do_not_grow_the_daemon(scoped: Scoped) -> None:
                 what="the twenty answers to be made",
             )
             grown = psutil.Process(info["pid"]).memory_info().rss - rss
-            assert grown < 80 * 1024 * 1024, f"the daemon grew by {grown / 2**20:.0f} MiB"
+            # Measured: ~150 MiB when the answers wait in memory, ~60 MiB (transient parsing and
+            # rendering) when they wait on disk.
+            assert grown < 100 * 1024 * 1024, f"the daemon grew by {grown / 2**20:.0f} MiB"
         finally:
             for sock in stuck:
                 sock.close()
