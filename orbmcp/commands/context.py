@@ -132,6 +132,10 @@ class CommandContext:
     # Stdin for a command that reads it (``call -``): the front's terminal, or a daemon client's.
     # None: this front has no stdin to give.
     read_stdin: Callable[[], Awaitable[str | None]] | None = field(default=None, repr=False)
+    # The most a command reads from one input (stdin, an @file): ORBMCP_MAX_INPUT_MIB of the
+    # environment the command line was typed in (a daemon's client's, not the daemon's own).
+    # None: this process's environment says.
+    input_limit: int | None = None
     # Show a result now, while the command goes on (``read --follow``), in the command's output
     # mode (JSON: one line each). None: this front shows one result per command.
     emit: Callable[[Result], None] | None = field(default=None, repr=False)

@@ -84,7 +84,9 @@ async def _connection_died(
         message, reason = f"{loss[0]} (during {what})", loss[1]
     else:
         message, reason = f"server '{sup.name}' {how} during {what}", "connection_closed"
-        if process is not None and process.stopping:
+        if sup.stopped_because is not None:
+            message, reason = f"server '{sup.name}' was {sup.stopped_because} during {what}", "server_stopped"
+        elif process is not None and process.stopping:
             message, reason = f"server '{sup.name}' was stopped during {what}", "server_stopped"
         elif process is not None:
             from orbmcp.core.exits import exit_text, settle_exit

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from orbmcp.config.model import ResolvedConfig, ServerConfig
+
+# What a request cut short by a config change says happened to its server.
+RESTARTED = "restarted because its definition changed"
+REMOVED = "stopped because it was removed from the configuration"
 
 
 def _secrets_of(servers: Iterable[ServerConfig]) -> tuple[str, ...]:
@@ -217,8 +222,10 @@ class Manager:
             kept = [s for n, s in self.supervisors.items() if n in new and n not in changed]
             roots_before = {s.name: self.runtime.roots_for(s.cfg) for s in kept}
             async with anyio.create_task_group() as tg:
-                for name in (*removed, *changed):
-                    tg.start_soon(self.supervisors[name].stop)
+                for name in removed:
+                    tg.start_soon(partial(self.supervisors[name].stop, because=REMOVED))
+                for name in changed:
+                    tg.start_soon(partial(self.supervisors[name].stop, because=RESTARTED))
             for name in removed:
                 del self.supervisors[name]
                 self.user_stopped.discard(name)

@@ -85,6 +85,8 @@ class Supervisor:
         self._stderr_mark = 0  # the stderr tail's ``committed`` when the current attempt began
         self._auth_challenge: str | None = None
         self._lost_reason = "connection_closed"
+        # Why orbmcp stopped it (a config change): what the requests that stop cut short say.
+        self.stopped_because: str | None = None
         # Answers the server's own requests (elicitation, sampling, roots), keeps its log messages.
         self.client_side = ClientSide(
             cfg.name, runtime, roots=lambda: runtime.roots_for(self.cfg), output=self._output_line
@@ -127,6 +129,7 @@ class Supervisor:
         if self.running:
             return
         self._want_running = True
+        self.stopped_because = None
         self._settled = anyio.Event()
         self._done = anyio.Event()
         tg.start_soon(self._lifecycle, name=f"orbmcp:{self.name}")
@@ -135,7 +138,8 @@ class Supervisor:
         await self._settled.wait()
         return self.snap.state
 
-    async def stop(self) -> None:
+    async def stop(self, *, because: str | None = None) -> None:
+        self.stopped_because = because
         self._want_running = False
         if self._scope is not None:
             self._scope.cancel()

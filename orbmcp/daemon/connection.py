@@ -25,7 +25,7 @@ from orbmcp.commands.spec import CommandSpec
 from orbmcp.daemon import protocol
 from orbmcp.daemon.frames import FrameReader, FrameWriter
 from orbmcp.daemon.policy import forwardable
-from orbmcp.daemon.remote import Answers, RemoteConsole
+from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
 
 if TYPE_CHECKING:
@@ -38,11 +38,19 @@ class Connection:
         self.daemon = daemon
         self.stream = stream
         self.reader = FrameReader(stream)
-        self.writer = FrameWriter(stream)
+        self.writer = FrameWriter(stream, spool_dir=str(daemon.socket_file.parent))
         self.answers = Answers()
         self._request: Mapping[str, Any] = {}
+        self.counted = False  # set by ``Daemon.begin_request``
 
     async def serve(self) -> None:
+        self.daemon.writers.add(self.writer)
+        try:
+            await self._serve()
+        finally:
+            self.daemon.writers.discard(self.writer)
+
+    async def _serve(self) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.writer.run)
             try:
@@ -54,8 +62,16 @@ class Connection:
                 self.answers.abandon()
                 self.writer.close()
 
+    async def _opening(self) -> dict[str, Any] | None:
+        """The next frame of the opening (hello, request), or None when the client closed or
+        took longer than the daemon's hello timeout: a silent connection does not hold a slot."""
+        with anyio.move_on_after(self.daemon.hello_timeout_s):
+            return await self.reader.receive()
+        log.log_event("daemon.silent_client", level="warn", ms=round(self.daemon.hello_timeout_s * 1000))
+        return None
+
     async def _conversation(self) -> None:
-        hello = await self.reader.receive()
+        hello = await self._opening()
         if hello is None:
             return
         if hello.get("t") != "hello":
@@ -73,9 +89,10 @@ class Connection:
         )
         if hello.get("protocol") != protocol.PROTOCOL_VERSION:
             return  # the client restarts us or runs one-shot
-        request = await self.reader.receive()
+        request = await self._opening()
         if request is None:
             return
+        self.daemon.begin_request(self)
         kind = request["t"]
         if kind == "run":
             await self._run(request)
@@ -127,6 +144,8 @@ class Connection:
             return None
         if self.daemon.scope_of(line, request) != self.daemon.scope:
             return None
+        if "-" in line.words and environment.max_input_bytes(_strings(request.get("env"))) > STDIN_LIMIT:
+            return None  # the client allows more stdin than one frame carries: one-shot reads it
         no_color = line.no_color or environment.no_color(_strings(request.get("env")))
         json_output = line.json or bool(inv.kwargs.get("json"))
         if "json" in inv.kwargs:
@@ -141,6 +160,7 @@ class Connection:
             tty=_mapping(request.get("tty")),
             env=_strings(request.get("env")),
             columns=request.get("columns") if isinstance(request.get("columns"), int) else None,
+            input_limit=environment.max_input_bytes(_strings(request.get("env"))),
         )
 
     async def _execute(self, prepared: Prepared, request: Mapping[str, Any]) -> int:

@@ -17,7 +17,7 @@ import anyio
 from orbmcp.daemon.frames import FrameWriter
 from orbmcp.frontends.console import Console
 
-STDIN_LIMIT = 16 * 1024 * 1024
+STDIN_LIMIT = 16 * 1024 * 1024  # what a client sends in one frame; a larger limit runs one-shot
 
 
 class _Sink:
@@ -26,8 +26,7 @@ class _Sink:
         self._kind = kind
 
     def write(self, text: str, /) -> int:
-        if text:
-            self._writer.send_nowait({"t": self._kind, "data": text})
+        self._writer.send_text(self._kind, text)
         return len(text)
 
     def flush(self) -> None:
@@ -73,6 +72,7 @@ class RemoteConsole(Console):
         tty: Mapping[str, Any],
         env: Mapping[str, str],
         columns: int | None,
+        input_limit: int = STDIN_LIMIT,
     ) -> None:
         super().__init__(
             out=_Sink(writer, "out"),
@@ -86,6 +86,7 @@ class RemoteConsole(Console):
         )
         self._writer = writer
         self._answers = answers
+        self._input_limit = min(input_limit, STDIN_LIMIT)
         self._loop_thread = threading.get_ident()
         self.readline = self._readline
         self.read_stdin = self._read_stdin
@@ -110,15 +111,14 @@ class RemoteConsole(Console):
         answer = await self._ask("read_stdin")
         if not answer:
             return None
-        if answer.get("tooLarge"):
-            from orbmcp.errors import UsageError
-
-            raise UsageError(
-                f"stdin is larger than {STDIN_LIMIT // (1024 * 1024)} MiB",
-                hint="pass the arguments with --args or k=@file instead",
-                reason="stdin_too_large",
-            )
         data = answer.get("data")
+        if answer.get("tooLarge") or (
+            isinstance(data, str) and len(data.encode("utf-8", "surrogatepass")) > self._input_limit
+        ):
+            from orbmcp.commands.bounded_input import too_large
+
+            # The client's ORBMCP_MAX_INPUT_MIB, worded as one-shot words it.
+            raise too_large("stdin ('-')", self._input_limit, reason="stdin_too_large")
         return data if isinstance(data, str) else None
 
     def _open_url(self, url: str) -> bool:

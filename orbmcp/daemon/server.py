@@ -9,11 +9,18 @@ session's, so a daemon killed with SIGKILL is cleaned up by the next orbmcp run'
 Security: a Unix socket only, in a directory that is the user's alone (0700, owned, checked); the
 socket itself 0600; every connection's peer uid is checked (SO_PEERCRED) and others are refused;
 frames are bounded, and a bad frame ends that connection only.
+
+Careless and hostile clients: a connection must say hello (and then what it wants) within
+``hello_timeout_s``; at most ``max_connections`` are served at once (the next ones are refused
+with a line saying so); running out of file descriptors makes ``accept`` wait and retry, never
+stops the daemon; and only a connection that asked for something counts as activity for the idle
+timeout, so a silent connection cannot keep the daemon alive.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -35,6 +42,12 @@ from orbmcp.daemon import protocol
 from orbmcp.daemon.scope import Scope, current_scope, make_private_dir, socket_path, state_path
 
 DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
+HELLO_TIMEOUT_S = 10.0
+MAX_CONNECTIONS = 64
+# accept() failures that are about this moment, not the listener: out of descriptors or memory,
+# or a client gone before it was accepted. Wait (doubling, up to the cap) and accept again.
+_TRANSIENT_ACCEPT = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED})
+_ACCEPT_BACKOFF_S = (0.05, 1.0)
 
 
 class AlreadyRunning(Exception):
@@ -61,6 +74,8 @@ class Daemon:
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         socket_file: Path | None = None,
         allowed_uid: int | None = None,
+        hello_timeout_s: float = HELLO_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.scope = scope
         self.environ = dict(environ)
@@ -68,11 +83,16 @@ class Daemon:
         self.idle_timeout_s = idle_timeout_s if idle_timeout_s and idle_timeout_s > 0 else None
         self.socket_file = Path(socket_file or socket_path(scope, environ))
         self.allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
+        self.hello_timeout_s = hello_timeout_s
+        self.max_connections = max_connections
         self.session: Any = None  # DaemonSession, once serving
         self.started_at = time.time()
         self.clients_served = 0
-        self.active = 0
+        self.active = 0  # connections that asked for something and are being served
+        self.connections = 0  # every open connection, silent ones included (the cap counts these)
         self.refused = 0
+        self.accept_failures = 0
+        self.writers: set[Any] = set()  # each connection's FrameWriter: its backlog is in status
         self._last_activity = time.monotonic()
         self._stop = anyio.Event()
         self._stop_reason = ""
@@ -132,30 +152,69 @@ class Daemon:
             self._stop.set()
 
     async def _accept(self, listener: Any) -> None:
+        backoff = 0.0
         async with anyio.create_task_group() as tg:
             while True:
-                stream = await listener.accept()
+                try:
+                    stream = await listener.accept()
+                except anyio.BrokenResourceError as exc:
+                    cause = exc.__cause__
+                    if not isinstance(cause, OSError) or cause.errno not in _TRANSIENT_ACCEPT:
+                        raise
+                    backoff = min(max(backoff * 2, _ACCEPT_BACKOFF_S[0]), _ACCEPT_BACKOFF_S[1])
+                    self.accept_failures += 1
+                    log.log_event(
+                        "daemon.accept_failed", level="warn", error=cause, delay_ms=round(backoff * 1000)
+                    )
+                    await anyio.sleep(backoff)
+                    continue
+                backoff = 0.0
                 tg.start_soon(self._handle, stream)
 
     async def _handle(self, stream: SocketStream) -> None:
-        from orbmcp.daemon.connection import Connection
-
         async with stream:
             uid = peer_uid(stream)
             if uid is not None and uid != self.allowed_uid:
-                self.refused += 1
-                log.log_event("daemon.refused", level="warn", reason=f"peer uid {uid}")
-                with contextlib.suppress(Exception):
-                    await stream.send(protocol.encode({"t": "error", "message": "not your daemon"}))
+                await self._refuse(stream, f"peer uid {uid}", "not your daemon")
                 return
-            self.active += 1
+            if self.connections >= self.max_connections:
+                await self._refuse(
+                    stream,
+                    f"{self.connections} connections open",
+                    f"the session daemon is serving {self.max_connections} connections, its limit; "
+                    "try again, or run the command with --no-daemon",
+                )
+                return
+            self.connections += 1
             try:
-                await Connection(self, stream).serve()
-            except Exception as exc:  # one connection's failure never stops the daemon
-                log.log_event("daemon.connection_failed", level="warn", error=exc)
+                await self._serve_connection(stream)
             finally:
+                self.connections -= 1
+
+    async def _refuse(self, stream: SocketStream, reason: str, message: str) -> None:
+        self.refused += 1
+        log.log_event("daemon.refused", level="warn", reason=reason)
+        with contextlib.suppress(Exception):
+            await stream.send(protocol.encode({"t": "error", "message": message}))
+
+    async def _serve_connection(self, stream: SocketStream) -> None:
+        from orbmcp.daemon.connection import Connection
+
+        connection = Connection(self, stream)
+        try:
+            await connection.serve()
+        except Exception as exc:  # one connection's failure never stops the daemon
+            log.log_event("daemon.connection_failed", level="warn", error=exc)
+        finally:
+            if connection.counted:
                 self.active -= 1
                 self._last_activity = time.monotonic()
+
+    def begin_request(self, connection: Any) -> None:
+        """A connection asked for something: from now on it keeps the daemon from idling."""
+        self.active += 1
+        self._last_activity = time.monotonic()
+        connection.counted = True
 
     async def _watch_signals(self) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
@@ -204,6 +263,8 @@ class Daemon:
             "clientsServed": self.clients_served,
             "activeClients": max(self.active - 1, 0),  # the asker itself does not count
             "refusedClients": self.refused,
+            "acceptFailures": self.accept_failures,
+            "outputBacklogBytes": sum(writer.backlog for writer in self.writers),
             "residentMemoryBytes": _rss_bytes(),
         }
 

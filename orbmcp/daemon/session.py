@@ -45,7 +45,8 @@ class DaemonSession:
         )
 
     def watched_files(self) -> list[Path]:
-        """Every file whose content decides this session's servers."""
+        """Every file whose content decides this session's servers: every path the loader would
+        read, existing or not (another client's config created after the daemon started counts)."""
         scope = self.scope
         if scope.config_file is not None:
             return [Path(scope.config_file)]
@@ -55,6 +56,7 @@ class DaemonSession:
             *project_files(pdir),
             trust_store_path(gdir),
             *self.config.files,
+            *self.config.import_candidates,
         ]
 
     def _fingerprint(self) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from orbmcp import environment
 from orbmcp.commands.context import CommandContext, SessionProvider, default_interactive
 from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.spec import CommandSpec
@@ -101,6 +102,7 @@ def shell_context(
         no_color=no_color,
         present=present,
         read_stdin=console.read_stdin,
+        input_limit=environment.max_input_bytes(console.env),
         emit=lambda result: emit_result(result, console, json_output=json_output, no_color=no_color),
     )
 

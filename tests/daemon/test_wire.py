@@ -20,6 +20,7 @@ from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
 from orbmcp.daemon.client import forwarded_command, maybe_forward
 from orbmcp.daemon.control import ask, parse_duration
+from orbmcp.daemon.frames import FrameWriter
 from orbmcp.daemon.policy import digest, env_digests, forwardable
 from orbmcp.daemon.scope import (
     MAX_SOCKET_PATH,
@@ -38,7 +39,8 @@ async def serving(tmp_path: Path, **kwargs: object) -> AsyncIterator[Daemon]:
     (tmp_path / "agent").mkdir(exist_ok=True)
     scope = current_scope(environ={"ORB_AGENT_DIR": str(tmp_path / "agent")}, cwd=tmp_path)
     sock = Path("/tmp") / f"orbmcp-test-{os.getpid()}-{os.urandom(4).hex()}" / "d.sock"
-    daemon = Daemon(scope, environ={}, cwd=tmp_path, idle_timeout_s=None, socket_file=sock, **kwargs)  # type: ignore[arg-type]
+    kwargs.setdefault("idle_timeout_s", None)
+    daemon = Daemon(scope, environ={}, cwd=tmp_path, socket_file=sock, **kwargs)  # type: ignore[arg-type]
     daemon.acquire()
     try:
         async with anyio.create_task_group() as tg:
@@ -214,6 +216,8 @@ async def test_the_remote_console_asks_the_client() -> None:
         def send_nowait(self, message: dict[str, object]) -> None:
             sent.append(message)
 
+        send_text = FrameWriter.send_text
+
     answers = Answers()
     console = RemoteConsole(Writer(), answers, tty={"stdout": True}, env={"TERM": "x"}, columns=80)  # type: ignore[arg-type]
     assert console.readline() is None  # on the event loop: nobody may block it
@@ -244,6 +248,13 @@ async def test_the_remote_console_asks_the_client() -> None:
         assert await console.read_stdin() == "{}"
     async with anyio.create_task_group() as tg:
         tg.start_soon(stdin_answer, {"data": None, "tooLarge": True})
-        with pytest.raises(UsageError, match="stdin is larger than 16 MiB"):
+        with pytest.raises(UsageError, match=r"stdin \('-'\) is larger than 16 MiB"):
+            await console.read_stdin()
+    # The client's own ORBMCP_MAX_INPUT_MIB: more than it allows is refused as one-shot refuses it.
+    console = RemoteConsole(Writer(), answers, tty={}, env={}, columns=None, input_limit=1024 * 1024)  # type: ignore[arg-type]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stdin_answer, {"data": "é" * (600 * 1024)})
+        assert console.read_stdin is not None
+        with pytest.raises(UsageError, match=r"stdin \('-'\) is larger than 1 MiB"):
             await console.read_stdin()
     answers.abandon()  # the client went away: nothing in flight is left waiting

@@ -75,6 +75,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--exit-code", type=int, default=3, metavar="N", help="the code --die-at exits with")
     p.add_argument("--huge-on-call", type=int, default=0, metavar="BYTES", help="answer tools/call so")
     p.add_argument("--open-tool", action="store_true", help="a tool 'open' whose schema allows any key")
+    p.add_argument("--big-tool", action="store_true", help="a tool 'big' answering size=N characters")
     p.add_argument("--rich-tool", action="store_true", help="a tool 'configure' with every schema detail")
     p.add_argument("--annotated", action="store_true", help="echo's content carries annotations and _meta")
     p.add_argument(
@@ -208,6 +209,18 @@ RICH_TOOL = {
 }
 
 
+BIG_TOOL: dict[str, Any] = {
+    "name": "big",
+    "description": "Answer size=N characters of text (quotes, newlines, non-ASCII: JSON escapes them)",
+    "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]},
+}
+BIG_PATTERN = 'say "hi" to C:\\dir\\ é\n'
+
+
+def big_text(size: int) -> str:
+    return (BIG_PATTERN * (size // len(BIG_PATTERN) + 1))[:size]
+
+
 def tool_list(args: argparse.Namespace) -> list[dict[str, Any]]:
     empty: dict[str, Any] = {"type": "object", "properties": {}}
     if args.tools is not None:
@@ -216,6 +229,7 @@ def tool_list(args: argparse.Namespace) -> list[dict[str, Any]]:
             for i in range(args.tools)
         ]
     extra = ([OPEN_TOOL] if args.open_tool else []) + ([RICH_TOOL] if args.rich_tool else [])
+    extra += [BIG_TOOL] if args.big_tool else []
     return [
         *extra,
         {
@@ -348,6 +362,8 @@ class RawServer:
             if self.args.annotated:
                 block["annotations"] = {"audience": ["user", "assistant"], "priority": 0.9}
                 block["_meta"] = {"example.com/trace": "t-1"}
+        elif name == "big" and self.args.big_tool:
+            block["text"] = big_text(int(arguments.get("size", 0)))
         elif name in ("open", "configure"):
             block["text"] = json.dumps(arguments, sort_keys=True)
         elif any(t["name"] == name for t in self.tools):

@@ -339,7 +339,7 @@ async def call(
     level = checked_log_level(log_level)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None
-    read_file = await read_argument_files(tokens, limit=environment.max_input_bytes())
+    read_file = await read_argument_files(tokens, limit=ctx.input_limit or environment.max_input_bytes())
     # Syntax first (bad JSON, k without =, unreadable @file): no server needed to reject those.
     parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text, read_file=read_file)
     media_dir = _prepare_dir(user_path("--save-images", save_images)) if save_images is not None else None
@@ -464,7 +464,7 @@ async def prompt(
     ctx.server(server)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None
-    read_file = await read_argument_files(tokens, limit=environment.max_input_bytes())
+    read_file = await read_argument_files(tokens, limit=ctx.input_limit or environment.max_input_bytes())
     parse_call_arguments(tokens, None, stdin_text=stdin_text, read_file=read_file)
     manager = await ctx.manager()
     sup = await manager.ready(server)

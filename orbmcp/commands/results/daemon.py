@@ -51,6 +51,8 @@ class DaemonStatus(Result):
                         "clientsServed",
                         "activeClients",
                         "refusedClients",
+                        "acceptFailures",
+                        "outputBacklogBytes",
                         "residentMemoryBytes",
                     )
                 }
