@@ -76,6 +76,8 @@ def test_three_directories_share_one_daemon_and_one_process_per_server(tmp_path:
             assert methods(rec).count("tools/call") == 3
     finally:
         dirs[0].stop()
+        for proc in daemon_processes(dirs[0].home):  # daemons of other directories, were there any
+            proc.terminate()
 
 
 def test_projects_get_their_own_servers_inside_the_same_daemon(tmp_path: Path) -> None:
