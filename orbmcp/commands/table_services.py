@@ -84,11 +84,7 @@ SERVICE_COMMANDS += (
             ),
             JSON,
         ),
-        examples=(
-            "orbmcp daemon start",
-            "orbmcp daemon start --idle-timeout 2h",
-            "orbmcp daemon start --owner-pid $PPID",
-        ),
+        examples=("orbmcp daemon start", "orbmcp daemon start --idle-timeout 2h"),
     ),
     CommandSpec(
         ("daemon", "stop"),
