@@ -20,13 +20,13 @@ class OwnerGone(Exception):
 class OwnerHandle:
     """A process to outlive by nothing: ``wait`` returns once it has ended."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, *, pidfd: bool = True) -> None:
         if pid <= 0:
             raise OwnerGone(f"{pid} is not a process id")
         self.pid = pid
         self._fd: int | None = None
         self._process: Any = None
-        if hasattr(os, "pidfd_open"):
+        if pidfd and hasattr(os, "pidfd_open"):
             try:
                 self._fd = os.pidfd_open(pid)
             except ProcessLookupError:

@@ -139,6 +139,10 @@ class Daemon:
                 tg.start_soon(self._watch_owner, owner)
             await self._stop.wait()
             running.remove(self)
+            # Gone from the socket's path at once: stopping the servers may take seconds, and a
+            # client must not find a socket nobody answers (and call the daemon "gone").
+            with contextlib.suppress(OSError):
+                self.socket_file.unlink()
             tg.cancel_scope.cancel()
         log.log_event("daemon.stopped", pid=os.getpid(), reason=self._stop_reason)
         return self._stop_reason

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from orbmcp.daemon import protocol
-from tests.core.live import raw_entry
+from tests.core.live import raw_entry, stdio_entry
 from tests.daemon import Scoped, alive, methods
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
@@ -199,3 +199,75 @@ def test_slash_daemon_stop_never_starts_a_daemon(tmp_path: Path) -> None:
         assert scoped.run("slash", "/mcp daemon status").err == ""
     finally:
         scoped.stop()
+
+
+def test_the_shared_sessions_root_follows_the_directory_of_the_command(tmp_path: Path) -> None:
+    dirs = directories(tmp_path, 2)
+    dirs[0].write({"a": stdio_entry("asks")})
+    info = dirs[0].start()
+    try:
+        for scoped in (*dirs, dirs[0]):
+            run = scoped.run("call", "a", "roots")
+            assert run.code == 0, run.err
+            assert scoped.project.as_uri() in run.out
+        status = dirs[1].run("daemon", "status", "--json").json()
+        assert status["pid"] == info["pid"] and status["projects"] == []
+    finally:
+        dirs[0].stop()
+
+
+def test_a_daemon_started_in_a_project_keeps_its_servers_to_that_project(tmp_path: Path) -> None:
+    project, plain = directories(tmp_path, 2)
+    plain.write({"g": raw_entry()})
+    (project.project / ".orb").mkdir()
+    entry = raw_entry("--record", str(tmp_path / "p.jsonl"), lifecycle="lazy")
+    (project.project / ".orb" / "mcp.json").write_text(json.dumps({"mcpServers": {"p": entry}}))
+    assert project.run("trust", "--yes").code == 0
+    project.start()
+    try:
+        assert project.run("call", "p", "echo", "text=here").out == "here\n"
+        elsewhere = plain.run("call", "p", "echo", "text=there")
+        assert elsewhere.code != 0 and "p" in elsewhere.err
+        assert [s["name"] for s in plain.run("status", "--json").json()] == ["g"]
+    finally:
+        plain.stop()
+
+
+def test_restart_inside_the_daemon_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    (scoped,) = directories(tmp_path, 1)
+    scoped.write({"r": raw_entry()})
+    info = scoped.start()
+    try:
+        code, text = run_in_daemon(scoped.socket, "/mcp daemon restart", scoped.project, scoped.home)
+        assert code == 2 and "`orbmcp daemon restart` in a shell" in text
+        assert alive(info["pid"])
+    finally:
+        scoped.stop()
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "psutil"])
+async def test_the_owner_handle_returns_when_the_process_ends(pidfd: bool) -> None:
+    import anyio
+
+    from orbmcp.daemon.owner import OwnerGone, OwnerHandle
+
+    owner = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    handle = OwnerHandle(owner.pid, pidfd=pidfd)
+    ended = anyio.Event()
+
+    async def watch() -> None:
+        await handle.wait()
+        ended.set()
+
+    with anyio.fail_after(HANG_GUARD_S):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch)
+            assert not ended.is_set()
+            assert owner.stdin is not None
+            owner.stdin.close()  # it reads EOF and exits
+            await ended.wait()
+    owner.wait(timeout=HANG_GUARD_S)
+    with pytest.raises(OwnerGone, match="no process has pid"):
+        OwnerHandle(owner.pid, pidfd=pidfd)
+    with pytest.raises(OwnerGone, match="not a process id"):
+        OwnerHandle(0)
