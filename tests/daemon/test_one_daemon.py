@@ -104,6 +104,11 @@ def test_projects_get_their_own_servers_inside_the_same_daemon(tmp_path: Path) -
         assert status["pid"] == info["pid"] and len(daemon_processes(plain.home)) == 1
         assert {p["dir"] for p in status["projects"]} == {str(first.project), str(second.project)}
         assert [s["name"] for s in status["servers"]] == ["g"]
+        text = plain.run("daemon", "status").out
+        lines = {line.strip() for line in text.splitlines()}
+        for scoped in (first, second):
+            (row,) = [line for line in lines if line.startswith(f"project {scoped.project}: ")]
+            assert "p ready" in row
     finally:
         plain.stop()
     for scoped in (first, second):  # a clean stop stopped the projects' servers too
@@ -271,3 +276,23 @@ async def test_the_owner_handle_returns_when_the_process_ends(pidfd: bool) -> No
         OwnerHandle(owner.pid, pidfd=pidfd)
     with pytest.raises(OwnerGone, match="not a process id"):
         OwnerHandle(0)
+
+
+def test_one_config_file_is_one_daemon_whatever_the_directory(tmp_path: Path) -> None:
+    dirs = directories(tmp_path, 2)
+    rec = tmp_path / "r.jsonl"
+    config = tmp_path / "only.json"
+    config.write_text(json.dumps({"mcpServers": {"r": raw_entry("--record", str(rec))}}))
+    (dirs[1].project / ".orb").mkdir()  # a project file is ignored under --config
+    (dirs[1].project / ".orb" / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    started = dirs[0].run("--config", str(config), "daemon", "start", "--json")
+    assert started.code == 0, started.err
+    try:
+        for n, scoped in enumerate(dirs):
+            run = scoped.run("--config", str(config), "call", "r", "echo", f"text={n}")
+            assert (run.code, run.out) == (0, f"{n}\n"), run.err
+        assert methods(rec).count("initialize") == 1
+        status = dirs[1].run("--config", str(config), "daemon", "status", "--json").json()
+        assert status["pid"] == started.json()["pid"] and status["projects"] == []
+    finally:
+        dirs[0].run("--config", str(config), "daemon", "stop")
