@@ -72,7 +72,18 @@ SERVICE_COMMANDS += (
         ("daemon", "start"),
         "Start the session daemon of this scope: servers stay connected between commands.",
         f"{DAEMON}:start",
-        (IDLE, Param("foreground", "Serve in this process instead of in the background.", kind="flag"), JSON),
+        (
+            IDLE,
+            Param("foreground", "Serve in this process instead of in the background.", kind="flag"),
+            Param(
+                "owner_pid",
+                "Stop when this process ends (an agent that starts the daemon for its own session).",
+                kind="option",
+                type="int",
+                metavar="PID",
+            ),
+            JSON,
+        ),
         examples=("orbmcp daemon start", "orbmcp daemon start --idle-timeout 2h"),
     ),
     CommandSpec(

@@ -29,8 +29,8 @@ from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
 
 if TYPE_CHECKING:
+    from orbmcp.daemon.scope import Scope
     from orbmcp.daemon.server import Daemon
-    from orbmcp.daemon.session import DaemonSession
 
 
 class Connection:
@@ -76,6 +76,7 @@ class Connection:
             return
         if hello.get("t") != "hello":
             raise protocol.ProtocolError("expected a hello frame first")
+        sessions = self.daemon.sessions
         session = self.daemon.session
         self.writer.send_nowait(
             {
@@ -83,8 +84,8 @@ class Connection:
                 "protocol": protocol.PROTOCOL_VERSION,
                 "version": __version__,
                 "pid": os.getpid(),
-                "env": session.referenced_variables() if session is not None else [],
-                "nonce": session.nonce if session is not None else "",
+                "env": sessions.referenced_variables() if sessions is not None else [],
+                "nonce": sessions.nonce if sessions is not None else "",
             }
         )
         if hello.get("protocol") != protocol.PROTOCOL_VERSION:
@@ -142,15 +143,16 @@ class Connection:
             return None
         if inv.help or not forwardable(inv.spec.path, inv.spec.connects):
             return None
-        if self.daemon.scope_of(line, request) != self.daemon.scope:
-            return None
+        scope = self.daemon.scope_of(line, request)
+        if scope.key != self.daemon.scope.key:
+            return None  # another user's configuration (global dir, --config): not this daemon's
         if "-" in line.words and environment.max_input_bytes(_strings(request.get("env"))) > STDIN_LIMIT:
             return None  # the client allows more stdin than one frame carries: one-shot reads it
         no_color = line.no_color or environment.no_color(_strings(request.get("env")))
         json_output = line.json or bool(inv.kwargs.get("json"))
         if "json" in inv.kwargs:
             inv.kwargs["json"] = json_output
-        return Prepared(inv.spec, inv.kwargs, json_output, no_color)
+        return Prepared(inv.spec, inv.kwargs, json_output, no_color, scope)
 
     def console(self, request: Mapping[str, Any]) -> RemoteConsole:
         """The client's terminal, as its request describes it."""
@@ -167,8 +169,6 @@ class Connection:
         from orbmcp.frontends.runner import report_failure
         from orbmcp.render import render_to_terminal
 
-        session = self.daemon.session
-        assert session is not None
         json_output, no_color = prepared.json_output, prepared.no_color
         console = self.console(request)
         cancelled: list[str] = []
@@ -178,7 +178,7 @@ class Connection:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_client, scope, cancelled)
                 try:
-                    outcome.append(await self._call(session, prepared, console))
+                    outcome.append(await self._call(prepared, console))
                 except Exception as exc:  # raised again outside the task group: no ExceptionGroup
                     error.append(exc)
                 tg.cancel_scope.cancel()
@@ -198,11 +198,13 @@ class Connection:
             except Exception:
                 return int(ExitCode.INTERNAL)
 
-    async def _call(self, session: DaemonSession, prepared: Prepared, console: RemoteConsole) -> Any:
-        """Bring the session up to date with the config files, then run the handler."""
+    async def _call(self, prepared: Prepared, console: RemoteConsole) -> Any:
+        """Bring the session of the command's directory up to date with the config files, then
+        run the handler."""
         from orbmcp.frontends.runner import call_handler, shell_context
         from orbmcp.frontends.terminal import TerminalUI
 
+        session = await self.daemon.sessions.session_for(prepared.scope)
         config = await session.refresh()
         if config is not None:
             for warning in config.warnings:
@@ -216,7 +218,7 @@ class Connection:
         ctx = shell_context(
             console=console,
             sessions=session.sessions,
-            project=Path(session.scope.project_dir),
+            project=Path(prepared.scope.project_dir),
             config_file=None if session.scope.config_file is None else Path(session.scope.config_file),
             json_output=prepared.json_output,
             no_color=prepared.no_color,
@@ -261,6 +263,7 @@ class Prepared:
     kwargs: dict[str, Any]
     json_output: bool
     no_color: bool
+    scope: Scope  # the command's: its project dir picks its session
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

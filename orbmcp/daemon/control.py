@@ -129,7 +129,13 @@ def _wait(condition: Any, timeout: float, what: str) -> None:
 # -- start -----------------------------------------------------------------------------------------
 
 
-def spawn(scope: Scope, *, idle_timeout_s: float, environ: Mapping[str, str] | None = None) -> DaemonStatus:
+def spawn(
+    scope: Scope,
+    *,
+    idle_timeout_s: float,
+    environ: Mapping[str, str] | None = None,
+    owner_pid: int | None = None,
+) -> DaemonStatus:
     """Start the scope's daemon detached, or find the one already running."""
     sock = Path(socket_path(scope))
     info = status_of(sock)
@@ -140,6 +146,8 @@ def spawn(scope: Scope, *, idle_timeout_s: float, environ: Mapping[str, str] | N
     if scope.config_file is not None:
         argv += ["--config", scope.config_file]
     argv += ["daemon", "start", "--foreground", "--idle-timeout", f"{idle_timeout_s:g}"]
+    if owner_pid is not None:
+        argv += ["--owner-pid", str(owner_pid)]
     errors = sock.with_suffix(".err")
     try:
         from orbmcp.daemon.scope import make_private_dir
@@ -195,17 +203,29 @@ def _first_line(path: Path) -> str:
     return redact(lines[-1])[:300] if lines else ""
 
 
-def start(ctx: CommandContext, idle_timeout: str | None = None, foreground: bool = False) -> DaemonStatus:
+def start(
+    ctx: CommandContext,
+    idle_timeout: str | None = None,
+    foreground: bool = False,
+    owner_pid: int | None = None,
+) -> DaemonStatus:
+    from orbmcp.daemon.owner import OwnerGone, check_owner
     from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
 
     timeout = parse_duration(idle_timeout, default=DEFAULT_IDLE_TIMEOUT_S)
+    if owner_pid is not None:
+        try:
+            check_owner(owner_pid)
+        except OwnerGone as exc:
+            raise UsageError(f"--owner-pid {owner_pid}: {exc}", reason="no_such_process") from None
     scope = _scope(ctx)
     if not foreground:
-        return spawn(scope, idle_timeout_s=timeout)
-    return _foreground(ctx, scope, timeout)
+        return spawn(scope, idle_timeout_s=timeout, owner_pid=owner_pid)
+    return _foreground(ctx, scope, timeout, owner_pid)
 
 
-def _foreground(ctx: CommandContext, scope: Scope, timeout: float) -> DaemonStatus:
+def _foreground(ctx: CommandContext, scope: Scope, timeout: float, owner_pid: int | None) -> DaemonStatus:
+    from orbmcp.daemon.owner import OwnerGone
     from orbmcp.daemon.server import AlreadyRunning, run_foreground
 
     sock = Path(socket_path(scope))
@@ -216,7 +236,10 @@ def _foreground(ctx: CommandContext, scope: Scope, timeout: float) -> DaemonStat
             cwd=Path.cwd(),
             idle_timeout_s=timeout,
             notify=lambda: ctx.ui.notify(f"session daemon serving on {sock} (pid {os.getpid()})"),
+            owner_pid=owner_pid,
         )
+    except OwnerGone as exc:
+        raise UsageError(f"--owner-pid {owner_pid}: {exc}", reason="no_such_process") from None
     except AlreadyRunning:
         raise SystemExit(ALREADY_RUNNING_STATUS) from None
     except UnsafeDirectory as exc:
@@ -248,12 +271,33 @@ def stop_scope(scope: Scope) -> DaemonStatus:
 
 
 def stop(ctx: CommandContext) -> DaemonStatus:
+    here = _serving_here(ctx)
+    if here is not None:
+        # Run inside the daemon (a forwarded `/mcp daemon stop`): asking its own socket would
+        # block the loop that answers it. It stops once this answer has reached the client.
+        here.stop_after_this_connection()
+        return DaemonStatus("stopped", str(here.socket_file), None)
     return stop_scope(_scope(ctx))
+
+
+def _serving_here(ctx: CommandContext) -> Any:
+    """The daemon that runs this command, when it runs inside one (it answers about itself)."""
+    if ctx.sessions is None or ctx.sessions.daemon_pid != os.getpid():
+        return None
+    from orbmcp.daemon.server import running
+
+    return running[0] if running else None
 
 
 def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatus:
     from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
 
+    if _serving_here(ctx) is not None:
+        raise UsageError(
+            "the session daemon cannot restart itself from a command it runs",
+            hint="run `orbmcp daemon restart` in a shell",
+            reason="daemon_restart_inside",
+        )
     scope = _scope(ctx)
     timeout = parse_duration(idle_timeout, default=DEFAULT_IDLE_TIMEOUT_S)
     stop_scope(scope)
@@ -262,5 +306,8 @@ def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatu
 
 
 def status(ctx: CommandContext) -> DaemonStatus:
+    here = _serving_here(ctx)
+    if here is not None:
+        return DaemonStatus("status", str(here.socket_file), here.status())
     sock = Path(socket_path(_scope(ctx)))
     return DaemonStatus("status", str(sock), status_of(sock))

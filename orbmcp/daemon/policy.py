@@ -41,6 +41,13 @@ def digest_key(nonce: str, client_salt: str) -> str:
     return f"{nonce}\0{client_salt}"
 
 
+def slash_manages_daemon(words: Sequence[str]) -> bool:
+    """``slash "/mcp daemon ..."``: it runs here, as ``daemon ...`` does. It asks the daemon over
+    its socket like any client, and a daemon is never started just to answer (or to stop)."""
+    text = " ".join(words[1:]).split()
+    return text[:2] == ["/mcp", "daemon"] or text[:1] == ["/mcp:daemon"]
+
+
 def env_digests(env: Mapping[str, str], names: Sequence[str], nonce: str) -> dict[str, str | None]:
     """Salted digests of the variables both configs reference (None: unset here)."""
     out: dict[str, str | None] = {}

@@ -1,7 +1,10 @@
 """Which daemon serves this command line: the scope, and where its socket lives. Standard library only.
 
-A daemon serves one scope: the user, the global dir, the project dir and the explicit ``--config``
-file. Commands of another scope never reach it. Its socket and state file sit in a private
+A daemon serves one user's configuration: the user, the global dir and the explicit ``--config``
+file make its key, so every directory of that user shares it. The project dir is part of each
+command's scope, not of the daemon's: the daemon keeps one session per configuration identity
+(``daemon/identities.py``), so a project that adds servers or trust gets its own session inside
+the same daemon. Commands of another key never reach it. Its socket and state file sit in a private
 directory (0700, owned by the user: one that is not is refused, never repaired; the client checks
 the same before it connects, ``trust.py``): ``$XDG_RUNTIME_DIR/orbmcp`` when
 that is the user's own, else ``<tmp>/orbmcp-<uid>``. Names are hashes of the scope, so a socket
@@ -37,9 +40,10 @@ class Scope(NamedTuple):
 
     @property
     def key(self) -> str:
+        """The daemon's key: the project dir is left out, so every directory shares one daemon."""
         import hashlib
 
-        parts = [str(self.uid), self.global_dir, self.project_dir, self.config_file or ""]
+        parts = [str(self.uid), self.global_dir, self.config_file or ""]
         return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
     def describe(self) -> dict[str, str | int | None]:

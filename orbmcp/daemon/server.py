@@ -1,9 +1,12 @@
-"""The session daemon: one live session for one scope, on a private Unix socket.
+"""The session daemon: one per user and configuration, on a private Unix socket.
 
-Lifetime: it holds an exclusive lock on ``<socket>.lock`` while it lives, so two ``daemon start``
-at once leave one daemon. It serves until ``daemon stop``, SIGTERM/SIGINT/SIGHUP or the idle
-timeout (no client for that long); then it stops every server (their process trees included),
-removes its socket and state file, and exits. Its servers' process groups are recorded like any
+Every directory of the user reaches it; it keeps one live session per configuration identity
+(``identities.py``: one shared by all directories whose project adds nothing, one per project that
+adds servers). Lifetime: it holds an exclusive lock on ``<socket>.lock`` while it lives, so two
+``daemon start`` at once leave one daemon. It serves until ``daemon stop``, SIGTERM/SIGINT/SIGHUP,
+the idle timeout (no client for that long) or the end of its owner process (``--owner-pid``);
+then it stops every server (their process trees included), removes its socket and state file, and
+exits. Its servers' process groups are recorded like any
 session's, so a daemon killed with SIGKILL is cleaned up by the next orbmcp run's reaper.
 
 Security: a Unix socket only, in a directory that is the user's alone (0700, owned, checked); the
@@ -29,6 +32,7 @@ import socket
 import struct
 import time
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +43,7 @@ from orbmcp import fs, log
 from orbmcp._version import __version__
 from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
+from orbmcp.daemon.owner import OwnerHandle
 from orbmcp.daemon.scope import Scope, current_scope, make_private_dir, socket_path, state_path
 
 DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
@@ -48,6 +53,11 @@ MAX_CONNECTIONS = 64
 # or a client gone before it was accepted. Wait (doubling, up to the cap) and accept again.
 _TRANSIENT_ACCEPT = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED})
 _ACCEPT_BACKOFF_S = (0.05, 1.0)
+# The daemon serving in this process: a command it runs (``daemon status``) asks it directly, as
+# asking over its own socket would block its own event loop.
+running: list[Daemon] = []
+# Per connection: set when the command asked the daemon to stop once its answer is sent.
+_stop_after: ContextVar[list[bool] | None] = ContextVar("_stop_after", default=None)
 
 
 class AlreadyRunning(Exception):
@@ -76,6 +86,7 @@ class Daemon:
         allowed_uid: int | None = None,
         hello_timeout_s: float = HELLO_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS,
+        owner_pid: int | None = None,
     ) -> None:
         self.scope = scope
         self.environ = dict(environ)
@@ -85,7 +96,8 @@ class Daemon:
         self.allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
         self.hello_timeout_s = hello_timeout_s
         self.max_connections = max_connections
-        self.session: Any = None  # DaemonSession, once serving
+        self.owner_pid = owner_pid
+        self.sessions: Any = None  # SessionMap, once serving
         self.started_at = time.time()
         self.clients_served = 0
         self.active = 0  # connections that asked for something and are being served
@@ -122,9 +134,10 @@ class Daemon:
 
     async def serve(self, *, on_ready: Any = None) -> str:
         """Serve until stopped; returns why it stopped. The caller holds the lock (``acquire``)."""
-        from orbmcp.daemon.session import DaemonSession
+        from orbmcp.daemon.identities import SessionMap
 
-        self.session = DaemonSession(self.scope, self.environ, self.cwd)
+        owner = OwnerHandle(self.owner_pid) if self.owner_pid is not None else None  # OwnerGone: no start
+        self.sessions = SessionMap(self.scope, self.environ, self.cwd)
         with contextlib.suppress(FileNotFoundError):
             self.socket_file.unlink()  # a stale socket: we hold the lock, so its daemon is gone
         old_umask = os.umask(0o177)  # the socket is created 0600: no window where others may connect
@@ -132,7 +145,8 @@ class Daemon:
             listener = await anyio.create_unix_listener(self.socket_file)
         finally:
             os.umask(old_umask)
-        async with self.session.sessions, listener, anyio.create_task_group() as tg:
+        async with self.sessions, listener, anyio.create_task_group() as tg:
+            running.append(self)
             self._write_state()
             log.log_event("daemon.started", pid=os.getpid(), message=str(self.socket_file))
             if on_ready is not None:
@@ -141,7 +155,14 @@ class Daemon:
             tg.start_soon(self._watch_signals)
             if self.idle_timeout_s is not None:
                 tg.start_soon(self._watch_idle)
+            if owner is not None:
+                tg.start_soon(self._watch_owner, owner)
             await self._stop.wait()
+            running.remove(self)
+            # Gone from the socket's path at once: stopping the servers may take seconds, and a
+            # client must not find a socket nobody answers (and call the daemon "gone").
+            with contextlib.suppress(OSError):
+                self.socket_file.unlink()
             tg.cancel_scope.cancel()
         log.log_event("daemon.stopped", pid=os.getpid(), reason=self._stop_reason)
         return self._stop_reason
@@ -150,6 +171,23 @@ class Daemon:
         if not self._stop.is_set():
             self._stop_reason = reason
             self._stop.set()
+
+    @property
+    def session(self) -> Any:
+        """The shared session (every directory whose project adds no configuration)."""
+        return self.sessions.shared if self.sessions is not None else None
+
+    def stop_after_this_connection(self) -> None:
+        """``daemon stop`` run inside the daemon: stop once this command's answer is sent."""
+        flag = _stop_after.get()
+        if flag is None:  # not within a connection: now
+            self.request_stop("a client asked")
+        else:
+            flag[0] = True
+
+    async def _watch_owner(self, owner: OwnerHandle) -> None:
+        await owner.wait()
+        self.request_stop(f"its owner (pid {self.owner_pid}) ended")
 
     async def _accept(self, listener: Any) -> None:
         backoff = 0.0
@@ -186,10 +224,14 @@ class Daemon:
                 )
                 return
             self.connections += 1
+            stop_after = [False]
+            _stop_after.set(stop_after)
             try:
                 await self._serve_connection(stream)
             finally:
                 self.connections -= 1
+                if stop_after[0]:
+                    self.request_stop("a client asked")
 
     async def _refuse(self, stream: SocketStream, reason: str, message: str) -> None:
         self.refused += 1
@@ -245,21 +287,22 @@ class Daemon:
         fs.atomic_write(Path(state_path(self.socket_file)), json.dumps(state).encode("utf-8"), durable=False)
 
     def status(self) -> dict[str, Any]:
-        servers: list[dict[str, Any]] = []
-        sessions = self.session.sessions if self.session is not None else None
-        manager = getattr(sessions, "_manager", None)
-        config = self.session.config if self.session is not None else None
-        for name in config.servers if config is not None else ():
-            sup = manager.supervisors.get(name) if manager is not None else None
-            servers.append({"name": name, "state": str(sup.state) if sup is not None else "stopped"})
+        by_identity = dict(self.sessions.sessions) if self.sessions is not None else {}
+        shared = by_identity.pop("", None)
         return {
             "pid": os.getpid(),
             "version": __version__,
             "uptimeS": round(time.time() - self.started_at, 3),
             "socket": str(self.socket_file),
             "idleTimeoutS": self.idle_timeout_s if self.idle_timeout_s is not None else 0,
+            "ownerPid": self.owner_pid,
             "scope": self.scope.describe(),
-            "servers": servers,
+            "servers": _server_rows(shared),
+            # The sessions of projects that add configuration, each with its own servers.
+            "projects": [
+                {"dir": identity, "servers": _server_rows(session)}
+                for identity, session in by_identity.items()
+            ],
             "clientsServed": self.clients_served,
             "activeClients": max(self.active - 1, 0),  # the asker itself does not count
             "refusedClients": self.refused,
@@ -280,6 +323,17 @@ class Daemon:
         )
 
 
+def _server_rows(session: Any) -> list[dict[str, Any]]:
+    if session is None:
+        return []
+    manager = getattr(session.sessions, "_manager", None)
+    rows = []
+    for name in session.config.servers:
+        sup = manager.supervisors.get(name) if manager is not None else None
+        rows.append({"name": name, "state": str(sup.state) if sup is not None else "stopped"})
+    return rows
+
+
 def _rss_bytes() -> int | None:
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
@@ -290,10 +344,16 @@ def _rss_bytes() -> int | None:
 
 
 def run_foreground(
-    scope: Scope, *, environ: Mapping[str, str], cwd: Path, idle_timeout_s: float | None, notify: Any = None
+    scope: Scope,
+    *,
+    environ: Mapping[str, str],
+    cwd: Path,
+    idle_timeout_s: float | None,
+    notify: Any = None,
+    owner_pid: int | None = None,
 ) -> str:
     """Run a daemon in this process until it stops; returns why it stopped."""
-    daemon = Daemon(scope, environ=environ, cwd=cwd, idle_timeout_s=idle_timeout_s)
+    daemon = Daemon(scope, environ=environ, cwd=cwd, idle_timeout_s=idle_timeout_s, owner_pid=owner_pid)
     daemon.acquire()
     try:
         return anyio.run(lambda: daemon.serve(on_ready=notify))

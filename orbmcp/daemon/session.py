@@ -1,4 +1,9 @@
-"""The daemon's one live session: its configuration (kept fresh) and its servers.
+"""One live session of the daemon: its configuration (kept fresh) and its servers.
+
+The daemon holds one per configuration identity (``identities.py``). The *shared* session serves
+every directory whose project adds nothing: it never loads a project's entries (it loads as if the
+host had declined the project's trust), and its default root follows the latest command's
+directory.
 
 ``${VAR}`` references expand with the environment captured when the daemon started. Before each
 command the session checks the content of every file its configuration was read from (and the
@@ -13,6 +18,7 @@ import hashlib
 import os
 import secrets
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from orbmcp import log
@@ -25,11 +31,21 @@ from orbmcp.frontends.sessions import PersistentSessions
 
 
 class DaemonSession:
-    def __init__(self, scope: Scope, environ: Mapping[str, str], cwd: Path) -> None:
+    def __init__(
+        self,
+        scope: Scope,
+        environ: Mapping[str, str],
+        cwd: Path,
+        *,
+        shared: bool = False,
+        nonce: str | None = None,
+    ) -> None:
         self.scope = scope
         self.environ = dict(environ)
         self.cwd = cwd
-        self.nonce = secrets.token_hex(16)
+        self.shared = shared
+        self.project_dir = Path(scope.project_dir)  # the shared session's moves with its commands
+        self.nonce = nonce if nonce is not None else secrets.token_hex(16)
         self.config = self._load()
         self.fingerprint = self._fingerprint()
         self.sessions = PersistentSessions(self.config, interactive=False, retries=True)
@@ -37,11 +53,12 @@ class DaemonSession:
 
     def _load(self) -> ResolvedConfig:
         return load_config(
-            project=Path(self.scope.project_dir),
+            project=self.project_dir,
             config_file=None if self.scope.config_file is None else Path(self.scope.config_file),
             global_dir=Path(self.scope.global_dir),
             environ=self.environ,
             cwd=self.cwd,
+            host_trust=False if self.shared else None,
         )
 
     def watched_files(self) -> list[Path]:
@@ -51,6 +68,8 @@ class DaemonSession:
         if scope.config_file is not None:
             return [Path(scope.config_file)]
         gdir, pdir = Path(scope.global_dir), Path(scope.project_dir)
+        if self.shared:  # no project's files or trust decide what it runs
+            return [*global_files(gdir), *self.config.files]
         return [
             *global_files(gdir),
             *project_files(pdir),
@@ -89,6 +108,25 @@ class DaemonSession:
             if theirs != mine_digest:
                 drift.append(name)
         return drift
+
+    def use_directory(self, project_dir: Path) -> None:
+        """The shared session serves a command of ``project_dir`` (a directory that adds no
+        configuration): that directory becomes the default root, and its servers are told."""
+        if project_dir == self.project_dir:
+            return
+        self.project_dir = project_dir
+        self.config = replace(self.config, project=replace(self.config.project, dir=project_dir))
+        self.sessions.config = self.config
+        manager = getattr(self.sessions, "_manager", None)
+        if manager is None:
+            return
+        runtime = manager.runtime
+        supervisors = list(manager.supervisors.values())
+        before = [runtime.roots_for(sup.cfg) for sup in supervisors]
+        runtime.project_dir = project_dir
+        for sup, old in zip(supervisors, before, strict=True):
+            if runtime.roots_for(sup.cfg) != old:
+                sup.roots_changed()
 
     async def refresh(self) -> ResolvedConfig | None:
         """Reload and apply when a watched file changed; the new config, or None when unchanged."""

@@ -22,6 +22,7 @@ from orbmcp.errors import OrbError
 
 if TYPE_CHECKING:
     from orbmcp.daemon.connection import Connection
+    from orbmcp.daemon.session import DaemonSession
     from orbmcp.serve.gateway import Gateway
 
 
@@ -43,14 +44,15 @@ async def serve_request(conn: Connection, request: Mapping[str, Any]) -> None:
         or invocation.spec.path != ("serve",)
         or invocation.help
         or invocation.kwargs.get("print_token")
-        or conn.daemon.scope_of(line, request) != conn.daemon.scope
+        or conn.daemon.scope_of(line, request).key != conn.daemon.scope.key
     ):
         conn.writer.send_nowait({"t": "local"})
         return
     conn.daemon.clients_served += 1
     json_output = line.json or bool(invocation.kwargs.get("json"))
     try:
-        await _serve(conn, request, invocation.kwargs)
+        session = await conn.daemon.sessions.session_for(conn.daemon.scope_of(line, request))
+        await _serve(conn, session, invocation.kwargs)
     except OrbError as err:
         from orbmcp.frontends.runner import report_failure
 
@@ -58,15 +60,13 @@ async def serve_request(conn: Connection, request: Mapping[str, Any]) -> None:
         conn.writer.send_nowait({"t": "exit", "code": code})
 
 
-async def _serve(conn: Connection, request: Mapping[str, Any], kwargs: dict[str, Any]) -> None:
+async def _serve(conn: Connection, session: DaemonSession, kwargs: dict[str, Any]) -> None:
     from orbmcp.core.startup import first_attempts
     from orbmcp.serve.command import options_from
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.hub import Hub
     from orbmcp.serve.session import check_names, check_servers, unwrapped
 
-    session = conn.daemon.session
-    assert session is not None
     options, address = options_from(
         stdio=bool(kwargs.get("stdio")),
         http=kwargs.get("http"),

@@ -54,5 +54,19 @@ def daemon_status(result: DaemonStatus) -> str:
                 )
     else:
         lines.append("  servers: none configured")
+    projects = info.get("projects")
+    for project in projects if isinstance(projects, list) else ():
+        if isinstance(project, dict):
+            rows = project.get("servers")
+            names = (
+                [f"{r.get('name', '?')} {r.get('state', '?')}" for r in rows if isinstance(r, dict)]
+                if isinstance(rows, list)
+                else []
+            )
+            where = one_line(str(project.get("dir", "?")))
+            lines.append(f"  project {where}: {one_line(', '.join(names)) or 'no servers'}")
+    owner = info.get("ownerPid")
+    if isinstance(owner, int):
+        lines.append(f"  ends with its owner: pid {owner}")
     lines += [one_line(n) for n in result.notes]
     return "\n".join(lines)
