@@ -209,7 +209,24 @@ def server_detail(
         instructions=sup.snap.instructions if sup is not None else None,
         advertised=sup.snap.advertised if sup is not None else None,
         offered=sup.snap.capabilities if sup is not None else None,
+        roots=roots_given(cfg, config, sup),
     )
+
+
+def roots_given(cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None) -> tuple[str, ...] | None:
+    """The roots ``cfg``'s server is given (URIs): the session's answer where it runs, else what the
+    configuration says; None: no roots (the capability is not offered)."""
+    if sup is not None:
+        if not sup.runtime.features.roots:
+            return None
+        roots = sup.runtime.roots_for(cfg)
+        return None if roots is None else tuple(r.uri for r in roots)
+    paths = cfg.roots if cfg.roots is not None else config.settings.roots
+    if paths is None:
+        return None
+    from orbmcp.core.capabilities.roots import roots_of
+
+    return tuple(r.uri for r in roots_of(paths))
 
 
 def unavailable_detail(

@@ -71,6 +71,7 @@ class Manager:
         tools: ToolRegistry | None = None,
         asker: Any = None,
         features: ClientFeatures | None = None,
+        project_roots: bool = False,
     ) -> None:
         """``asker`` answers servers' questions when no command waits on them (the session's own
         front; see ``orbmcp.core.capabilities.askers``). ``features`` are the client capabilities
@@ -78,7 +79,8 @@ class Manager:
         saying so), roots, and sampling when a sampling command is configured.
         ``hand_off_at_exit`` (set before leaving): leaving the manager closes the servers' stdin
         and collects their still-running trees in ``runtime.handed_off`` for a detached stop (only
-        the orbmcp program itself, about to exit)."""
+        the orbmcp program itself, about to exit). ``project_roots``: the project directory is the
+        servers' root when nothing else is (an embedder that set its project explicitly)."""
         self.config = config
         log.configure_default(config.global_dir)
         self.runtime = Runtime(
@@ -90,6 +92,7 @@ class Manager:
             auth_ui=auth_ui,
             features=features or ClientFeatures(sampling=config.settings.sampling is not None),
             asker=asker,
+            project_roots=project_roots,
         )
         self._apply_client_settings(config)
         self.supervisors: dict[str, Supervisor] = {
@@ -232,9 +235,14 @@ class Manager:
                 self.tools.sync(name, (), active=False)  # its tools: gone, not merely inactive
             self.config = config
             self._apply_client_settings(config)
-            for sup in kept:  # the project or the roots settings changed under a live connection
-                if self.runtime.roots_for(sup.cfg) != roots_before[sup.name]:
-                    sup.roots_changed()
+            renew = [  # the project or the roots settings changed under a live connection
+                sup
+                for sup in kept
+                if self.runtime.roots_for(sup.cfg) != roots_before[sup.name] and sup.roots_changed()
+            ]
+            for sup in renew:  # offered roots now, or no longer: only a new connection says so
+                await sup.stop()
+                sup.start(self._require_tg())
             self.runtime.add_secrets(_secrets_of(new[name] for name in (*added, *changed)))
             for name in (*changed, *added):
                 self.supervisors[name] = Supervisor(new[name], config.settings, self.runtime)

@@ -52,7 +52,15 @@ class Runtime:
     sampling: SamplingConfig | None = None  # the configured sampling command (global settings)
     # The log level 2026-07-28 servers are asked for on every request (they send none without).
     log_level: str | None = None
-    project_dir: Path | None = None  # the default root
+    project_dir: Path | None = None
+    # The project directory is a root: only where an embedding agent set its project explicitly
+    # (``orbmcp.host``). Never the bare current directory: a server that takes the client's roots
+    # as its sandbox (server-filesystem) would be widened to wherever orbmcp was started.
+    project_roots: bool = False
+    # ``orbmcp serve``: an agent may give roots at any time, and a connection cannot add the
+    # capability later, so every server is offered it; until an agent gives roots (or some are
+    # configured) the list is empty, which widens nothing.
+    agent_front: bool = False
     # The roots an agent front gave (``orbmcp serve``): they replace the settings' and the project's.
     agent_roots: tuple[Root, ...] | None = None
     default_roots: tuple[str, ...] | None = None  # settings.roots, expanded
@@ -83,9 +91,10 @@ class Runtime:
             self.extra_secrets = merged
             self._redactor = None
 
-    def roots_for(self, cfg: ServerConfig) -> tuple[Root, ...]:
+    def roots_for(self, cfg: ServerConfig) -> tuple[Root, ...] | None:
         """The roots ``cfg``'s server is told: its own, else an agent's, else the settings', else
-        the project dir."""
+        the project dir where an embedder set it; None: no roots (the capability is not offered,
+        and the server keeps the directories it was started with)."""
         from orbmcp.core.capabilities.roots import roots_of
 
         if cfg.roots is not None:
@@ -94,7 +103,13 @@ class Runtime:
             return self.agent_roots
         if self.default_roots is not None:
             return roots_of(self.default_roots)
-        return roots_of([self.project_dir or Path.cwd()])
+        if self.project_roots and self.project_dir is not None:
+            return roots_of([self.project_dir])
+        return () if self.agent_front else None
+
+    def offers_roots(self, cfg: ServerConfig) -> bool:
+        """Whether ``cfg``'s server is offered the roots capability now."""
+        return self.features.roots and self.roots_for(cfg) is not None
 
     def task_group(self) -> TaskGroup:
         if self.tg is None:

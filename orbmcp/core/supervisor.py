@@ -189,11 +189,20 @@ class Supervisor:
         """Ready, and no request has seen the connection die since."""
         return self.snap.state == State.READY and not self._lost.is_set()
 
-    def roots_changed(self) -> None:
-        """The roots this server is told changed: notify it (in the background) if connected."""
+    def roots_changed(self) -> bool:
+        """The roots this server is told changed. A connection that was offered roots is told (in
+        the background). True when the capability itself must change (roots given to a connection
+        made without them, or taken from one made with them): only a new connection can say so,
+        and the caller reconnects the server."""
         tg = self.runtime.tg
-        if self.connected and self.client is not None and tg is not None:
+        if not self.connected or self.client is None or tg is None:
+            return False
+        offered = "roots" in (self.snap.advertised or {})
+        if offered != self.client_side.offers_roots():
+            return True
+        if offered:
             tg.start_soon(self.client_side.roots_changed, self.client, self.snap.protocol_version)
+        return False
 
     def request_rediscovery(self) -> None:
         self._rediscover.set()

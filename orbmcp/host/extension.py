@@ -280,6 +280,8 @@ class McpExtension:
             tools=registry,
             asker=self.ui,
             features=host_features(self.host, config),
+            # The project is the servers' root only when the agent named it (never a bare cwd).
+            project_roots=self.project is not None,
         )
         manager.runtime.state_listeners.append(self._state_changed)
         try:
@@ -337,6 +339,7 @@ class McpExtension:
             return
         from orbmcp.core.startup import first_attempts
 
+        manager.runtime.project_roots = True
         change = await manager.apply_config(config)
         self._config = config
         await first_attempts(manager, change.started, self._notify_spelled, start=False)
@@ -409,7 +412,8 @@ class McpExtension:
 
 def host_features(host: Host, config: ResolvedConfig) -> ClientFeatures:
     """What a host's session advertises: elicitation when the host can ask (``Elicits``), sampling
-    when it has a model (``Samples``) or a sampling command is configured, and roots."""
+    when it has a model (``Samples``) or a sampling command is configured, and roots (to a server
+    that has some: configured, or the project the agent named)."""
     from orbmcp.host.protocol import Elicits, Samples
 
     return ClientFeatures(

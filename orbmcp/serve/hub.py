@@ -65,9 +65,9 @@ class Hub:
 
     @classmethod
     def of(cls, manager: Manager) -> Hub:
-        """The hub of ``manager``, attached on first use. Sampling is advertised to servers that
-        connect from then on (an agent may answer it; connections made before keep what they
-        declared)."""
+        """The hub of ``manager``, attached on first use. Sampling and roots are advertised to
+        servers that connect from then on (an agent may answer sampling and give roots;
+        connections made before keep what they declared)."""
         hub = _HUBS.get(manager)
         if hub is None:
             hub = _HUBS[manager] = cls(manager)
@@ -78,6 +78,7 @@ class Hub:
         runtime = self.manager.runtime
         runtime.asker = self.asker
         runtime.features = replace(runtime.features, sampling=True)
+        runtime.agent_front = True
         runtime.state_listeners.append(self._state_changed)
         runtime.notification_listeners.append(self._notified)
         self.manager.tools.add_listener(self)

@@ -278,13 +278,11 @@ def test_status_shows_instructions_and_capabilities(tmp_path: Path) -> None:
     r = run_cli("--config", str(cfg), "status", "asks", "--json")
     body = r.json()
     assert body["instructions"] == "Use the form tool to test elicitation.\nNever call touch in production."
-    assert body["capabilities"]["advertised"] == {
-        "elicitation": {"form": {}, "url": {}},
-        "roots": {"listChanged": True},
-    }
+    assert body["capabilities"]["advertised"] == {"elicitation": {"form": {}, "url": {}}}
+    assert body["roots"] is None  # none configured: not offered (never the current directory)
     assert body["capabilities"]["server"]["completions"] == {}
     text = run_cli("--config", str(cfg), "status", "asks").stdout
-    assert "orbmcp offers: elicitation (form, url), roots (listChanged)" in text and "Instructions:" in text
+    assert "orbmcp offers: elicitation (form, url)\n" in text and "Instructions:" in text
 
 
 def test_read_saves_binary_contents(tmp_path: Path) -> None:

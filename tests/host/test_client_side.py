@@ -83,11 +83,8 @@ async def test_the_hosts_ui_answers_and_its_answers_are_checked(tmp_path: Path) 
             assert host.sampled[0].system_prompt == "You are a test."
             assert ext.instructions()["asks"].startswith("Use the form tool")
             sup = ext.manager.supervisors["asks"]  # type: ignore[union-attr]
-            assert sup.snap.advertised == {
-                "elicitation": {"form": {}, "url": {}},
-                "roots": {"listChanged": True},
-                "sampling": {},
-            }
+            # No project named by the agent and no roots configured: no roots capability.
+            assert sup.snap.advertised == {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
             # A slash line inside the agent asks through the same UI.
             host.answers = [ElicitationAnswer("decline")]  # type: ignore[assignment]
             reply = await ext.slash_reply("/mcp call asks form")
@@ -102,7 +99,7 @@ async def test_a_host_that_cannot_ask_advertises_nothing_it_cannot_honour(tmp_pa
     with anyio.fail_after(BOUND_S):
         async with McpExtension(host, config_file=cfg) as ext:
             sup = ext.manager.supervisors["asks"]  # type: ignore[union-attr]
-            assert sup.snap.advertised == {"roots": {"listChanged": True}}
+            assert sup.snap.advertised == {}
             assert "asks" in ext.instructions()
 
 

@@ -369,7 +369,7 @@ async def test_without_the_capability_the_request_is_answered_as_the_other_front
         sampled = await client.call_tool(tool_named(listing, "test_sampling").name, {"prompt": "hi"})
         assert sampled.is_error and "no sampling command is configured" in sampled.content[0].text
         roots = await client.call_tool(tool_named(listing, "test_roots").name, {})
-        assert json.loads(roots.content[0].text) == [tmp_path.as_uri()]  # the project's, as elsewhere
+        assert json.loads(roots.content[0].text) == []  # none given, none configured: never the cwd
 
 
 async def test_a_servers_log_messages_reach_the_agent_at_the_level_it_asked(tmp_path: Path) -> None:

@@ -128,12 +128,13 @@ async def test_with_no_capable_agent_a_servers_request_goes_to_what_answered_bef
         sampled = await call_tool(sup, "test_sampling", {"prompt": "x"})
         assert sampled.is_error and "the shell has no model" in sampled.text()
         roots = await call_tool(sup, "test_roots", {})
-        assert json.loads(roots.text()) == [tmp_path.as_uri()]
+        # No agent gave roots and none are configured: an empty list, never the current directory.
+        assert json.loads(roots.text()) == []
 
 
 async def test_an_agents_roots_are_the_servers_roots_while_it_is_connected(tmp_path: Path) -> None:
     """Roots come from the agent that declared them (servers are told when they change), and go
-    back to the project's when it leaves."""
+    back to none when it leaves (never the bare project directory)."""
     current = ["file:///agent/one"]
     notices = Notices()
 
@@ -151,9 +152,9 @@ async def test_an_agents_roots_are_the_servers_roots_while_it_is_connected(tmp_p
             await wait_until(lambda: len(runtime.agent_roots or ()) == 2, what="the agent's new roots")
             listed = json.loads((await client.call_tool(tool, {})).content[0].text)
             assert listed == ["file:///agent/two", "file:///agent/three"]
-        await wait_until(lambda: runtime.agent_roots is None, what="the project's roots again")
+        await wait_until(lambda: runtime.agent_roots is None, what="the agent's roots gone")
         sup = served.gateway.manager.get("ref")
-        assert served.gateway.manager.runtime.roots_for(sup.cfg)[0].uri == tmp_path.as_uri()
+        assert served.gateway.manager.runtime.roots_for(sup.cfg) == ()
 
 
 async def test_prompt_and_resource_changes_and_reconnects_reach_the_agent(tmp_path: Path) -> None:

@@ -168,6 +168,9 @@ class ServerDetail(Result):
     instructions: str | None = None  # the server's instructions (initialize result), raw
     advertised: Mapping[str, Any] | None = None  # client capabilities orbmcp advertised (wire JSON)
     offered: Mapping[str, Any] | None = None  # capabilities the server offered (wire JSON)
+    # The roots the server is given (file:// URIs); None: none, the roots capability is not offered
+    # and the server keeps the directories it was started with.
+    roots: tuple[str, ...] | None = None
 
     @property
     def unavailable(self) -> bool:
@@ -223,6 +226,7 @@ class ServerDetail(Result):
                 "advertised": None if self.advertised is None else dict(self.advertised),
                 "server": None if self.offered is None else dict(self.offered),
             },
+            "roots": None if self.roots is None else list(self.roots),
         }
         if self.launch is not None:
             body |= self.launch.to_json()

@@ -9,8 +9,9 @@ else the session's own front (an agent host, the REPL, a one-shot command's term
 (orbmcp then declines and says so).
 
 A capability is advertised only when some front of the session can honour it (``ClientFeatures``):
-elicitation wherever a person may be asked (or told that orbmcp declined), roots always (every
-session has a project directory), sampling only with a host model or a configured command.
+elicitation wherever a person may be asked (or told that orbmcp declined), roots only to a server
+that has roots (configured, or given by an agent or an embedder: ``Runtime.roots_for``; never the
+bare current directory), sampling only with a host model or a configured command.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class ClientFeatures:
 
     elicitation: bool = True
     sampling: bool = False
-    roots: bool = True
+    roots: bool = True  # a server is offered roots only when it has some (``Runtime.offers_roots``)
 
     def to_json(self) -> dict[str, Any]:
         """The ``capabilities`` object orbmcp sends in ``initialize`` (wire spelling)."""

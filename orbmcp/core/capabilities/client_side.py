@@ -53,7 +53,7 @@ class ClientSide:
         server: str,
         runtime: Runtime,
         *,
-        roots: Callable[[], tuple[Root, ...]],
+        roots: Callable[[], tuple[Root, ...] | None],
         output: Callable[[str], None],
     ) -> None:
         self.server = server
@@ -76,7 +76,7 @@ class ClientSide:
             kwargs["elicitation_callback"] = self._on_elicit
         if features.sampling:
             kwargs["sampling_callback"] = self._on_sample
-        if features.roots:
+        if self.offers_roots():
             kwargs["list_roots_callback"] = self._on_list_roots
         if self.runtime.log_level is not None:
             kwargs["log_level"] = self.runtime.log_level
@@ -191,7 +191,12 @@ class ClientSide:
         from mcp_types import ListRootsResult
         from mcp_types import Root as WireRoot
 
-        return ListRootsResult(roots=[WireRoot(uri=r.uri, name=r.name) for r in self._roots()])
+        return ListRootsResult(roots=[WireRoot(uri=r.uri, name=r.name) for r in self._roots() or ()])
+
+    def offers_roots(self) -> bool:
+        """The roots capability is offered only where roots are known (configured, or given by an
+        agent or an embedder): a server told none keeps the directories it was started with."""
+        return self.runtime.features.roots and self._roots() is not None
 
     async def _on_log(self, params: Any) -> None:
         from orbmcp.core.capabilities.server_log import LogMessage, message_from
@@ -232,14 +237,12 @@ class ClientSide:
         """Tell a connected server its roots changed (``notifications/roots/list_changed``)."""
         from mcp_types import RootsListChangedNotification
 
-        if not self.runtime.features.roots:
-            return
         try:
             await client.session.send_notification(RootsListChangedNotification())
         except Exception as exc:
             _log("server.roots_notify_failed", level="warn", server=self.server, reason=type(exc).__name__)
         else:
-            _log("server.roots_changed", server=self.server, count=len(self._roots()))
+            _log("server.roots_changed", server=self.server, count=len(self._roots() or ()))
 
     # -- notifications ---------------------------------------------------------------------------
 

@@ -163,6 +163,10 @@ def server_detail(d: ServerDetail) -> str:
     if d.offered is not None or d.advertised is not None:
         lines.append(f"Server offers: {capability_names(d.offered)}")
         lines.append(f"orbmcp offers: {capability_names(d.advertised)}")
+    if d.roots is None:
+        lines.append("Roots: none offered (the server keeps the directories it was started with)")
+    else:
+        lines.append(f"Roots: {one_line(', '.join(d.roots), max_len=500) if d.roots else '(an empty list)'}")
     if d.oauth is not None:
         lines.append(f"OAuth: {one_line(d.oauth)}")
     if d.last_error:

@@ -137,34 +137,48 @@ def ctx_for(manager: Manager, ui: Any, *, emit: Any = None) -> CommandContext:
 # -- roots ---------------------------------------------------------------------------------------
 
 
-async def test_roots_default_to_the_project_and_follow_the_settings(world: World) -> None:
+async def test_roots_are_offered_only_where_configured_and_follow_the_settings(world: World) -> None:
     world.write(
         {"asks": asks(world.markers), "own": asks(world.markers, roots=["~/own", "rel"])},
     )
     with anyio.fail_after(BOUND_S):
         async with session(world) as manager:
             sup = await manager.ready("asks")
-            assert text_of(await call_tool(sup, "roots", {})) == world.project.as_uri()
+            # Nothing configured: no roots capability at all (never the project or current dir).
+            assert "roots" not in (sup.snap.advertised or {})
+            assert server_detail(sup.cfg, manager.config, sup).roots is None
+            with pytest.raises(ProtocolError):
+                await call_tool(sup, "roots", {})
             own = await manager.ready("own")
             listed = text_of(await call_tool(own, "roots", {})).splitlines()
             assert listed == [(Path.home() / "own").as_uri(), (Path.cwd() / "rel").as_uri()]
-            # The roots settings change under a live connection: the server is told, and lists anew.
+            # The roots settings change under a live connection made without roots: the server is
+            # connected anew (only a new connection offers the capability) and lists them.
             world.write(
                 {"asks": asks(world.markers), "own": asks(world.markers, roots=["~/own", "rel"])},
                 roots=[str(world.home / "a"), str(world.home / "b")],
             )
             await manager.apply_config(world.load())
-            await wait_for(world.markers / "roots-changed-1")
+            sup = await manager.ready("asks")
             assert text_of(await call_tool(sup, "roots", {})).splitlines() == [
                 (world.home / "a").as_uri(),
                 (world.home / "b").as_uri(),
             ]
             # A server with roots of its own was not told: its list did not change.
-            assert not (world.markers / "roots-changed-2").exists()
+            assert not (world.markers / "roots-changed-1").exists()
             assert sup.snap.advertised == {
                 "elicitation": {"form": {}, "url": {}},
                 "roots": {"listChanged": True},
             }
+            # The settings' roots change again: a connection offered roots is told, not renewed.
+            world.write(
+                {"asks": asks(world.markers), "own": asks(world.markers, roots=["~/own", "rel"])},
+                roots=[str(world.home / "c")],
+            )
+            await manager.apply_config(world.load())
+            await wait_for(world.markers / "roots-changed-1")
+            assert manager.get("asks") is sup and sup.connected
+            assert text_of(await call_tool(sup, "roots", {})) == (world.home / "c").as_uri()
 
 
 # -- elicitation -----------------------------------------------------------------------------------
@@ -299,10 +313,10 @@ async def test_log_messages_go_to_the_ring_and_to_verbose_callers(world: World) 
                 body["recentOutput"]
             )
             assert body["capabilities"]["server"]["resources"] == {"subscribe": True, "listChanged": False}
-            assert body["capabilities"]["advertised"]["roots"] == {"listChanged": True}
+            assert "roots" not in body["capabilities"]["advertised"] and body["roots"] is None
             text = render_plain(detail)
             assert "Server offers: logging, prompts, resources (subscribe), tools, completions" in text
-            assert "orbmcp offers: elicitation (form, url), roots (listChanged)" in text
+            assert "orbmcp offers: elicitation (form, url)\n" in text and "Roots: none offered" in text
             assert "Instructions:\n  Use the form tool to test elicitation.\n  Never call touch" in text
 
 

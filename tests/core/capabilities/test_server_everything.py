@@ -39,7 +39,10 @@ def home(tmp_path: Path) -> dict[str, str]:
     agent = tmp_path / "agent"
     agent.mkdir()
     config = {
-        "settings": {"sampling": {"command": [sys.executable, str(bridge)]}},
+        "settings": {
+            "sampling": {"command": [sys.executable, str(bridge)]},
+            "roots": [str(tmp_path / "project")],  # roots are offered only where configured
+        },
         "mcpServers": {"everything": server.entry()},
     }
     (agent / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
