@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.core.test_lifecycle import gone
-from tests.frontends import PY, SERVERS, env_for, everything_entry, write_config
+from tests.frontends import PY, SERVERS, env_for, everything_entry
 
 HANG_GUARD_S = 30.0
 
