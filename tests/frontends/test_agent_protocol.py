@@ -70,10 +70,15 @@ class Agent:
         self.proc.stdin.close()
         return self.proc.wait(timeout=HANG_GUARD_S)
 
-    def kill(self) -> None:
+    def finish(self) -> None:
+        """Close stdin and let it exit (its coverage is written on the way out); kill it only
+        when it does not."""
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=HANG_GUARD_S)
+            try:
+                self.close()
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait(timeout=HANG_GUARD_S)
 
 
 @pytest.fixture
@@ -100,7 +105,7 @@ def agent(config: Path, tmp_path: Path) -> Any:
     ready = a.expect(lambda m: True)
     assert ready == {"type": "ready", "protocol": 1, "orbmcp": ready["orbmcp"], "daemon": None}
     yield a
-    a.kill()
+    a.finish()
 
 
 def wait_for_file(path: Path) -> None:
