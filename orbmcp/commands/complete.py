@@ -435,27 +435,8 @@ def complete_candidates(
     config_file: Path | None = None,
     live: LiveCompleter | None = None,
 ) -> list[Candidate]:
-    """Candidates for the word being typed at the end of ``line`` (sorted, unique), each with its
-    kind and description (``complete_line`` documents the parameters)."""
-    words, current = split_partial(line)
-    world = _World(config_loader, project, config_file, running, tool_names, live=live)
-    first = words[0] if words else current
-    if first.startswith("/"):
-        return _complete_slash(words, current, world)
-    return _complete_shell(words, current, world)
-
-
-def complete_line(
-    line: str,
-    *,
-    config_loader: ConfigLoader | None = None,
-    running: set[str] | None = None,
-    tool_names: Mapping[str, Sequence[str]] | None = None,
-    project: Path | None = None,
-    config_file: Path | None = None,
-    live: LiveCompleter | None = None,
-) -> list[str]:
-    """Candidates for the word being typed at the end of ``line`` (sorted, unique).
+    """Candidates for the word being typed at the end of ``line`` (sorted, unique), each with
+    its kind and description.
 
     ``line`` is a slash line (``/mcp:start gi``) or a shell line, with or without the program
     name (``orbmcp call srv ``, ``call srv ``). ``running`` is the set of servers a live session
@@ -465,16 +446,17 @@ def complete_line(
     ``--project``/``--config`` on the line if any, else ``project``/``config_file``. ``live`` answers
     what only a server knows (``LiveQuery``); without it those positions have no candidates.
     """
-    found = complete_candidates(
-        line,
-        config_loader=config_loader,
-        running=running,
-        tool_names=tool_names,
-        project=project,
-        config_file=config_file,
-        live=live,
-    )
-    return [c.value for c in found]
+    words, current = split_partial(line)
+    world = _World(config_loader, project, config_file, running, tool_names, live=live)
+    first = words[0] if words else current
+    if first.startswith("/"):
+        return _complete_slash(words, current, world)
+    return _complete_shell(words, current, world)
+
+
+def complete_line(line: str, **options: Any) -> list[str]:
+    """The values of ``complete_candidates`` (which documents the options)."""
+    return [c.value for c in complete_candidates(line, **options)]
 
 
 # ---------------------------------------------------------------------------------------- usage
