@@ -26,6 +26,7 @@ Completer = Literal[
     "shells",  # bash, zsh, fish
     "check-formats",  # text, github
     "clients",  # other MCP clients orbmcp imports from
+    "agents",  # agents orbmcp integrate wires orbmcp into
     "scopes",  # global, project
     "prompt_arguments",  # name=value of a prompt's arguments; values from the server (completion/complete)
     "resource_uris",  # a resource template's URI with values from the server (completion/complete)
