@@ -241,7 +241,7 @@ AGENTS: tuple[Agent, ...] = (
         "orbmcp serve as the MCP server [mcp_servers.orbmcp] in config.toml (its tools and /mcp prompts)",
         (),
         "codex",
-        lambda environ: environment.codex_home(environ),
+        environment.codex_home,
         None,
         _codex_serve,
     ),

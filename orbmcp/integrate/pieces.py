@@ -77,7 +77,9 @@ def _read(path: Path) -> str | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc}); nothing was changed", file=str(path))
+        raise ConfigError(
+            f"{path}: cannot read it ({exc.strerror or exc}); nothing was changed", file=str(path)
+        ) from None
     if len(data) > MAX_FILE_BYTES:
         raise ConfigError(f"{path}: over {MAX_FILE_BYTES >> 20} MiB; nothing was changed", file=str(path))
     try:
@@ -164,7 +166,9 @@ def _plan_toml(piece: ConfigEntry, *, remove: bool, name: str) -> Change:
 
 def plan(pieces: Sequence[Piece], *, remove: bool, global_dir: Path) -> list[Change]:
     return [
-        plan_file(p, remove=remove) if isinstance(p, ManagedFile) else plan_entry(p, remove=remove, global_dir=global_dir)
+        plan_file(p, remove=remove)
+        if isinstance(p, ManagedFile)
+        else plan_entry(p, remove=remove, global_dir=global_dir)
         for p in pieces
     ]
 
@@ -212,4 +216,3 @@ def _remove_empty_namespace(directory: Path) -> None:
     if directory.name == "orbmcp":
         with contextlib.suppress(OSError):
             directory.rmdir()
-

@@ -29,11 +29,12 @@ def orbmcp_argv() -> tuple[str, ...]:
 def integrate(
     ctx: CommandContext,
     agent: str | None = None,
+    *,
     scope: str | None = None,
     dry_run: bool = False,
     remove: bool = False,
     serve: bool = False,
-    list: bool = False,  # noqa: A002 - the --list flag
+    list: bool = False,  # the --list flag
 ) -> IntegratePlan | AgentList:
     if list:
         return AgentList(tuple(AgentRow(a.name, a.label, a.gets, a.installed()) for a in agents.AGENTS))
@@ -56,9 +57,7 @@ def integrate(
     changes = pieces.plan(planned, remove=remove, global_dir=global_dir)
     if not dry_run:
         pieces.write(changes, planned, global_dir=global_dir)
-    files = tuple(
-        IntegrateFile(c.path, c.kind, c.outcome, _diff(c), c.reason, c.entry) for c in changes
-    )
+    files = tuple(IntegrateFile(c.path, c.kind, c.outcome, _diff(c), c.reason, c.entry) for c in changes)
     return IntegratePlan(
         agent=chosen.name,
         label=chosen.label,

@@ -67,8 +67,13 @@ class AgentRow:
     installed: str | None  # where it was found
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "label": self.label, "gets": self.gets, "installed": self.installed is not None,
-                "foundAt": self.installed}
+        return {
+            "name": self.name,
+            "label": self.label,
+            "gets": self.gets,
+            "installed": self.installed is not None,
+            "foundAt": self.installed,
+        }
 
 
 @dataclass(frozen=True)
