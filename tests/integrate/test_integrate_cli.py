@@ -50,7 +50,10 @@ def test_pi_extension_goes_to_pi_agent_dir_runs_this_orbmcp_and_a_second_run_cha
     assert outcomes(first) == {str(extension): "created"}
     text = extension.read_text()
     assert MARKER in text.splitlines()[0]
-    assert f"const ORBMCP: string[] = {json.dumps([str(Path(sys.executable).absolute()), '-m', 'orbmcp'])};" in text
+    assert (
+        f"const ORBMCP: string[] = {json.dumps([str(Path(sys.executable).absolute()), '-m', 'orbmcp'])};"
+        in text
+    )
     assert "@ORBMCP_ARGV@" not in text
     assert '"slash", "--stdio"' in text
     assert first["commands"][0] == "/mcp"  # type: ignore[index]
@@ -166,14 +169,20 @@ def test_serve_in_claude_json_keeps_every_other_key_and_remove_takes_only_its_en
     claude = home() / ".claude.json"
     original = {
         "numStartups": 3,
-        "mcpServers": {"mine": {"command": "node", "args": ["x.js"], "env": {"TOKEN": "sk-secret-value-123"}}},
+        "mcpServers": {
+            "mine": {"command": "node", "args": ["x.js"], "env": {"TOKEN": "sk-secret-value-123"}}
+        },
         "projects": {"/p": {"mcpServers": {}}},
     }
     claude.write_text(json.dumps(original, indent=2) + "\n")
     os.chmod(claude, 0o600)
     result = integrate("claude-code", "--serve")
     entry = json.loads(claude.read_text())["mcpServers"]["orbmcp"]
-    assert entry == {"type": "stdio", "command": str(Path(sys.executable).absolute()), "args": ["-m", "orbmcp", "serve"]}
+    assert entry == {
+        "type": "stdio",
+        "command": str(Path(sys.executable).absolute()),
+        "args": ["-m", "orbmcp", "serve"],
+    }
     assert {k: v for k, v in json.loads(claude.read_text()).items() if k != "mcpServers"} == {
         "numStartups": 3,
         "projects": {"/p": {"mcpServers": {}}},
@@ -241,7 +250,9 @@ def test_codex_gets_orbmcp_serve_in_config_toml_keeping_everything_else(
     assert config.read_text() == CODEX
 
 
-def test_codex_entry_orbmcp_wrote_is_replaced_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_codex_entry_orbmcp_wrote_is_replaced_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(environment.CODEX_HOME, str(tmp_path))
     config = tmp_path / "config.toml"
     config.write_text(
@@ -255,7 +266,9 @@ def test_codex_entry_orbmcp_wrote_is_replaced_in_place(tmp_path: Path, monkeypat
     assert config.read_text().count("[mcp_servers.orbmcp]") == 1
 
 
-def test_codex_toml_that_defines_orbmcp_inline_is_not_edited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_codex_toml_that_defines_orbmcp_inline_is_not_edited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(environment.CODEX_HOME, str(tmp_path))
     config = tmp_path / "config.toml"
     text = 'mcp_servers = { orbmcp = { command = "orbmcp", args = ["serve", "--x"] } }\n'
@@ -266,7 +279,9 @@ def test_codex_toml_that_defines_orbmcp_inline_is_not_edited(tmp_path: Path, mon
     assert config.read_text() == text
 
 
-def test_broken_codex_toml_is_an_error_naming_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_broken_codex_toml_is_an_error_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(environment.CODEX_HOME, str(tmp_path))
     (tmp_path / "config.toml").write_text("model = \n")
     done = run_cli("integrate", "codex")

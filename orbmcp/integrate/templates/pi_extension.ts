@@ -221,7 +221,20 @@ async function askForm(ui: any, title: string, schema: Json, opts: Json): Promis
 			: Array.isArray(field.oneOf)
 				? field.oneOf.map((o: Json) => String(o.const))
 				: null;
-		if (field.type === "boolean") {
+		if (field.type === "array") {
+			const items: Json = field.items ?? {};
+			const allowed: string[] = Array.isArray(items.enum)
+				? items.enum.map(String)
+				: Array.isArray(items.anyOf)
+					? items.anyOf.map((o: Json) => String(o.const))
+					: [];
+			const hint = allowed.length > 0 ? `comma-separated: ${allowed.join(", ")}` : "comma-separated";
+			const value = await ui.input(`${label}\n(${hint})`, "", opts);
+			if (value === undefined) return { action: "cancel" };
+			const list = value.split(",").map((v: string) => v.trim()).filter((v: string) => v !== "");
+			if (list.length === 0 && !required.has(name)) continue;
+			content[name] = list;
+		} else if (field.type === "boolean") {
 			const picked = await ui.select(label, ["yes", "no"], opts);
 			if (picked === undefined) return { action: "cancel" };
 			content[name] = picked === "yes";
