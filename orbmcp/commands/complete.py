@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.commands.completion_words import Candidate, CandidateKind, split_partial
 from orbmcp.commands.live_query import LiveCompleter, LiveQuery
 from orbmcp.commands.params import GLOBAL_OPTIONS
 from orbmcp.commands.spec import CommandSpec, Param
@@ -151,55 +152,6 @@ def option_table(spec: CommandSpec) -> dict[str, Param]:
     return {flag: p for p in spec.params if p.kind != "argument" for flag in p.option_names}
 
 
-# ----------------------------------------------------------------------------------- tokenizer
-
-
-def split_partial(line: str) -> tuple[list[str], str]:
-    """Shell words before the cursor, and the word being typed (``""`` after a space).
-
-    Like ``shlex.split`` (quotes, backslashes), but an unterminated quote is fine: it belongs to
-    the word being typed.
-    """
-    words: list[str] = []
-    cur: list[str] = []
-    in_word = False
-    quote: str | None = None
-    i = 0
-    n = len(line)
-    while i < n:
-        c = line[i]
-        if quote == "'":
-            if c == "'":
-                quote = None
-            else:
-                cur.append(c)
-        elif quote == '"':
-            if c == '"':
-                quote = None
-            elif c == "\\" and i + 1 < n and line[i + 1] in '"\\$`':
-                i += 1
-                cur.append(line[i])
-            else:
-                cur.append(c)
-        elif c in " \t\n":
-            if in_word:
-                words.append("".join(cur))
-                cur = []
-                in_word = False
-        elif c in "'\"":
-            quote = c
-            in_word = True
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            cur.append(line[i])
-            in_word = True
-        else:
-            cur.append(c)
-            in_word = True
-        i += 1
-    return words, ("".join(cur) if in_word else "")
-
-
 # ---------------------------------------------------------------------------------- completion
 
 
@@ -273,11 +225,31 @@ class _World:
         return [shown_name(name) for name in toolcache.load(gdir / "cache" / "tools.json").get(server, [])]
 
 
-def _match(current: str, candidates: Iterable[str]) -> list[str]:
-    return sorted({c for c in candidates if c.startswith(current)})
+def _match(
+    current: str, candidates: Iterable[str | Candidate], kind: CandidateKind = "value"
+) -> list[Candidate]:
+    """The candidates that start with ``current``, sorted by value, one per value."""
+    out: dict[str, Candidate] = {}
+    for c in candidates:
+        item = c if isinstance(c, Candidate) else Candidate(c, kind)
+        if item.value.startswith(current) and (item.value not in out or not out[item.value].description):
+            out[item.value] = item
+    return [out[v] for v in sorted(out)]
 
 
-def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]) -> list[str]:
+def _words_after(paths: Mapping[tuple[str, ...], CommandSpec], words: Sequence[str]) -> list[Candidate]:
+    """The next word of each command path below ``words``, described by its command or group."""
+    out = []
+    for word in next_words(paths, words):
+        spec = paths.get((*words, word))
+        out.append(Candidate(word, "subcommand", spec.summary if spec is not None else GROUPS.get(word, "")))
+    return out
+
+
+_SERVER_KIND: dict[str, CandidateKind] = {"tools": "tool", "resource_uris": "resource"}
+
+
+def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]) -> list[Candidate]:
     c = p.completer
     if c is None:
         return []
@@ -300,7 +272,7 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
         names = [a.name for a in AGENTS]
     elif c == "scopes":
         names = ["global", "project"]
-    elif c in ("prompt_arguments", "resource_uris"):
+    elif c in ("prompt_arguments", "resource_uris", "tool_arguments"):
         return _live_values(c, current, world, values)
     else:
         names = []
@@ -308,25 +280,33 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
         given = values.get(p.name)
         taken = set(given) if isinstance(given, list) else set()
         names = [n for n in names if n not in taken]
-    return _match(current, names)
+    return _match(current, names, "server" if c.startswith("servers") else _SERVER_KIND.get(c, "value"))
 
 
-def _live_values(completer: str, current: str, world: _World, values: Mapping[str, Any]) -> list[str]:
+def _live_values(completer: str, current: str, world: _World, values: Mapping[str, Any]) -> list[Candidate]:
     server = values.get("server")
     if world.live is None or not isinstance(server, str):
         return []
     if completer == "resource_uris":
-        return _match(current, world.live(LiveQuery("resource_uri", server, current)))
-    prompt = values.get("name")
-    if not isinstance(prompt, str):
+        return _match(current, world.live(LiveQuery("resource_uri", server, current)), "resource")
+    name = values.get("tool" if completer == "tool_arguments" else "name")
+    if not isinstance(name, str):
         return []
     given = values.get("arguments")
     pairs = [tuple(a.split("=", 1)) for a in (given if isinstance(given, list) else []) if "=" in a]
     context = tuple((k, v) for k, v in pairs)
-    return _match(current, world.live(LiveQuery("prompt_argument", server, current, prompt, context)))
+    query = LiveQuery(
+        "tool_argument" if completer == "tool_arguments" else "prompt_argument",
+        server,
+        current,
+        name,
+        context,
+    )
+    found = world.live(query)
+    return _match(current, found, "value" if "=" in current else "argument")
 
 
-def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world: _World) -> list[str]:
+def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world: _World) -> list[Candidate]:
     options = option_table(spec)
     positionals = [p for p in spec.params if p.kind == "argument"]
     values: dict[str, Any] = {}
@@ -361,12 +341,12 @@ def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world
         return _values_for(expecting, current, world, values)
     if not only_positional and current.startswith("-"):
         flags = [
-            f
+            Candidate(f, "option", p.help)
             for p in spec.params
             if p.kind != "argument" and not p.hidden and (p.multiple or p.name not in used)
             for f in p.option_names
         ]
-        return _match(current, [*flags, HELP_FLAGS[0]])
+        return _match(current, [*flags, Candidate(HELP_FLAGS[0], "option", "Show this command's help.")])
     if index < len(positionals):
         p = positionals[index]
         if spec.path == ("slash",) and p.name == "line":
@@ -375,31 +355,39 @@ def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world
     return []
 
 
-def _complete_nested_slash(current: str, world: _World) -> list[str]:
+def _complete_nested_slash(current: str, world: _World) -> list[Candidate]:
     """``orbmcp slash "/mcp:start gi``: the quoted word is a slash line of its own."""
     if not current.startswith("/"):
         return []
     words, inner = split_partial(current)
     head = current[: len(current) - len(inner)]
-    return [head + c for c in _complete_slash(words, inner, world)]
+    return [c._replace(value=head + c.value) for c in _complete_slash(words, inner, world)]
 
 
-def _complete_slash(words: list[str], current: str, world: _World) -> list[str]:
+def _complete_slash(words: list[str], current: str, world: _World) -> list[Candidate]:
+    verbs = slash_commands()
     if not words:
-        return _match(current, slash_spellings())
+        spellings = []
+        for spelling in slash_spellings():
+            spec = (
+                bare_slash_command()
+                if spelling == SLASH_ROOT
+                else verbs.get(split_slash_head(spelling) or ())
+            )
+            spellings.append(Candidate(spelling, "command", spec.summary if spec is not None else ""))
+        return _match(current, spellings)
     head = split_slash_head(words[0])
     if head is None:
         return []
     seq = [*head, *words[1:]]
-    verbs = slash_commands()
     spec, n = resolve(verbs, seq)
     if spec is not None:
         return _complete_params(spec, seq[n:], current, world)
     bare = bare_slash_command()
     if not seq:  # "/mcp <Tab>": a command or a server
         servers = world.servers("servers") if bare is not None else []
-        return _match(current, [*next_words(verbs, []), *servers])
-    following = next_words(verbs, seq)
+        return _match(current, [*_words_after(verbs, []), *(Candidate(s, "server") for s in servers)])
+    following = _words_after(verbs, seq)
     if following:  # inside a multi-word command: "/mcp config <Tab>"
         return _match(current, following)
     if head or bare is None:  # "/mcp:frob ...": no such command
@@ -407,7 +395,7 @@ def _complete_slash(words: list[str], current: str, world: _World) -> list[str]:
     return _complete_params(bare, seq, current, world)  # "/mcp <server> <Tab>"
 
 
-def _complete_shell(words: list[str], current: str, world: _World) -> list[str]:
+def _complete_shell(words: list[str], current: str, world: _World) -> list[Candidate]:
     if words and is_program_word(words[0]):
         words = words[1:]
     i = 0
@@ -429,13 +417,36 @@ def _complete_shell(words: list[str], current: str, world: _World) -> list[str]:
     paths = shell_commands()
     if not rest:
         if current.startswith("-"):
-            return _match(current, [f for p in GLOBAL_OPTIONS for f in p.option_names if f.startswith("--")])
-        return _match(current, {p[0] for p in paths} | set(GROUPS))
+            flags = [Candidate(f, "option", p.help) for p in GLOBAL_OPTIONS for f in p.option_names]
+            return _match(current, [c for c in flags if c.value.startswith("--")])
+        top = [c._replace(kind="command") for c in _words_after(paths, [])]
+        return _match(current, top)
     spec, n = resolve(paths, rest)
     if spec is None:
-        following = next_words(paths, rest)
-        return _match(current, following) if not current.startswith("-") else _match(current, HELP_FLAGS)
+        if current.startswith("-"):
+            return _match(current, HELP_FLAGS, "option")
+        return _match(current, _words_after(paths, rest))
     return _complete_params(spec, rest[n:], current, world)
+
+
+def complete_candidates(
+    line: str,
+    *,
+    config_loader: ConfigLoader | None = None,
+    running: set[str] | None = None,
+    tool_names: Mapping[str, Sequence[str]] | None = None,
+    project: Path | None = None,
+    config_file: Path | None = None,
+    live: LiveCompleter | None = None,
+) -> list[Candidate]:
+    """Candidates for the word being typed at the end of ``line`` (sorted, unique), each with its
+    kind and description (``complete_line`` documents the parameters)."""
+    words, current = split_partial(line)
+    world = _World(config_loader, project, config_file, running, tool_names, live=live)
+    first = words[0] if words else current
+    if first.startswith("/"):
+        return _complete_slash(words, current, world)
+    return _complete_shell(words, current, world)
 
 
 def complete_line(
@@ -458,12 +469,16 @@ def complete_line(
     ``--project``/``--config`` on the line if any, else ``project``/``config_file``. ``live`` answers
     what only a server knows (``LiveQuery``); without it those positions have no candidates.
     """
-    words, current = split_partial(line)
-    world = _World(config_loader, project, config_file, running, tool_names, live=live)
-    first = words[0] if words else current
-    if first.startswith("/"):
-        return _complete_slash(words, current, world)
-    return _complete_shell(words, current, world)
+    found = complete_candidates(
+        line,
+        config_loader=config_loader,
+        running=running,
+        tool_names=tool_names,
+        project=project,
+        config_file=config_file,
+        live=live,
+    )
+    return [c.value for c in found]
 
 
 # ---------------------------------------------------------------------------------------- usage

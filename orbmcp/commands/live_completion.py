@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp.commands.completion_words import Candidate, CandidateKind
 from orbmcp.commands.live_query import LiveQuery
 
 if TYPE_CHECKING:
@@ -33,14 +34,19 @@ def _log(event: str, **fields: Any) -> None:
     log_event(event, **fields)
 
 
-async def answer(manager: Manager, query: LiveQuery) -> list[str]:
+async def answer(manager: Manager, query: LiveQuery) -> list[Candidate]:
     """Candidates for ``query`` from its server; [] when it cannot say (never raises)."""
     try:
         sup = await manager.ready(query.server)
         with anyio.fail_after(QUERY_BUDGET_S):
+            if query.kind == "tool_argument":
+                return _tool_argument(manager, query)[:MAX_CANDIDATES]
             if query.kind == "prompt_argument":
-                return (await _prompt_argument(sup, query))[:MAX_CANDIDATES]
-            return (await _resource_uri(sup, query))[:MAX_CANDIDATES]
+                kind: CandidateKind = "value" if "=" in query.current else "argument"
+                found = await _prompt_argument(sup, query)
+            else:
+                kind, found = "resource", await _resource_uri(sup, query)
+            return [Candidate(value, kind) for value in found[:MAX_CANDIDATES]]
     except Exception as exc:
         _log("complete.live_failed", server=query.server, reason=type(exc).__name__)
         return []
@@ -93,14 +99,70 @@ async def _resource_uri(sup: Supervisor, query: LiveQuery) -> list[str]:
     return [c for c in dict.fromkeys(candidates) if c.startswith(typed)]
 
 
+def _tool_argument(manager: Manager, query: LiveQuery) -> list[Candidate]:
+    """``a=`` for each schema property not on the line yet; after ``name=``, the property's enum
+    values (or ``true``/``false`` for a boolean). MCP offers no server completion for tool
+    arguments (``completion/complete`` takes prompts and resource templates only)."""
+    from orbmcp.commands.handlers.tools import find_tool
+    from orbmcp.text import one_line
+
+    assert query.prompt is not None
+    schema = find_tool(manager, query.server, query.prompt).input_schema
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return []
+    name, eq, _ = query.current.partition("=")
+    if not eq:
+        given = {k for k, _ in query.context}
+        listed = schema.get("required")
+        required = listed if isinstance(listed, list) else []
+        out = []
+        for key, prop in props.items():
+            if not isinstance(key, str) or key in given or one_line(key) != key or " " in key:
+                continue
+            spec = prop if isinstance(prop, Mapping) else {}
+            kind = spec.get("type") if isinstance(spec.get("type"), str) else "value"
+            about = " ".join(
+                part
+                for part in (
+                    kind,
+                    "(required)" if key in required else "",
+                    str(spec.get("description") or ""),
+                )
+                if part
+            )
+            out.append(Candidate(f"{key}=", "argument", one_line(about, max_len=200)))
+        return out
+    prop = props.get(name)
+    if not isinstance(prop, Mapping):
+        return []
+    return [Candidate(f"{name}={v}", "value") for v in _schema_values(prop) if one_line(v) == v]
+
+
+def _schema_values(spec: Mapping[str, Any]) -> list[str]:
+    """The values a property's schema names: its enum, its const, or both booleans."""
+    import json
+
+    types = spec.get("type")
+    if "enum" in spec and isinstance(spec["enum"], list):
+        values = spec["enum"]
+    elif "const" in spec:
+        values = [spec["const"]]
+    elif types == "boolean" or (isinstance(types, list) and "boolean" in types):
+        values = [True, False]
+    else:
+        return []
+    return [v if isinstance(v, str) else json.dumps(v) for v in values[:MAX_CANDIDATES]]
+
+
 def _offers_completions(sup: Supervisor) -> bool:
     caps = getattr(sup.client, "server_capabilities", None)
     return getattr(caps, "completions", None) is not None
 
 
-async def live_candidates(manager: Manager, queries: list[LiveQuery]) -> dict[LiveQuery, list[str]]:
+async def live_candidates(manager: Manager, queries: list[LiveQuery]) -> dict[LiveQuery, list[Candidate]]:
     """Every query's candidates (the same query is asked once)."""
-    out: dict[LiveQuery, list[str]] = {}
+    out: dict[LiveQuery, list[Candidate]] = {}
     for query in dict.fromkeys(queries):
         out[query] = await answer(manager, query)
     return out

@@ -29,6 +29,7 @@ Completer = Literal[
     "agents",  # agents orbmcp integrate wires orbmcp into
     "scopes",  # global, project
     "prompt_arguments",  # name=value of a prompt's arguments; values from the server (completion/complete)
+    "tool_arguments",  # name=value of a tool's arguments: names, enum values and booleans from its schema
     "resource_uris",  # a resource template's URI with values from the server (completion/complete)
 ]
 

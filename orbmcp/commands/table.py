@@ -95,7 +95,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (
             SERVER,
             Param("tool", "Tool name.", required=True, completer="tools"),
-            Param("arguments", "Arguments as k=v, k=@file, k:=json, or -.", multiple=True),
+            Param(
+                "arguments",
+                "Arguments as k=v, k=@file, k:=json, or -.",
+                multiple=True,
+                completer="tool_arguments",
+            ),
             Param("args", "Arguments as one JSON object.", kind="option", metavar="JSON"),
             Param("timeout", "Per-call timeout in seconds.", kind="option", type="float"),
             Param("save_images", "Save images and audio into this directory.", kind="option", type="path"),
@@ -393,15 +398,37 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("slash",),
-        'Run one slash command line, for example orbmcp slash "/mcp:start everything".',
+        'Run one slash command line, for example orbmcp slash "/mcp:start everything"; with --json, '
+        "the agent protocol's result envelope (exit, text, json, error, content).",
         "orbmcp.frontends.handlers:slash",
-        (Param("line", "The slash command line.", required=True), JSON),
+        (
+            Param("line", "The slash command line."),
+            Param(
+                "stdio",
+                "Serve the agent protocol: JSON lines on stdin/stdout (run, cancel, complete, commands).",
+                kind="flag",
+            ),
+            Param(
+                "list_commands",
+                "List every slash command an agent may register.",
+                kind="flag",
+                flags=("--list",),
+            ),
+            JSON,
+        ),
         connects=True,
-        examples=('orbmcp slash "/mcp:start everything"', 'orbmcp slash "/mcp help"'),
+        examples=(
+            'orbmcp slash "/mcp:start everything"',
+            'orbmcp slash "/mcp help"',
+            'orbmcp slash --json "/mcp call everything get-sum a=2 b=3"',
+            "orbmcp slash --list --json",
+            "orbmcp slash --stdio",
+        ),
     ),
     CommandSpec(
         ("complete",),
-        "Print completion candidates for a partial slash or shell line, one per line.",
+        "Print completion candidates for a partial slash or shell line, one per line; with --json, "
+        '{"items": [{value, description, kind, replace_from}]}.',
         "orbmcp.frontends.handlers:complete",
         (Param("line", "The partial line.", required=True), JSON),
     ),

@@ -53,4 +53,45 @@ async def read_lines(stream: ByteReceiveStream, max_line_bytes: int) -> AsyncGen
         yield bytes(buffer)  # a last message without its newline is still a message
 
 
-__all__ = ["READ_CHUNK", "OverlongLine", "read_lines"]
+async def read_lines_skipping(
+    stream: ByteReceiveStream, max_line_bytes: int
+) -> AsyncGenerator[bytes | OverlongLine, None]:
+    """Like ``read_lines``, for a peer whose framing survives a long line (the agent protocol:
+    a line is one request): a line over the cap is dropped as it arrives, never buffered whole,
+    and an ``OverlongLine`` is yielded in its place; the lines after it are read as usual."""
+    buffer = bytearray()
+    scanned = 0
+    skipped = -1  # bytes of the line being dropped so far; -1: not dropping one
+    while True:
+        try:
+            chunk = await stream.receive(READ_CHUNK)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            break
+        if skipped >= 0:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                skipped += len(chunk)
+                continue
+            yield OverlongLine(skipped + newline)
+            skipped = -1
+            chunk = chunk[newline + 1 :]
+        buffer += chunk
+        start = 0
+        while (newline := buffer.find(b"\n", max(start, scanned))) >= 0:
+            line = bytes(buffer[start:newline]).rstrip(b"\r")
+            start = newline + 1
+            scanned = 0
+            yield line if len(line) <= max_line_bytes else OverlongLine(len(line))
+        del buffer[:start]
+        scanned = len(buffer)
+        if len(buffer) > max_line_bytes:
+            skipped = len(buffer)
+            buffer.clear()
+            scanned = 0
+    if skipped >= 0:
+        yield OverlongLine(skipped)
+    elif buffer.strip():
+        yield bytes(buffer) if len(buffer) <= max_line_bytes else OverlongLine(len(buffer))
+
+
+__all__ = ["READ_CHUNK", "OverlongLine", "read_lines", "read_lines_skipping"]

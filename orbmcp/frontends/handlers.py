@@ -7,10 +7,11 @@ import path like every other handler, so loading the table imports none of this.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import JsonText, Lines, Result, ShellExit
+from orbmcp.commands.results import Completions, JsonText, Result, ShellExit
 
 
 def shell(ctx: CommandContext) -> ShellExit | None:
@@ -25,8 +26,36 @@ def shell(ctx: CommandContext) -> ShellExit | None:
     return None if status == 0 else ShellExit(status)
 
 
-async def slash(ctx: CommandContext, line: str) -> Result | None:
-    """Run one slash line with the handler the shell command would run; return its result model."""
+async def slash(
+    ctx: CommandContext, line: str | None, stdio: bool = False, list_commands: bool = False
+) -> Result | None:
+    """Run one slash line with the handler the shell command would run; return its result model.
+
+    ``--json``: the agent protocol's result envelope (``frontends/agent_reply.py``), exit status
+    included. ``--list``: every slash command. ``--stdio``: serve the agent protocol until stdin
+    closes (``frontends/agent_protocol.py``)."""
+    from orbmcp.errors import UsageError
+
+    if sum((line is not None, stdio, list_commands)) != 1:
+        raise UsageError(
+            "give one of: a slash LINE, --list or --stdio",
+            hint='e.g. orbmcp slash "/mcp" or orbmcp slash --stdio',
+        )
+    if list_commands:
+        from orbmcp.commands.slash_catalog import slash_catalog
+
+        return slash_catalog()
+    if stdio:
+        from orbmcp.frontends.agent_protocol import serve_agent
+
+        await serve_agent(ctx)
+        return None
+    assert line is not None
+    if ctx.json:
+        from orbmcp.frontends.agent_reply import run_line
+
+        envelope = await run_line(line, replace(ctx, json=False))
+        return JsonText(envelope, int(envelope["exit"]))
     from orbmcp.frontends.slash import parse_slash, run_invocation
 
     inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
@@ -36,12 +65,14 @@ async def slash(ctx: CommandContext, line: str) -> Result | None:
     return result
 
 
-async def complete(ctx: CommandContext, line: str) -> Lines:
+async def complete(ctx: CommandContext, line: str) -> Completions:
     """Candidates for the word being typed at the end of ``line``.
 
-    Only a prompt argument's values and resource URIs need a server (``completion/complete``):
-    a live session answers them, otherwise that one server is connected for the question."""
-    from orbmcp.commands.complete import complete_line
+    Only a prompt's or a tool's argument and resource URIs need a server (``completion/complete``,
+    the tool's schema): a live session answers them, otherwise that one server is connected for
+    the question."""
+    from orbmcp.commands.complete import complete_candidates
+    from orbmcp.commands.completion_words import word_start
     from orbmcp.commands.live_query import LiveQuery
     from orbmcp.frontends.sessions import PersistentSessions
 
@@ -58,8 +89,8 @@ async def complete(ctx: CommandContext, line: str) -> Lines:
         wanted.append(query)
         return []
 
-    def candidates(live: object) -> list[str]:
-        return complete_line(
+    def candidates(live: object) -> Completions:
+        found = complete_candidates(
             line,
             project=ctx.project,
             config_file=ctx.config_file,
@@ -67,15 +98,16 @@ async def complete(ctx: CommandContext, line: str) -> Lines:
             tool_names=tools,
             live=live,  # type: ignore[arg-type]
         )
+        return Completions(tuple(found), word_start(line))
 
     first = candidates(record)
     if not wanted:
-        return Lines(tuple(first))
+        return first
     answers = await _live_answers(ctx, wanted, persistent=live_session)
-    return Lines(tuple(candidates(lambda query: answers.get(query, []))))
+    return candidates(lambda query: answers.get(query, []))
 
 
-async def _live_answers(ctx: CommandContext, queries: list[Any], *, persistent: bool) -> dict[Any, list[str]]:
+async def _live_answers(ctx: CommandContext, queries: list[Any], *, persistent: bool) -> dict[Any, list[Any]]:
     from orbmcp.commands.live_completion import live_candidates
 
     if persistent:

@@ -34,6 +34,7 @@ from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.frontends.slash import Invocation, format_error, parse_shell, parse_slash, render, run_invocation
 
 if TYPE_CHECKING:
+    from orbmcp.commands.completion_words import Candidate
     from orbmcp.commands.live_query import LiveQuery
     from orbmcp.config.model import ResolvedConfig
 
@@ -188,12 +189,12 @@ class Shell:
             live=self._live,
         )
 
-    def _live(self, query: LiveQuery) -> list[str]:
+    def _live(self, query: LiveQuery) -> list[Candidate]:
         """What only a server knows (prompt argument values, resource URIs), from this session's
         connection: asked on the session's loop, bounded in time."""
         from orbmcp.commands.live_completion import answer
 
-        async def ask() -> list[str]:
+        async def ask() -> list[Candidate]:
             return await answer(await self.sessions.manager(), query)
 
         return self.portal.call(ask)

@@ -374,9 +374,10 @@ def complete_fast(args: Sequence[str]) -> int | None:
     import sys
 
     from orbmcp import environment
-    from orbmcp.commands.complete import complete_line
+    from orbmcp.commands.complete import complete_candidates
+    from orbmcp.commands.completion_words import word_start
     from orbmcp.commands.live_query import LiveQuery
-    from orbmcp.text import one_line
+    from orbmcp.commands.results.completion import Completions
 
     wanted: list[LiveQuery] = []
 
@@ -384,12 +385,16 @@ def complete_fast(args: Sequence[str]) -> int | None:
         wanted.append(query)
         return []
 
-    candidates = complete_line(rest[0], project=environment.project_dir(), live=record)
+    found = complete_candidates(rest[0], project=environment.project_dir(), live=record)
     if wanted:
         return None  # a server must answer: the complete command connects it
-    text = (
-        json.dumps(candidates, ensure_ascii=False) if as_json else "\n".join(one_line(c) for c in candidates)
-    )
+    result = Completions(tuple(found), word_start(rest[0]))
+    if as_json:
+        text = json.dumps(result.to_json(), ensure_ascii=False)
+    else:
+        from orbmcp.text import one_line
+
+        text = "\n".join(one_line(c.value) for c in result.items)  # what render/plain prints
     try:
         if text:
             sys.stdout.write(text + "\n")

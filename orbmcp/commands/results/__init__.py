@@ -27,7 +27,12 @@ if TYPE_CHECKING:
     )
     from orbmcp.commands.results.call import CallOutcome
     from orbmcp.commands.results.check import CheckedServer, CheckReport, RequiredTool, SmokeCall
-    from orbmcp.commands.results.completion import CompletionInstalled, CompletionScript
+    from orbmcp.commands.results.completion import (
+        CompletionInstalled,
+        Completions,
+        CompletionScript,
+        SlashCommandList,
+    )
     from orbmcp.commands.results.config import (
         ConfigView,
         PathsView,
@@ -78,6 +83,8 @@ _WHERE = {
     "SmokeCall": "check",
     "CompletionInstalled": "completion",
     "CompletionScript": "completion",
+    "Completions": "completion",
+    "SlashCommandList": "completion",
     "ConfigView": "config",
     "PathsView": "config",
     "TrustReview": "config",
@@ -122,6 +129,7 @@ __all__ = [
     "CommandIndex",
     "CompletionInstalled",
     "CompletionScript",
+    "Completions",
     "ConfigView",
     "DaemonStatus",
     "ImportItem",
@@ -145,6 +153,7 @@ __all__ = [
     "ServerDetail",
     "ServerEdit",
     "ShellExit",
+    "SlashCommandList",
     "SmokeCall",
     "Statement",
     "StatusReport",

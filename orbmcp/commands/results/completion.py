@@ -1,10 +1,11 @@
-"""Results of ``completion show`` and ``completion install``."""
+"""Results of ``completion show|install``, ``complete`` and ``slash --list``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from orbmcp.commands.completion_words import Candidate
 from orbmcp.commands.results.base import Result, Statement
 
 
@@ -33,3 +34,38 @@ class CompletionInstalled(Statement):
 
     def fields(self) -> dict[str, Any]:
         return {"shell": self.shell, "path": self.path}
+
+
+@dataclass(frozen=True)
+class Completions(Result):
+    """``complete LINE``: candidates for the word being typed, each replacing ``line[replace_from:]``.
+
+    Text is one value per line (what shells read); JSON is ``{"items": [{value, description, kind,
+    replace_from}]}``, the shape of the agent protocol's ``completions`` answer."""
+
+    items: tuple[Candidate, ...]
+    replace_from: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "items": [
+                {
+                    "value": c.value,
+                    "description": c.description,
+                    "kind": c.kind,
+                    "replace_from": self.replace_from,
+                }
+                for c in self.items
+            ]
+        }
+
+
+@dataclass(frozen=True)
+class SlashCommandList(Result):
+    """``slash --list``: every slash form orbmcp offers, for an agent that registers them
+    (``commands/slash_catalog.py`` builds it from the command table)."""
+
+    commands: tuple[dict[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commands": [dict(c) for c in self.commands]}

@@ -39,6 +39,8 @@ _RENDERERS = {
     "CommandHelp": "basic:command_help",
     "CommandIndex": "basic:command_index",
     "CompletionScript": "basic:completion_script",
+    "Completions": "basic:completions",
+    "SlashCommandList": "basic:slash_command_list",
     "ShellExit": "basic:shell_exit",
     "JsonText": "basic:json_text",
     "Statement": "basic:statement",

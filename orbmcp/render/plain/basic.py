@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 
 from orbmcp.commands.results.base import CommandHelp, CommandIndex, JsonText, Lines, ShellExit, Statement
-from orbmcp.commands.results.completion import CompletionScript
+from orbmcp.commands.results.completion import Completions, CompletionScript, SlashCommandList
 from orbmcp.core.capabilities import Interaction
 from orbmcp.text import one_line, safe_text
 
@@ -30,6 +30,16 @@ def statement(result: Statement) -> str:
 
 def lines(result: Lines) -> str:
     return "\n".join(one_line(x) for x in result.items)
+
+
+def completions(result: Completions) -> str:
+    """One value per line: what a shell's completion function reads."""
+    return "\n".join(one_line(c.value) for c in result.items)
+
+
+def slash_command_list(result: SlashCommandList) -> str:
+    width = min(44, max((len(str(c["usage"])) for c in result.commands), default=0))
+    return "\n".join(f"{c['usage']!s:<{width}}  {c['description']}" for c in result.commands)
 
 
 def command_help(result: CommandHelp) -> str:
