@@ -185,8 +185,10 @@ def test_pi_runs_mcp_commands_through_the_integrated_extension(
     while True:
         event = pi.expect(
             lambda e: (
-                e.get("type") == "extension_ui_request"
-                and e.get("method") in ("input", "select", "confirm")
+                (
+                    e.get("type") == "extension_ui_request"
+                    and e.get("method") in ("input", "select", "confirm")
+                )
                 or (e.get("type") == "message_end" and e["message"].get("customType") == "orbmcp")
             ),
             "a dialog or the call's output",
