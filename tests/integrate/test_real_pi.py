@@ -205,6 +205,14 @@ def test_pi_runs_mcp_commands_through_the_integrated_extension(
     assert answered["action"] == "accept"
     assert answered["content"]["name"] == "Ada" and answered["content"]["agree"] is True
 
+    pi.send({"id": "p4a", "type": "prompt", "message": "/mcp call everything image"})
+    refused = pi.expect(
+        lambda e: e.get("type") == "extension_ui_request" and e.get("method") == "notify",
+        "an error notification",
+    )
+    assert refused["notifyType"] == "error" and "was stopped" in refused["message"]
+    pi.send({"id": "p4b", "type": "prompt", "message": "/mcp:start everything"})
+    assert "everything" in pi.output_of("/mcp:start everything")
     pi.send({"id": "p4", "type": "prompt", "message": "/mcp call everything image"})
     end = pi.expect(
         lambda e: (
