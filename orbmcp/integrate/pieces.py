@@ -201,7 +201,7 @@ def _locked(target: Path, global_dir: Path) -> contextlib.AbstractContextManager
 def _write_text(target: Path, text: str, *, private: bool) -> None:
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         mode = fs.FILE_MODE if private else 0o644
     try:
         fs.atomic_write(target, text, mode=mode, private_dir=False)
