@@ -205,6 +205,13 @@ def test_pi_runs_mcp_commands_through_the_integrated_extension(
     assert answered["action"] == "accept"
     assert answered["content"]["name"] == "Ada" and answered["content"]["agree"] is True
 
+    pi.send({"id": "p3b", "type": "prompt", "message": "/mcp call asks open_url"})
+    consent = pi.expect(lambda e: e.get("type") == "extension_ui_request", "the URL consent dialog")
+    assert consent["method"] == "confirm" and consent["title"] == "asks: Connect your account"
+    assert "https://example.com/connect" in consent["message"]
+    pi.send({"type": "extension_ui_response", "id": consent["id"], "confirmed": True})
+    assert pi.output_of("/mcp call asks open_url").startswith("accept")
+
     pi.send({"id": "p4a", "type": "prompt", "message": "/mcp call everything image"})
     refused = pi.expect(
         lambda e: e.get("type") == "extension_ui_request" and e.get("method") == "notify",
