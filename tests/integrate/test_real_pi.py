@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import select
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 
 from orbmcp import environment
+from orbmcp.core.proctree import escaped_descendants, open_pidfd
 from tests.cli import run_cli
 from tests.servers.launch import server_cmd
 from tests.servers.npm import npm_server
@@ -257,3 +259,18 @@ def test_pi_runs_mcp_commands_through_the_integrated_extension(
         assert done.returncode == 0, done.stdout + done.stderr
         items = json.loads(done.stdout.strip().splitlines()[-1])["items"]
         assert expected in [i["value"] for i in items], items
+
+    # Everything pi's session started (orbmcp slash --stdio and its servers) ends with pi.
+    tree = escaped_descendants(pi.proc.pid, -1)
+    commands = [Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ") for pid, _ in tree]
+    assert any(b"orbmcp slash --stdio" in c for c in commands), commands
+    assert any(b"asks.py" in c for c in commands), commands
+    watched = [(pid, fd) for pid, _ in tree if (fd := open_pidfd(pid)) >= 0]  # -1: already gone
+    pi.close()
+    try:
+        for pid, fd in watched:
+            ready, _, _ = select.select([fd], [], [], WAIT_S)
+            assert ready, f"process {pid} outlived pi by {WAIT_S:g} s"
+    finally:
+        for _, fd in watched:
+            os.close(fd)
