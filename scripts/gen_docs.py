@@ -272,8 +272,13 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
         "servers: status rows plus ok, verdict (ok, failed, invalid, skipped, untrusted, disabled), "
         "file, recentOutput; calls: {call, server, tool, ok, error, expect, output}",
     ),
-    "slash": JsonDoc("inner", (), "the JSON of the command the line runs"),
-    "complete": JsonDoc("array of strings", (), "the candidates"),
+    "slash": JsonDoc(
+        "object",
+        ("exit", "text", "json", "error", "content"),
+        "the agent protocol's result envelope (README); json: the JSON of the command the line runs; "
+        'with --list: {"commands": [{name, usage, description, args}]}',
+    ),
+    "complete": JsonDoc("object", ("items",), "each item: value, description, kind, replace_from"),
     "completion show": JsonDoc("object", ("shell", "script")),
     "completion install": JsonDoc("object", ("ok", "message", "shell", "path")),
     "shell": JsonDoc("none", (), "interactive; each line takes --json itself"),

@@ -398,8 +398,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("slash",),
-        'Run one slash command line, for example orbmcp slash "/mcp:start everything"; with --json, '
-        "the agent protocol's result envelope (exit, text, json, error, content).",
+        'Run one slash command line, for example orbmcp slash "/mcp:start everything".\n\n'
+        "With --json: the agent protocol's result envelope (exit, text, json, error, content).",
         "orbmcp.frontends.handlers:slash",
         (
             Param("line", "The slash command line."),
@@ -427,8 +427,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("complete",),
-        "Print completion candidates for a partial slash or shell line, one per line; with --json, "
-        '{"items": [{value, description, kind, replace_from}]}.',
+        "Print completion candidates for a partial slash or shell line, one per line.\n\n"
+        'With --json: {"items": [{value, description, kind, replace_from}]}.',
         "orbmcp.frontends.handlers:complete",
         (Param("line", "The partial line.", required=True), JSON),
     ),

@@ -126,27 +126,55 @@ def block_to_json(block: Block) -> dict[str, object]:
     return link
 
 
+MAX_LEAVES = 10_000  # past this many values in structured content, it is shown (not compared)
+MAX_DEPTH = 64
+
+
 def structured_is_redundant(result: ToolResult) -> bool:
-    """True when a text block already says what ``structuredContent`` says.
+    """True when the text blocks already say what ``structuredContent`` says.
 
     Servers commonly send both (the spec asks for a text copy); showing the same JSON twice, or
-    ``3`` followed by ``{"result": 3}``, is noise.
+    ``3`` followed by ``{"result": 3}``, is noise, and so is a wrapper of the text itself
+    (server-filesystem's ``{"content": <the file>}``) in an agent's context. The rule: a text
+    block is the structured content (as JSON, or ``result`` unwrapped), or every value in it (each
+    string, number and boolean) appears in the text blocks. JSON output keeps it all.
     """
     import json
 
     wanted = [result.structured]
     if isinstance(result.structured, dict) and set(result.structured) == {"result"}:
         wanted.append(result.structured["result"])
-    for block in result.content:
-        if not isinstance(block, TextBlock):
-            continue
+    texts = [block.text for block in result.content if isinstance(block, TextBlock | ResourceTextBlock)]
+    for text in texts:
         try:
-            parsed: object = json.loads(block.text)
+            parsed: object = json.loads(text)
         except ValueError:
-            parsed = block.text
-        if any(w in (parsed, block.text) for w in wanted):
+            parsed = text
+        if any(w in (parsed, text) for w in wanted):
             return True
-    return False
+    leaves: list[str] = []
+    if not texts or not _leaves(result.structured, leaves, 0) or not leaves:
+        return False
+    said = "\n".join(texts)
+    return all(leaf in said for leaf in leaves)
+
+
+def _leaves(value: object, out: list[str], depth: int) -> bool:
+    """Collect each value of ``value`` as it would read in text; False when there are too many
+    or they nest too deep to compare cheaply (the content is then shown)."""
+    if depth > MAX_DEPTH or len(out) > MAX_LEAVES:
+        return False
+    if isinstance(value, dict):
+        return all(_leaves(v, out, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return all(_leaves(v, out, depth + 1) for v in value)
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, bool):
+        out.append("true" if value else "false")
+    elif isinstance(value, int | float):
+        out.append(repr(value) if isinstance(value, float) and not value.is_integer() else str(int(value)))
+    return True
 
 
 def block_annotations(block: Block) -> Mapping[str, object] | None:

@@ -253,14 +253,17 @@ class AgentSession:
             self._tg.start_soon(self._completions, request["id"], line)
 
     async def _completions(self, rid: str, line: str) -> None:
-        from orbmcp.frontends.handlers import complete
+        from orbmcp.commands.table import find
+        from orbmcp.frontends.runner import call_handler
 
         items: list[Any] = []
         try:
             sessions = await self.sessions_for(self._ctx.project)
             ctx = CommandContext(ui=AgentUI(self, rid), sessions=sessions, project=self._ctx.project)
             ctx.set_config(sessions.config)
-            items = (await complete(ctx, line)).to_json()["items"]
+            spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
+            assert spec is not None
+            items = (await call_handler(spec, ctx, {"line": line})).to_json()["items"]
         except Exception as exc:  # completion never breaks the agent's line
             from orbmcp.log import log_event
 

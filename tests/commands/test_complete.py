@@ -214,7 +214,8 @@ def test_orbmcp_complete_prints_one_candidate_per_line(config: Path) -> None:
     r = run_cli("complete", "/mcp:st", env=env_for(config))
     assert (r.code, r.stdout) == (0, "/mcp:start\n/mcp:stop\n")
     r = run_cli("complete", "/mcp:auth ", "--json", env=env_for(config))
-    assert (r.code, json.loads(r.stdout)) == (0, ["web"])
+    web = {"value": "web", "description": "", "kind": "server", "replace_from": 10}
+    assert (r.code, json.loads(r.stdout)) == (0, {"items": [web]})
     # through Typer (a global option first) the answer is the same
     r = run_cli(
         "--config",
@@ -235,7 +236,9 @@ def test_the_fast_path_prints_what_typer_would(
     assert complete_fast(["/mcp:st"]) == 0
     assert capsys.readouterr().out == "/mcp:start\n/mcp:stop\n"
     assert complete_fast(["--json", "--", "/mcp:auth "]) == 0
-    assert json.loads(capsys.readouterr().out) == ["web"]
+    assert json.loads(capsys.readouterr().out) == {
+        "items": [{"value": "web", "description": "", "kind": "server", "replace_from": 10}]
+    }
     assert complete_fast(["orbmcp zzz"]) == 0
     assert capsys.readouterr().out == ""
     for args in (["--help"], [], ["a", "b"], ["--json", "--json", "x"]):

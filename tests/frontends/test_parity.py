@@ -56,10 +56,14 @@ def _both(config: Path, shell: str, slash: str) -> tuple[Any, Any]:
     a = run_cli("--config", str(config), *shlex.split(shell), "--json")
     b = run_cli("--config", str(config), "slash", slash, "--json")
     assert a.code == b.code, (a.stderr, b.stderr)
+    envelope = json.loads(b.stdout)  # slash --json: the agent protocol's result envelope
+    assert envelope["exit"] == b.code
     if a.code not in (0, 1):
-        assert a.stdout == b.stdout == ""
-        return json.loads(a.stderr), json.loads(b.stderr)
-    return json.loads(a.stdout), json.loads(b.stdout)
+        assert a.stdout == "" and envelope["json"] is None
+        shell_error, slash_error = json.loads(a.stderr)["error"], envelope["error"]
+        pick = ("code", "reason", "server")
+        return {k: shell_error.get(k, shell_error["code"]) for k in pick}, {k: slash_error[k] for k in pick}
+    return json.loads(a.stdout), envelope["json"]
 
 
 @pytest.mark.parametrize(("shell", "slash"), OFFLINE)

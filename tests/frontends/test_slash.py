@@ -189,10 +189,14 @@ def test_orbmcp_slash_process(config: Path) -> None:
     r = run_cli("slash", "/mcp bogus", env=env_for(config))
     assert r.code == 2 and r.stdout == ""
     assert "servers: alpha, beta, web" in r.stderr
+    # --json: the agent protocol's result envelope on stdout, its exit status the process's
     r = run_cli("slash", "/mcp:start nope", "--json", env=env_for(config))
-    assert r.code == 2 and r.stdout == ""
-    err = json.loads(r.stderr)["error"]
-    assert err["code"] == "usage" and "nope" in err["message"]
+    envelope = json.loads(r.stdout)
+    assert r.code == 2 == envelope["exit"] and envelope["json"] is None and envelope["content"] == []
+    err = envelope["error"]
+    assert (err["code"], err["reason"], err["server"]) == ("usage", "unknown_server", None)
+    assert "nope" in err["message"] and err["hint"] == "known servers: alpha, beta, web"
+    assert envelope["text"].startswith("error: unknown server 'nope'")
     # --json inside the line gives JSON even without the outer flag
     r = run_cli("slash", "/mcp alpha --json", env=env_for(config))
     assert r.code == 0 and json.loads(r.stdout)["name"] == "alpha"

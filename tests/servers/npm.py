@@ -19,6 +19,7 @@ CACHE_ENV = "ORBMCP_NPM_CACHE"
 INSTALL_TIMEOUT_S = 300.0
 # Pinned: the examples in the docs must keep running; upgrading the pin re-checks them.
 SERVER_EVERYTHING = ("@modelcontextprotocol/server-everything", "2026.8.31", "dist/index.js")
+SERVER_FILESYSTEM = ("@modelcontextprotocol/server-filesystem", "2026.8.31", "dist/index.js")
 
 
 @dataclass(frozen=True)

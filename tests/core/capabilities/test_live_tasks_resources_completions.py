@@ -187,18 +187,27 @@ async def test_follow_prints_the_resource_again_on_every_update(world: World) ->
 async def test_prompt_arguments_and_template_values_come_from_the_server(world: World) -> None:
     with anyio.fail_after(BOUND_S):
         async with session(world) as manager:
-            names = await answer(manager, LiveQuery("prompt_argument", "asks", "", "completable"))
-            assert names == ["department=", "role="]
-            assert await answer(
+
+            async def values(query: LiveQuery) -> list[str]:
+                return [c.value for c in await answer(manager, query)]
+
+            found = await answer(manager, LiveQuery("prompt_argument", "asks", "", "completable"))
+            assert [(c.value, c.kind) for c in found] == [("department=", "argument"), ("role=", "argument")]
+            department = await answer(
                 manager, LiveQuery("prompt_argument", "asks", "department=E", "completable")
-            ) == ["department=Engineering"]
+            )
+            assert [(c.value, c.kind) for c in department] == [("department=Engineering", "value")]
             given = LiveQuery("prompt_argument", "asks", "", "completable", (("department", "Sales"),))
-            assert await answer(manager, given) == ["role="]
+            assert await values(given) == ["role="]
             uris = await answer(manager, LiveQuery("resource_uri", "asks", "mem://"))
-            assert uris == ["mem://note", "mem://blob", "mem://items/"]
-            assert await answer(manager, LiveQuery("resource_uri", "asks", "mem://items/g")) == [
-                "mem://items/gamma"
-            ]
+            assert [c.value for c in uris] == ["mem://note", "mem://blob", "mem://items/"]
+            assert {c.kind for c in uris} == {"resource"}
+            assert await values(LiveQuery("resource_uri", "asks", "mem://items/g")) == ["mem://items/gamma"]
+            # a tool's arguments: names from its schema, then values; MCP has no server completion for them
+            assert await values(LiveQuery("tool_argument", "asks", "", "form")) == ["message="]
+            assert await values(LiveQuery("tool_argument", "asks", "message=", "form")) == []
+            assert await values(LiveQuery("tool_argument", "asks", "", "form", (("message", "x"),))) == []
+            assert await values(LiveQuery("tool_argument", "asks", "", "no-such-tool")) == []
             nothing = await live_candidates(
                 manager,
                 [LiveQuery("prompt_argument", "asks", "x=", "nope"), LiveQuery("resource_uri", "ghost", "")],
