@@ -24,6 +24,7 @@ complete -c orbmcp -f -n __fish_use_subcommand -a config -d 'Inspect, validate a
 complete -c orbmcp -f -n __fish_use_subcommand -a daemon -d 'The session daemon: one live session shared by every orbmcp command of this scope.'
 complete -c orbmcp -f -n __fish_use_subcommand -a disable -d 'Turn a server off in its config (the entry stays); in a running session also stop it.'
 complete -c orbmcp -f -n __fish_use_subcommand -a enable -d 'Turn a server on in its config; in a running session also start it.'
+complete -c orbmcp -f -n __fish_use_subcommand -a integrate -d 'Wire orbmcp into an agent: its /mcp commands (pi: an extension; Claude Code, Gemini CLI, opencode: command files) or orbmcp serve in its MCP config (Codex; --serve for any).'
 complete -c orbmcp -f -n __fish_use_subcommand -a logout -d 'Revoke an OAuth server\'s tokens at its authorization server (RFC 7009, where offered), then forget them and the client registration.'
 complete -c orbmcp -f -n __fish_use_subcommand -a prompt -d 'Get a prompt with k=v arguments.'
 complete -c orbmcp -f -n __fish_use_subcommand -a prompts -d 'List prompts.'

@@ -257,6 +257,13 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
         )
         for name in ("add", "remove", "enable", "disable")
     },
+    "integrate": JsonDoc(
+        "object",
+        ("agent", "scope", "action", "dryRun", "changed", "written", "files", "commands", "notes"),
+        "files are {path, kind, outcome, entry, reason, diff}; kind: file or entry; outcome: created, "
+        "updated, unchanged, removed, absent, kept (not orbmcp's: left alone)",
+    ),
+    "integrate LIST": JsonDoc("object", ("agents",), "agents are {name, label, gets, installed, foundAt}"),
     "trust": JsonDoc("object", ("ok", "message", "trusted", "review")),
     "untrust": JsonDoc("object", ("ok", "message", "trusted", "revoked")),
     "check": JsonDoc(

@@ -19,7 +19,7 @@ PACKAGE = ROOT / "orbmcp"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("orbmcp.errors", "orbmcp._version", "orbmcp.text", "orbmcp.fs", "orbmcp.suggest", "orbmcp.environment"),
     ("orbmcp.redact", "orbmcp.log"),
-    ("orbmcp.config",),
+    ("orbmcp.config", "orbmcp.integrate"),
     ("orbmcp.net",),
     ("orbmcp.auth",),
     ("orbmcp.core",),

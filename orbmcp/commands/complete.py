@@ -266,6 +266,10 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
         from orbmcp.config.clients import CLIENTS
 
         names = list(CLIENTS)
+    elif c == "agents":
+        from orbmcp.integrate.agents import AGENTS
+
+        names = [a.name for a in AGENTS]
     elif c == "scopes":
         names = ["global", "project"]
     elif c in ("prompt_arguments", "resource_uris", "tool_arguments"):

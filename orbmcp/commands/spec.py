@@ -26,6 +26,7 @@ Completer = Literal[
     "shells",  # bash, zsh, fish
     "check-formats",  # text, github
     "clients",  # other MCP clients orbmcp imports from
+    "agents",  # agents orbmcp integrate wires orbmcp into
     "scopes",  # global, project
     "prompt_arguments",  # name=value of a prompt's arguments; values from the server (completion/complete)
     "tool_arguments",  # name=value of a tool's arguments: names, enum values and booleans from its schema

@@ -399,6 +399,27 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ),
     ),
     CommandSpec(
+        ("integrate",),
+        "Wire orbmcp into an agent: its /mcp commands (pi: an extension; Claude Code, Gemini CLI, "
+        "opencode: command files) or orbmcp serve in its MCP config (Codex; --serve for any).",
+        f"{H}.integrate:integrate",
+        (
+            Param("agent", "pi, claude-code, gemini, opencode or codex.", completer="agents"),
+            Param(
+                "scope",
+                "user (default: the agent's own dir) or project (this project's agent dir).",
+                kind="option",
+                metavar="SCOPE",
+            ),
+            Param("dry_run", "Show the diff of every file; write nothing.", kind="flag"),
+            Param("remove", "Remove exactly what orbmcp integrate wrote.", kind="flag"),
+            Param("serve", "Also register orbmcp serve as an MCP server in the agent's config.", kind="flag"),
+            Param("list", "List the agents, what each gets and whether it is installed.", kind="flag"),
+            JSON,
+        ),
+        examples=("orbmcp integrate pi", "orbmcp integrate claude-code --dry-run", "orbmcp integrate --list"),
+    ),
+    CommandSpec(
         ("slash",),
         'Run one slash command line, for example orbmcp slash "/mcp:start everything".\n\n'
         "With --json: the agent protocol's result envelope (exit, text, json, error, content).",
