@@ -32,7 +32,7 @@ from typing import Any
 from orbmcp import environment
 from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
-from orbmcp.daemon.policy import digest_key, env_digests, forwardable, slash_manages_daemon, variables_in
+from orbmcp.daemon.policy import digest_key, env_digests, forwardable, slash_runs_here, variables_in
 from orbmcp.daemon.scope import Scope, current_scope, socket_path, state_path
 from orbmcp.daemon.signals import signals_handled_by
 from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
@@ -82,7 +82,7 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
         return None
     line = ProgramLine(argv)
     path = forwarded_command(line) if not (line.no_daemon or line.help) else None
-    if path is None or (path == ("slash",) and slash_manages_daemon(line.words)):
+    if path is None or (path == ("slash",) and slash_runs_here(line.words)):
         return None
     kind = "serve" if path == SERVE else "run"
     scope = current_scope(project=line.project, config_file=line.config, environ=env)

@@ -48,6 +48,14 @@ def slash_manages_daemon(words: Sequence[str]) -> bool:
     return text[:2] == ["/mcp", "daemon"] or text[:1] == ["/mcp:daemon"]
 
 
+def slash_runs_here(words: Sequence[str]) -> bool:
+    """``slash`` lines the daemon does not take: the daemon's own management, and the agent
+    protocol (``--stdio``: a long-running process with its own session and its own questions
+    channel; ``--list``: the command table, no connection)."""
+    options = set(words[1:])
+    return bool(options & {"--stdio", "--list"}) or slash_manages_daemon(words)
+
+
 def env_digests(env: Mapping[str, str], names: Sequence[str], nonce: str) -> dict[str, str | None]:
     """Salted digests of the variables both configs reference (None: unset here)."""
     out: dict[str, str | None] = {}

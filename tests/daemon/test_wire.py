@@ -21,7 +21,7 @@ from orbmcp.daemon import protocol
 from orbmcp.daemon.client import forwarded_command, maybe_forward
 from orbmcp.daemon.control import ask, parse_duration
 from orbmcp.daemon.frames import FrameWriter
-from orbmcp.daemon.policy import digest, env_digests, forwardable
+from orbmcp.daemon.policy import digest, env_digests, forwardable, slash_runs_here
 from orbmcp.daemon.scope import (
     MAX_SOCKET_PATH,
     UnsafeDirectory,
@@ -186,6 +186,10 @@ def test_which_lines_go_to_the_daemon() -> None:
     assert ProgramLine(["call", "--help"]).help and ProgramLine(["status", "--no-daemon"]).no_daemon
     assert not forwardable(("daemon", "start"), True)
     assert maybe_forward(["status"], {"ORBMCP_NO_DAEMON": "1"}) is None
+    # The agent protocol and the command list run in the caller's process, never in the daemon.
+    assert slash_runs_here(["slash", "--stdio"]) and slash_runs_here(["slash", "--list", "--json"])
+    assert slash_runs_here(["slash", "/mcp daemon stop"])
+    assert not slash_runs_here(["slash", "/mcp call s t --stdio"])
 
 
 def test_variables_are_compared_by_salted_digest_only() -> None:
