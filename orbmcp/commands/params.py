@@ -58,3 +58,43 @@ LOG_LEVEL = Param(
     kind="option",
     metavar="LEVEL",
 )
+
+# A server given on the command line instead of in a config file (commands/adhoc.py): every
+# command that takes a server takes these, and handlers never see them (the front turns them into
+# the command's one server).
+ADHOC: tuple[Param, ...] = (
+    Param(
+        "stdio",
+        "Try a server without configuring it: run this command line (quoted) as a stdio server.",
+        kind="option",
+        metavar="'COMMAND ARGS'",
+    ),
+    Param(
+        "http",
+        "Try a Streamable HTTP server at this URL (a bare URL as SERVER does the same).",
+        kind="option",
+        metavar="URL",
+    ),
+    Param("sse", "Try an SSE server at this URL.", kind="option", metavar="URL"),
+    Param(
+        "env",
+        "With --stdio: an environment variable of the server, NAME=VALUE (repeatable).",
+        kind="option",
+        multiple=True,
+        metavar="NAME=VALUE",
+    ),
+    Param(
+        "header",
+        "With --http/--sse: an HTTP header, NAME=VALUE or 'NAME: VALUE' (repeatable).",
+        kind="option",
+        multiple=True,
+        metavar="NAME=VALUE",
+    ),
+    Param(
+        "adhoc_name",
+        "With --stdio/--http/--sse: the server's name (default: from the command or host).",
+        kind="option",
+        flags=("--name",),
+        metavar="NAME",
+    ),
+)

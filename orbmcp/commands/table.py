@@ -8,7 +8,7 @@ that run orbmcp as a service, in ``table_services``.
 
 from __future__ import annotations
 
-from orbmcp.commands.params import JSON, LOG_LEVEL, SCOPE, SERVER
+from orbmcp.commands.params import ADHOC, JSON, LOG_LEVEL, SCOPE, SERVER
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table_services import SERVICE_COMMANDS
 
@@ -19,7 +19,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("status",),
         "Show every configured server (state, tools, auth, source), or why one server is in its state.",
         f"{H}.status:status",
-        (Param("server", "Show the detail view of this server.", completer="servers"), JSON),
+        (Param("server", "Show the detail view of this server.", completer="servers"), *ADHOC, JSON),
         slash=("/mcp",),
         connects=True,
         offline_first=True,
@@ -82,6 +82,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 completer="tools",
             ),
             Param("schema", "Show each tool's input schema.", kind="flag"),
+            *ADHOC,
             JSON,
         ),
         connects=True,
@@ -110,6 +111,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param("task", "Run it as a task (tools that require tasks always are).", kind="flag"),
             Param("verbose", "Show the server's log messages on stderr while it runs.", kind="flag"),
             LOG_LEVEL,
+            *ADHOC,
             JSON,
         ),
         connects=True,
@@ -123,7 +125,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("resources",),
         "List resources, and resource templates with their parameters.",
         f"{H}.resources:resources",
-        (Param("server", "Only this server.", completer="servers"), JSON),
+        (Param("server", "Only this server.", completer="servers"), *ADHOC, JSON),
         connects=True,
         offline_first=True,
     ),
@@ -143,6 +145,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param(
                 "follow", "Subscribe and print the resource again on every update, until Ctrl-C.", kind="flag"
             ),
+            *ADHOC,
             JSON,
         ),
         connects=True,
@@ -152,7 +155,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("prompts",),
         "List prompts.",
         f"{H}.tools:prompts",
-        (Param("server", "Only this server.", completer="servers"), JSON),
+        (Param("server", "Only this server.", completer="servers"), *ADHOC, JSON),
         connects=True,
         offline_first=True,
     ),
@@ -164,6 +167,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             SERVER,
             Param("name", "Prompt name.", required=True),
             Param("arguments", "Arguments as k=v.", multiple=True, completer="prompt_arguments"),
+            *ADHOC,
             JSON,
         ),
         connects=True,
@@ -360,6 +364,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 metavar="FORMAT",
                 completer="check-formats",
             ),
+            *ADHOC,
             JSON,
         ),
         connects=True,

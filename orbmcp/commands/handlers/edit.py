@@ -103,7 +103,7 @@ def _write(
 # ---- add -------------------------------------------------------------------------------------------
 
 
-def _pairs(values: Sequence[str] | None, what: str) -> dict[str, str]:
+def pairs(values: Sequence[str] | None, what: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for value in values or ():
         colon, equals = value.find(":"), value.find("=")
@@ -206,7 +206,7 @@ def add(
 
     _check_name(name)
     entry = build_entry(
-        target or [], env=_pairs(env, "env"), headers=_pairs(header, "header"), transport=transport, lazy=lazy
+        target or [], env=pairs(env, "env"), headers=pairs(header, "header"), transport=transport, lazy=lazy
     )
     where = target_for(ctx, scope)
     checked, problems = parse_server(name, entry, file=None, source="global", settings=where.config.settings)
