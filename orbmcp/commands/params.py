@@ -98,3 +98,11 @@ ADHOC: tuple[Param, ...] = (
         metavar="NAME",
     ),
 )
+LOCK_FILE = Param(
+    "lock_file",
+    "The tool lock file (default: orbmcp-lock.json beside the config the servers come from).",
+    kind="option",
+    flags=("--lock",),
+    type="path",
+    metavar="FILE",
+)

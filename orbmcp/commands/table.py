@@ -8,7 +8,7 @@ that run orbmcp as a service, in ``table_services``.
 
 from __future__ import annotations
 
-from orbmcp.commands.params import ADHOC, JSON, LOG_LEVEL, SCOPE, SERVER
+from orbmcp.commands.params import ADHOC, JSON, LOCK_FILE, LOG_LEVEL, SCOPE, SERVER
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table_services import SERVICE_COMMANDS
 
@@ -82,12 +82,37 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 completer="tools",
             ),
             Param("schema", "Show each tool's input schema.", kind="flag"),
+            Param(
+                "diff",
+                "Compare the tools of two servers (or two versions of one): tools --diff A B.",
+                kind="flag",
+            ),
             *ADHOC,
             JSON,
         ),
         connects=True,
         offline_first=True,
         examples=("orbmcp tools everything", "orbmcp tools everything get-sum"),
+    ),
+    CommandSpec(
+        ("lock",),
+        "Pin servers' tools (name, version, each tool's description and schemas) in a lock file that "
+        "check --lock, status and call compare against.",
+        f"{H}.lock:lock",
+        (
+            Param(
+                "servers",
+                "Servers to lock (default: every enabled server).",
+                multiple=True,
+                completer="servers",
+            ),
+            LOCK_FILE,
+            Param("update", "Write the lock even where tools changed (the diff is shown).", kind="flag"),
+            *ADHOC,
+            JSON,
+        ),
+        connects=True,
+        examples=("orbmcp lock everything",),
     ),
     CommandSpec(
         ("call",),
@@ -364,6 +389,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 metavar="FORMAT",
                 completer="check-formats",
             ),
+            LOCK_FILE,
             *ADHOC,
             JSON,
         ),

@@ -143,6 +143,9 @@ class Settings:
     imports: tuple[ClientName, ...] | None = None
     roots: tuple[str, ...] | None = None  # every server's roots (expanded); None: the project dir
     sampling: SamplingConfig | None = None
+    # The tool lock (orbmcp lock): "warn" names a changed tool on stderr before a call, "strict"
+    # refuses the call.
+    lock: str = "warn"
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from orbmcp.suggest import unknown
 from orbmcp.text import shown_name
 
 if TYPE_CHECKING:
+    from orbmcp.commands.results.lock import ToolDiff
     from orbmcp.core.capabilities import Interaction
     from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.core.manager import Manager
@@ -178,8 +179,18 @@ def _entry(tool: BridgedTool) -> ToolEntry:
 
 
 async def tools(
-    ctx: CommandContext, server: str | None = None, tool: str | None = None, schema: bool = False
-) -> ToolListing | ToolDetail:
+    ctx: CommandContext,
+    server: str | None = None,
+    tool: str | None = None,
+    schema: bool = False,
+    diff: bool = False,
+) -> ToolListing | ToolDetail | ToolDiff:
+    if diff:
+        if server is None or tool is None:
+            raise UsageError("--diff compares two servers: orbmcp tools --diff A B")
+        from orbmcp.commands.handlers.lock import tool_diff
+
+        return await tool_diff(ctx, server, tool)
     if server is not None and tool is not None:
         return await _one_tool(ctx, server, tool)
     sups, notices = await ready_servers(ctx, server, "tools")
@@ -343,6 +354,9 @@ async def call(
     manager = await ctx.manager()
     sup = await manager.ready(server)
     bridged = find_tool(manager, server, tool)
+    from orbmcp.commands.handlers.lock import check_call
+
+    check_call(ctx, sup, bridged.name)
     values = parse_call_arguments(
         tokens,
         bridged.input_schema,

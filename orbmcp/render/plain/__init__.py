@@ -33,6 +33,8 @@ _RENDERERS = {
     "DaemonStatus": "daemon:daemon_status",
     "ServerEdit": "edit:server_edit",
     "ImportPlan": "edit:import_plan",
+    "LockReport": "lock:lock_report",
+    "ToolDiff": "lock:tool_diff",
     "Lines": "basic:lines",
     "CommandHelp": "basic:command_help",
     "CommandIndex": "basic:command_index",
