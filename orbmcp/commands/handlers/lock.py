@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from orbmcp.commands import toollock
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.lock import LockReport, ToolDiff
-from orbmcp.errors import ToolError, UsageError, cmd
+from orbmcp.commands.spelling import spell_for
+from orbmcp.errors import ConfigError, ToolError, UsageError, cmd
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
@@ -102,12 +103,21 @@ async def lock(
     return LockReport(str(path), tuple(names), changes, written=True, created=previous is None)
 
 
-def lock_changes(path: Path, entries: dict[str, dict[str, Any]]) -> list[toollock.ToolChange] | None:
-    """What differs between the lock at ``path`` and ``entries``; None without a lock file."""
+def lock_changes(
+    path: Path, entries: dict[str, dict[str, Any]], *, locked_only: bool = False
+) -> list[toollock.ToolChange] | None:
+    """What differs between the lock at ``path`` and ``entries``; None without a lock file.
+    ``locked_only``: servers the lock does not name have nothing to differ from (status, call);
+    ``check --lock`` counts every tool of such a server as added."""
     locked = toollock.read(path)
     if locked is None:
         return None
-    return [c for name, entry in entries.items() for c in toollock.diff_server(name, locked.get(name), entry)]
+    return [
+        c
+        for name, entry in entries.items()
+        if not locked_only or name in locked
+        for c in toollock.diff_server(name, locked.get(name), entry)
+    ]
 
 
 async def tool_diff(ctx: CommandContext, before: str, after: str) -> ToolDiff:
@@ -121,8 +131,8 @@ def changed_since_lock(ctx: CommandContext, sup: Supervisor) -> str | None:
     """For ``status``: a warning when a lock file exists and this server's tools differ from it."""
     path = default_lock_path(ctx.config())
     try:
-        changes = lock_changes(path, {sup.name: live_entry(sup)})
-    except Exception:  # a broken lock file is the lock command's to report, not status's
+        changes = lock_changes(path, {sup.name: live_entry(sup)}, locked_only=True)
+    except ConfigError:  # a broken lock file is for `lock` and `check` to report, not status
         return f"the lock file {path} cannot be read"
     if not changes or str(sup.state) != "ready":
         return None
@@ -134,7 +144,7 @@ def check_call(ctx: CommandContext, sup: Supervisor, tool: str) -> None:
     """Before ``call``: a tool that changed since the lock is named on stderr, or refused when the
     settings say ``"lock": "strict"``."""
     path = default_lock_path(ctx.config())
-    changes = lock_changes(path, {sup.name: live_entry(sup)})
+    changes = lock_changes(path, {sup.name: live_entry(sup)}, locked_only=True)
     changed = [c for c in changes or () if c.tool == tool]
     if not changed:
         return
@@ -149,4 +159,4 @@ def check_call(ctx: CommandContext, sup: Supervisor, tool: str) -> None:
             hint=hint,
             reason="tool_changed_since_lock",
         )
-    ctx.ui.notify(f"{text}; {hint}", level="warning")
+    ctx.ui.notify(spell_for(f"{text}; {hint}", ctx.front), level="warning")

@@ -15,7 +15,8 @@ def change_lines(changes: Iterable[ToolChange], *, indent: str = "  ") -> list[s
     for c in changes:
         what = f" ({', '.join(c.fields)})" if c.fields else ""
         lines.append(f"{indent}{c.kind}: {one_line(c.server)}/{one_line(c.tool)}{what}")
-        lines += [f"{indent}    {one_line(d, max_len=400)}" for d in c.description_diff]
+        # A diff line's first character (" ", "+", "-") is its meaning: kept outside the escaping.
+        lines += [f"{indent}    {d[:1]}{one_line(d[1:], max_len=400)}" for d in c.description_diff]
         lines += [f"{indent}    {one_line(p, max_len=400)}" for p in c.schema_changes]
     return lines
 
