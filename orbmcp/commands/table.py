@@ -241,10 +241,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("add",),
-        "Add a server to orbmcp's own config: a command after --, or a URL. The file keeps its comments.",
+        "Add a server to orbmcp's own config: a command after --, a URL, or --json 'ENTRY' (a server "
+        "README's snippet). The file keeps its comments.",
         f"{H}.edit:add",
         (
-            Param("name", "Server name.", required=True),
+            Param(
+                "name", "Server name (with a --json snippet of several servers: the one to add; none: all)."
+            ),
             Param(
                 "target",
                 "The command and its arguments (after --), or the server's URL.",
@@ -275,6 +278,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param("lazy", "Connect only when started, not when a session starts.", kind="flag"),
             SCOPE,
             Param("overwrite", "Replace an entry of the same name in that file.", kind="flag"),
+            Param(
+                "entry_json",
+                "The entry as JSON, or a README's {\"mcpServers\": {...}} (also spelled --json 'JSON').",
+                kind="option",
+                flags=("--entry",),
+                metavar="JSON",
+            ),
             JSON,
         ),
         examples=(

@@ -67,9 +67,9 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
     app = build_app()
     try:
         from orbmcp.commands.adhoc import place_server
-        from orbmcp.commands.argv import hoist_global_options
+        from orbmcp.commands.argv import entry_json_option, hoist_global_options
 
-        args = place_server(hoist_global_options(argv))
+        args = place_server(entry_json_option(hoist_global_options(argv)))
         app(args=args, prog_name="orbmcp", standalone_mode=True)
     except SystemExit as exc:
         return _status(exc.code)

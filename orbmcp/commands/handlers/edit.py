@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results.edit import ServerEdit
+from orbmcp.commands.results.edit import ServerEdit, ServerEdits
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config import edit as config_edit
 from orbmcp.config import paths
-from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig
+from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig, Settings
 from orbmcp.errors import UsageError, cmd
 
 _URL = re.compile(r"https?://", re.IGNORECASE)
@@ -192,7 +192,7 @@ def _secret_notes(name: str, entry: Mapping[str, object], file: Path) -> list[st
 
 def add(
     ctx: CommandContext,
-    name: str,
+    name: str | None = None,
     target: list[str] | None = None,
     *,
     env: list[str] | None = None,
@@ -201,17 +201,38 @@ def add(
     lazy: bool = False,
     scope: str | None = None,
     overwrite: bool = False,
-) -> ServerEdit:
-    from orbmcp.config.schema import parse_server
+    entry_json: str | None = None,
+) -> ServerEdit | ServerEdits:
+    if entry_json is not None:
+        from orbmcp.commands.snippet import snippet_entries
 
-    _check_name(name)
+        if target or env or header or transport:
+            raise UsageError(
+                "--json is the whole entry: give no command, URL, --env, --header or --transport"
+            )
+        chosen = [
+            (n, dict(e) | ({"lifecycle": "lazy"} if lazy else {}))
+            for n, e in snippet_entries(name, entry_json)
+        ]
+        settings = ctx.config().settings
+        for each, entry in chosen:  # every entry checked before any is written
+            _checked(each, entry, settings)
+        edits = [_add_entry(ctx, each, entry, scope=scope, overwrite=overwrite) for each, entry in chosen]
+        return edits[0] if len(edits) == 1 else ServerEdits(tuple(edits))
+    if name is None:
+        raise UsageError("give the server's name: orbmcp add NAME -- COMMAND [ARGS...] (or NAME URL)")
     entry = build_entry(
         target or [], env=pairs(env, "env"), headers=pairs(header, "header"), transport=transport, lazy=lazy
     )
+    return _add_entry(ctx, name, entry, scope=scope, overwrite=overwrite)
+
+
+def _add_entry(
+    ctx: CommandContext, name: str, entry: dict[str, object], *, scope: str | None, overwrite: bool
+) -> ServerEdit:
+    """Check ``entry`` like any entry, then write it into the file ``scope`` names."""
     where = target_for(ctx, scope)
-    checked, problems = parse_server(name, entry, file=None, source="global", settings=where.config.settings)
-    if checked is None:
-        raise UsageError(f"server '{name}': " + "; ".join(w.message for w in problems))
+    _checked(name, entry, where.config.settings)
     notes = _secret_notes(name, entry, where.path)
     previous = where.config.servers.get(name)
     replaced = False
@@ -232,6 +253,16 @@ def add(
         notes=tuple(notes),
     )
     return followed(ctx, result)
+
+
+def _checked(name: str, entry: Mapping[str, object], settings: Settings) -> None:
+    """A usage error unless ``entry`` is a valid entry named ``name``."""
+    from orbmcp.config.schema import parse_server
+
+    _check_name(name)
+    checked, problems = parse_server(name, entry, file=None, source="global", settings=settings)
+    if checked is None:
+        raise UsageError(f"server '{name}': " + "; ".join(w.message for w in problems))
 
 
 def _servers(document: Mapping[str, object]) -> Mapping[str, object]:

@@ -32,6 +32,7 @@ _RENDERERS = {
     "TrustReview": "config:trust_review",
     "DaemonStatus": "daemon:daemon_status",
     "ServerEdit": "edit:server_edit",
+    "ServerEdits": "edit:server_edits",
     "ImportPlan": "edit:import_plan",
     "LockReport": "lock:lock_report",
     "ToolDiff": "lock:tool_diff",
