@@ -106,3 +106,22 @@ LOCK_FILE = Param(
     type="path",
     metavar="FILE",
 )
+# serve's own --stdio and --http say how it serves: the server it serves is spelled --server URL,
+# --server-stdio and --server-sse there.
+SERVE_ADHOC: tuple[Param, ...] = (
+    Param(
+        "server_stdio",
+        "Serve this command line (quoted), run as a stdio server, without configuring it.",
+        kind="option",
+        flags=("--server-stdio",),
+        metavar="'COMMAND ARGS'",
+    ),
+    Param(
+        "server_sse",
+        "Serve the SSE server at this URL, without configuring it.",
+        kind="option",
+        flags=("--server-sse",),
+        metavar="URL",
+    ),
+    *ADHOC[3:],
+)

@@ -27,7 +27,8 @@ def load_handler(spec: CommandSpec) -> Callable[..., Any]:
 async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
     handler = load_handler(spec)
     args = {k: v for k, v in kwargs.items() if k != "json"}
-    take_adhoc(ctx, args)
+    if any(p.name == "sse" for p in spec.params):  # the shared ad-hoc params (serve has its own)
+        take_adhoc(ctx, args)
     result = handler(ctx, **args)
     if inspect.isawaitable(result):
         result = await result
