@@ -41,6 +41,8 @@ _AFFIXES = (
     ("", "-server"),
     ("", "-mcp"),
 )
+_GENERIC = frozenset({"index", "main", "server", "cli", "app", "__main__", "mcp"})
+_BUILD_DIRS = frozenset({"dist", "build", "lib", "src", "bin", "out", ".", ".."})
 _SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts")
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -69,7 +71,18 @@ def name_for_command(command: str) -> str:
         else:
             plain = [w for w in rest if not w.startswith("-") and _basename(w) not in _LAUNCHERS]
             chosen = plain[0] if plain else words[0]
-    return _tidy(_basename(chosen))
+    return _tidy(_telling_part(chosen))
+
+
+def _telling_part(word: str) -> str:
+    """A script's name, or for a generic one (``dist/index.js``) its package's directory."""
+    base = _basename(word)
+    stem = base.rsplit(".", 1)[0] if "." in base else base
+    if stem.lower() in _GENERIC and "/" in word.rstrip("/"):
+        parts = [p for p in word.rstrip("/").split("/")[:-1] if p and p.lower() not in _BUILD_DIRS]
+        if parts:
+            return _basename(parts[-1])
+    return base
 
 
 def name_for_url(url: str) -> str:
@@ -202,13 +215,13 @@ def place_server(args: list[str]) -> list[str]:
 
 
 def requested(kwargs: Mapping[str, Any]) -> bool:
-    return any(kwargs.get(k) for k in ("stdio", "http", "sse"))
+    return any(kwargs.get(k) is not None for k in ("stdio", "http", "sse"))
 
 
 def take(kwargs: MutableMapping[str, Any], *, cwd: Path) -> ServerConfig | None:
     """Remove the ad-hoc keywords from a handler's arguments; the entry they describe, if any."""
     values = {k: kwargs.pop(k) for k in KEYS if k in kwargs}
-    targets = [(k, values[k]) for k in ("stdio", "http", "sse") if values.get(k)]
+    targets = [(k, values[k]) for k in ("stdio", "http", "sse") if values.get(k) is not None]
     if not targets:
         extra = [f"--{k}" for k in ("env", "header", "adhoc_name") if values.get(k)]
         if extra:
