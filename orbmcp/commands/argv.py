@@ -116,7 +116,7 @@ def entry_json_option(args: list[str]) -> list[str]:
         word = out[i]
         if word == "--":
             break
-        if word == "--json" and i + 1 < len(out) and out[i + 1].lstrip()[:1] in ("{", '"'):
+        if word == "--json" and i + 1 < len(out) and out[i + 1].lstrip()[:1] in ("{", "[", '"'):
             out[i] = "--entry"
         elif word.startswith("--json="):
             out[i] = "--entry=" + word[len("--json=") :]

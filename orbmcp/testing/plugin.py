@@ -105,7 +105,7 @@ def _adhoc_server(request: pytest.FixtureRequest) -> ServerConfig | None:
     from orbmcp.errors import OrbError
 
     options: dict[str, Any] = dict(marker.kwargs)
-    kind = "stdio" if not is_url(target) else ("sse" if options.get("transport") == "sse" else "http")
+    kind = "sse" if options.get("transport") == "sse" else ("http" if is_url(target) else "stdio")
     env = [f"{k}={v}" for k, v in (options.get("env") or {}).items()]
     headers = [f"{k}={v}" for k, v in (options.get("headers") or {}).items()]
     try:
