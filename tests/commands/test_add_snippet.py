@@ -41,7 +41,9 @@ def test_a_readme_snippet_adds_the_one_named_or_all() -> None:
 
 
 def test_a_snippet_without_its_outer_braces_and_with_a_trailing_comma() -> None:
-    text = '"mcpServers": {"ev": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},}'
+    text = (
+        '"mcpServers": {"ev": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},}'
+    )
     done = run_cli("add", "everything", "--json", text)
     assert done.code == 0, done.stderr
     assert set(_servers()) == {"everything"}
@@ -54,8 +56,11 @@ def test_bad_snippets_are_named_and_nothing_is_written() -> None:
         (("add", "x", "--json", json.dumps(SNIPPET)), "holds 2 servers, none named 'x': everything, docs"),
         (("add", "--json", '{"command": "x"}'), "needs the server's name"),
         (("add", "x", "--json", '{"mcpServers": {}}'), "names no server"),
-        (("add", "x", "--json", '{"mcpServers": {"a": {"command": "a"}, "b": 3}}'), "not a server entry: 'b'"),
-        (("add", "x", "--json", '{"url": 5}'), "\"url\" must be a string"),
+        (
+            ("add", "x", "--json", '{"mcpServers": {"a": {"command": "a"}, "b": 3}}'),
+            "not a server entry: 'b'",
+        ),
+        (("add", "x", "--json", '{"url": 5}'), '"url" must be a string'),
         (("add", "x", "--entry", '{"command": "x"}', "--", "cmd"), "--json is the whole entry"),
         (("add",), "give the server's name"),
         (("add", "--json", '{"mcpServers": {"a": {"command": "a"}, "b": {"url": 5}}}'), "server 'b'"),
