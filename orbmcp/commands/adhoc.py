@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from orbmcp.config.model import ResolvedConfig, ServerConfig
+    from orbmcp.config.model import ServerConfig
 
 TARGET_OPTIONS = ("--stdio", "--http", "--sse")
 # The handler keyword arguments of the shared ad-hoc params (commands/params.py: ADHOC).
@@ -281,16 +281,3 @@ def entry(
     if checked is None:
         raise UsageError(f"--{kind}: " + "; ".join(w.message for w in problems), server=server_name)
     return checked
-
-
-def only(config: ResolvedConfig, server: ServerConfig) -> ResolvedConfig:
-    """``config`` with the ad-hoc server as its one server (its settings kept)."""
-    from dataclasses import replace
-
-    warnings = tuple(w for w in config.warnings if w.server is None)
-    settings = config.settings
-    if not settings.extension_enabled:  # the person asked for this server by hand
-        settings = replace(settings, extension_enabled=True)
-    return replace(
-        config, servers={server.name: server}, unavailable={}, warnings=warnings, settings=settings
-    )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.live_query import LiveCompleter, LiveQuery
-from orbmcp.commands.params import GLOBAL_OPTIONS
+from orbmcp.commands.params import ADHOC, GLOBAL_OPTIONS
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
 
@@ -322,7 +322,9 @@ def _live_values(completer: str, current: str, world: _World, values: Mapping[st
     return _match(current, world.live(LiveQuery("prompt_argument", server, current, prompt, context)))
 
 
-def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world: _World) -> list[str]:
+def _complete_params(
+    spec: CommandSpec, args: Sequence[str], current: str, world: _World, *, slash: bool = False
+) -> list[str]:
     options = option_table(spec)
     positionals = [p for p in spec.params if p.kind == "argument"]
     values: dict[str, Any] = {}
@@ -359,7 +361,10 @@ def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world
         flags = [
             f
             for p in spec.params
-            if p.kind != "argument" and not p.hidden and (p.multiple or p.name not in used)
+            if p.kind != "argument"
+            and not p.hidden
+            and (p.multiple or p.name not in used)
+            and not (slash and p in ADHOC)  # a slash line runs in a shared session: no ad-hoc server
             for f in p.option_names
         ]
         return _match(current, [*flags, HELP_FLAGS[0]])
@@ -390,7 +395,7 @@ def _complete_slash(words: list[str], current: str, world: _World) -> list[str]:
     verbs = slash_commands()
     spec, n = resolve(verbs, seq)
     if spec is not None:
-        return _complete_params(spec, seq[n:], current, world)
+        return _complete_params(spec, seq[n:], current, world, slash=True)
     bare = bare_slash_command()
     if not seq:  # "/mcp <Tab>": a command or a server
         servers = world.servers("servers") if bare is not None else []
@@ -400,7 +405,7 @@ def _complete_slash(words: list[str], current: str, world: _World) -> list[str]:
         return _match(current, following)
     if head or bare is None:  # "/mcp:frob ...": no such command
         return []
-    return _complete_params(bare, seq, current, world)  # "/mcp <server> <Tab>"
+    return _complete_params(bare, seq, current, world, slash=True)  # "/mcp <server> <Tab>"
 
 
 def _complete_shell(words: list[str], current: str, world: _World) -> list[str]:

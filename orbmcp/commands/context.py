@@ -145,9 +145,7 @@ class CommandContext:
 
             self._config = load_config(project=self.project, config_file=self.config_file)
             if self.adhoc is not None:
-                from orbmcp.commands.adhoc import only
-
-                self._config = only(self._config, self.adhoc)
+                self._config = self._config.only(self.adhoc)
         return self._config
 
     def server(self, name: str) -> ServerConfig:
@@ -166,9 +164,7 @@ class CommandContext:
         """Make ``server`` (named on the command line) this command's one server."""
         self.adhoc = server
         if self._config is not None:
-            from orbmcp.commands.adhoc import only
-
-            self._config = only(self._config, server)
+            self._config = self._config.only(server)
 
     async def manager(self) -> Manager:
         if self.sessions is None:

@@ -42,9 +42,7 @@ class McpSession:
 
         self.config: ResolvedConfig = load_config(config_file=config_file, project=project)
         if server is not None:
-            from orbmcp.commands.adhoc import only
-
-            self.config = only(self.config, server)
+            self.config = self.config.only(server)
         self._stack = ExitStack()
         self._manager: Manager | None = None
 

@@ -24,6 +24,7 @@ from orbmcp.commands.arguments import parse_call_arguments
 from orbmcp.commands.bounded_input import read_argument_files
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.call import CallOutcome, transcript_text
+from orbmcp.commands.results.lock import ToolDiff
 from orbmcp.commands.results.tools import (
     PromptListing,
     PromptMessages,
@@ -41,7 +42,6 @@ from orbmcp.suggest import unknown
 from orbmcp.text import shown_name
 
 if TYPE_CHECKING:
-    from orbmcp.commands.results.lock import ToolDiff
     from orbmcp.core.capabilities import Interaction
     from orbmcp.core.capabilities.server_log import LogMessage
     from orbmcp.core.manager import Manager
