@@ -191,7 +191,11 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
         "revocation: revoked, unsupported, failed (with revocationError) or none",
         open=True,
     ),
-    "tools": JsonDoc("array", TOOL_KEYS, "inputSchema exactly as the server sent it"),
+    "tools": JsonDoc(
+        "array",
+        TOOL_KEYS,
+        "inputSchema exactly as the server sent it; tools --diff A B: {same, before, after, changes}",
+    ),
     "tools SERVER TOOL": JsonDoc(
         "object",
         (*TOOL_KEYS, "title", "parameters", "taskSupport", "outputSchema"),
@@ -253,7 +257,8 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
             "object",
             EDIT_KEYS,
             "action: added, replaced, removed, enabled, disabled or unchanged; entry (add) has secrets "
-            "masked; state: the server's state in a running session, else null",
+            "masked; state: the server's state in a running session, else null; add --json with several "
+            "servers: an array of these",
         )
         for name in ("add", "remove", "enable", "disable")
     },
@@ -268,9 +273,27 @@ JSON_OUTPUT: dict[str, JsonDoc] = {
     "untrust": JsonDoc("object", ("ok", "message", "trusted", "revoked")),
     "check": JsonDoc(
         "object",
-        ("ok", "exitCode", "servers", "missingTools", "requiredTools", "calls", "problems", "junit"),
+        (
+            "ok",
+            "exitCode",
+            "servers",
+            "missingTools",
+            "requiredTools",
+            "calls",
+            "problems",
+            "junit",
+            "lock",
+            "lockChanges",
+        ),
         "servers: status rows plus ok, verdict (ok, failed, invalid, skipped, untrusted, disabled), "
-        "file, recentOutput; calls: {call, server, tool, ok, error, expect, output}",
+        "file, recentOutput; calls: {call, server, tool, ok, error, expect, output}; lockChanges (with "
+        "--lock): {server, tool, change, fields, descriptionDiff, schemaChanges}",
+    ),
+    "lock": JsonDoc(
+        "object",
+        ("ok", "file", "servers", "written", "created", "changes"),
+        "changes: the tools changed since the lock, as check's lockChanges; written is false (exit 1) "
+        "when tools changed and --update was not given",
     ),
     "slash": JsonDoc(
         "object",

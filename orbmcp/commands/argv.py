@@ -103,3 +103,21 @@ class ProgramLine:
             if tuple(self.words[:n]) == spec.path and (best is None or n > len(best)):
                 best = spec.path
         return best
+
+
+def entry_json_option(args: list[str]) -> list[str]:
+    """``add NAME --json '{...}'``: there ``--json`` takes the entry (a README's snippet), spelled
+    ``--entry`` in the command table since ``--json`` is also every command's output flag."""
+    if "add" not in args:
+        return args
+    at = args.index("add")
+    out = list(args)
+    for i in range(at + 1, len(out)):
+        word = out[i]
+        if word == "--":
+            break
+        if word == "--json" and i + 1 < len(out) and out[i + 1].lstrip()[:1] in ("{", "[", '"'):
+            out[i] = "--entry"
+        elif word.startswith("--json="):
+            out[i] = "--entry=" + word[len("--json=") :]
+    return out

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.completion_words import Candidate, CandidateKind, split_partial
 from orbmcp.commands.live_query import LiveCompleter, LiveQuery
-from orbmcp.commands.params import GLOBAL_OPTIONS
+from orbmcp.commands.params import ADHOC, GLOBAL_OPTIONS
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
 
@@ -306,7 +306,9 @@ def _live_values(completer: str, current: str, world: _World, values: Mapping[st
     return _match(current, found, "value" if "=" in current else "argument")
 
 
-def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world: _World) -> list[Candidate]:
+def _complete_params(
+    spec: CommandSpec, args: Sequence[str], current: str, world: _World, *, slash: bool = False
+) -> list[Candidate]:
     options = option_table(spec)
     positionals = [p for p in spec.params if p.kind == "argument"]
     values: dict[str, Any] = {}
@@ -343,7 +345,10 @@ def _complete_params(spec: CommandSpec, args: Sequence[str], current: str, world
         flags = [
             Candidate(f, "option", p.help)
             for p in spec.params
-            if p.kind != "argument" and not p.hidden and (p.multiple or p.name not in used)
+            if p.kind != "argument"
+            and not p.hidden
+            and (p.multiple or p.name not in used)
+            and not (slash and p in ADHOC)  # a slash line runs in a shared session: no ad-hoc server
             for f in p.option_names
         ]
         return _match(current, [*flags, Candidate(HELP_FLAGS[0], "option", "Show this command's help.")])
@@ -382,7 +387,7 @@ def _complete_slash(words: list[str], current: str, world: _World) -> list[Candi
     seq = [*head, *words[1:]]
     spec, n = resolve(verbs, seq)
     if spec is not None:
-        return _complete_params(spec, seq[n:], current, world)
+        return _complete_params(spec, seq[n:], current, world, slash=True)
     bare = bare_slash_command()
     if not seq:  # "/mcp <Tab>": a command or a server
         servers = world.servers("servers") if bare is not None else []
@@ -392,7 +397,7 @@ def _complete_slash(words: list[str], current: str, world: _World) -> list[Candi
         return _match(current, following)
     if head or bare is None:  # "/mcp:frob ...": no such command
         return []
-    return _complete_params(bare, seq, current, world)  # "/mcp <server> <Tab>"
+    return _complete_params(bare, seq, current, world, slash=True)  # "/mcp <server> <Tab>"
 
 
 def _complete_shell(words: list[str], current: str, world: _World) -> list[Candidate]:

@@ -139,6 +139,8 @@ class CommandContext:
     # Show a result now, while the command goes on (``read --follow``), in the command's output
     # mode (JSON: one line each). None: this front shows one result per command.
     emit: Callable[[Result], None] | None = field(default=None, repr=False)
+    # A server the person named on the command line (commands/adhoc.py): the command's only one.
+    adhoc: ServerConfig | None = None
     _config: ResolvedConfig | None = field(default=None, repr=False)
 
     def config(self, *, reload: bool = False) -> ResolvedConfig:
@@ -146,6 +148,8 @@ class CommandContext:
             from orbmcp.config.loader import load_config
 
             self._config = load_config(project=self.project, config_file=self.config_file)
+            if self.adhoc is not None:
+                self._config = self._config.only(self.adhoc)
         return self._config
 
     def server(self, name: str) -> ServerConfig:
@@ -159,6 +163,12 @@ class CommandContext:
 
     def set_config(self, config: ResolvedConfig) -> None:
         self._config = config
+
+    def use_adhoc(self, server: ServerConfig) -> None:
+        """Make ``server`` (named on the command line) this command's one server."""
+        self.adhoc = server
+        if self._config is not None:
+            self._config = self._config.only(server)
 
     async def manager(self) -> Manager:
         if self.sessions is None:

@@ -64,3 +64,70 @@ TIMEOUT = Param(
     kind="option",
     metavar="DURATION",
 )
+
+# A server given on the command line instead of in a config file (commands/adhoc.py): every
+# command that takes a server takes these, and handlers never see them (the front turns them into
+# the command's one server).
+ADHOC: tuple[Param, ...] = (
+    Param(
+        "stdio",
+        "Try a server without configuring it: run this command line (quoted) as a stdio server.",
+        kind="option",
+        metavar="'COMMAND ARGS'",
+    ),
+    Param(
+        "http",
+        "Try a Streamable HTTP server at this URL (a bare URL as SERVER does the same).",
+        kind="option",
+        metavar="URL",
+    ),
+    Param("sse", "Try an SSE server at this URL.", kind="option", metavar="URL"),
+    Param(
+        "env",
+        "With --stdio: an environment variable of the server, NAME=VALUE (repeatable).",
+        kind="option",
+        multiple=True,
+        metavar="NAME=VALUE",
+    ),
+    Param(
+        "header",
+        "With --http/--sse: an HTTP header, NAME=VALUE or 'NAME: VALUE' (repeatable).",
+        kind="option",
+        multiple=True,
+        metavar="NAME=VALUE",
+    ),
+    Param(
+        "adhoc_name",
+        "With --stdio/--http/--sse: the server's name (default: from the command or host).",
+        kind="option",
+        flags=("--name",),
+        metavar="NAME",
+    ),
+)
+LOCK_FILE = Param(
+    "lock_file",
+    "The tool lock file (default: orbmcp-lock.json beside the config the servers come from).",
+    kind="option",
+    flags=("--lock",),
+    type="path",
+    metavar="FILE",
+)
+# serve's own --stdio and --http say how it serves: the server it serves is spelled --server URL,
+# --server-stdio and --server-sse there.
+SERVE_ADHOC: tuple[Param, ...] = (
+    Param(
+        "server_stdio",
+        "Serve this command line (quoted), run as a stdio server, without configuring it.",
+        kind="option",
+        flags=("--server-stdio",),
+        metavar="'COMMAND ARGS'",
+    ),
+    Param(
+        "server_sse",
+        "Serve the SSE server at this URL, without configuring it.",
+        kind="option",
+        flags=("--server-sse",),
+        metavar="URL",
+    ),
+    *ADHOC[3:],
+)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from orbmcp.commands.params import JSON, LOG_LEVEL, SCOPE, SERVER, TIMEOUT
+from orbmcp.commands.params import ADHOC, JSON, LOCK_FILE, LOG_LEVEL, SCOPE, SERVER, TIMEOUT
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table_services import SERVICE_COMMANDS
 from orbmcp.config.model import ClientName
@@ -22,7 +22,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("status",),
         "Show every configured server (state, tools, auth, source), or why one server is in its state.",
         f"{H}.status:status",
-        (Param("server", "Show the detail view of this server.", completer="servers"), TIMEOUT, JSON),
+        (Param("server", "Show the detail view of this server.", completer="servers"), TIMEOUT, *ADHOC, JSON),
         slash=("/mcp",),
         connects=True,
         offline_first=True,
@@ -91,11 +91,37 @@ COMMANDS: tuple[CommandSpec, ...] = (
             ),
             Param("schema", "Show each tool's input schema.", kind="flag"),
             TIMEOUT,
+            Param(
+                "diff",
+                "Compare the tools of two servers (or two versions of one): tools --diff A B.",
+                kind="flag",
+            ),
+            *ADHOC,
             JSON,
         ),
         connects=True,
         offline_first=True,
         examples=("orbmcp tools everything", "orbmcp tools everything get-sum"),
+    ),
+    CommandSpec(
+        ("lock",),
+        "Pin servers' tools (name, version, each tool's description and schemas) in a lock file that "
+        "check --lock, status and call compare against.",
+        f"{H}.lock:lock",
+        (
+            Param(
+                "servers",
+                "Servers to lock (default: every enabled server).",
+                multiple=True,
+                completer="servers",
+            ),
+            LOCK_FILE,
+            Param("update", "Write the lock even where tools changed (the diff is shown).", kind="flag"),
+            *ADHOC,
+            JSON,
+        ),
+        connects=True,
+        examples=("orbmcp lock everything",),
     ),
     CommandSpec(
         ("call",),
@@ -142,6 +168,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param("task", "Run it as a task (tools that require tasks always are).", kind="flag"),
             Param("verbose", "Show the server's log messages on stderr while it runs.", kind="flag"),
             LOG_LEVEL,
+            *ADHOC,
             JSON,
         ),
         connects=True,
@@ -155,7 +182,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("resources",),
         "List resources, and resource templates with their parameters.",
         f"{H}.resources:resources",
-        (Param("server", "Only this server.", completer="servers"), JSON),
+        (Param("server", "Only this server.", completer="servers"), *ADHOC, JSON),
         connects=True,
         offline_first=True,
     ),
@@ -176,6 +203,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param(
                 "follow", "Subscribe and print the resource again on every update, until Ctrl-C.", kind="flag"
             ),
+            *ADHOC,
             JSON,
         ),
         connects=True,
@@ -185,7 +213,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("prompts",),
         "List prompts.",
         f"{H}.tools:prompts",
-        (Param("server", "Only this server.", completer="servers"), JSON),
+        (Param("server", "Only this server.", completer="servers"), *ADHOC, JSON),
         connects=True,
         offline_first=True,
     ),
@@ -197,6 +225,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             SERVER,
             Param("name", "Prompt name.", required=True),
             Param("arguments", "Arguments as k=v.", multiple=True, completer="prompt_arguments"),
+            *ADHOC,
             JSON,
         ),
         connects=True,
@@ -245,10 +274,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         ("add",),
-        "Add a server to orbmcp's own config: a command after --, or a URL. The file keeps its comments.",
+        "Add a server to orbmcp's own config: a command after --, a URL, or --json 'ENTRY' (a server "
+        "README's snippet). The file keeps its comments.",
         f"{H}.edit:add",
         (
-            Param("name", "Server name.", required=True),
+            Param(
+                "name", "Server name (with a --json snippet of several servers: the one to add; none: all)."
+            ),
             Param(
                 "target",
                 "The command and its arguments (after --), or the server's URL.",
@@ -279,6 +311,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Param("lazy", "Connect only when started, not when a session starts.", kind="flag"),
             SCOPE,
             Param("overwrite", "Replace an entry of the same name in that file.", kind="flag"),
+            Param(
+                "entry_json",
+                "The entry as JSON, or a README's {\"mcpServers\": {...}} (also spelled --json 'JSON').",
+                kind="option",
+                flags=("--entry",),
+                metavar="JSON",
+            ),
             JSON,
         ),
         examples=(
@@ -388,6 +427,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 metavar="FORMAT",
                 completer="check-formats",
             ),
+            LOCK_FILE,
+            *ADHOC,
             JSON,
         ),
         connects=True,

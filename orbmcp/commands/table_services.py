@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orbmcp.commands.params import JSON
+from orbmcp.commands.params import JSON, SERVE_ADHOC
 from orbmcp.commands.spec import CommandSpec, Param
 
 SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
@@ -21,7 +21,8 @@ SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
             ),
             Param(
                 "server",
-                "Serve only this server (repeatable; default: every configured server).",
+                "Serve only this server (repeatable; default: every configured server); a URL serves "
+                "that Streamable HTTP server without configuring it.",
                 kind="option",
                 multiple=True,
                 completer="servers",
@@ -48,6 +49,7 @@ SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
             Param(
                 "print_token", "Print the HTTP bearer token (generated on first use) and exit.", kind="flag"
             ),
+            *SERVE_ADHOC,
             JSON,
         ),
         connects=True,

@@ -143,6 +143,9 @@ class Settings:
     imports: tuple[ClientName, ...] | None = None
     roots: tuple[str, ...] | None = None  # every server's roots (expanded); None: the project dir
     sampling: SamplingConfig | None = None
+    # The tool lock (orbmcp lock): "warn" names a changed tool on stderr before a call, "strict"
+    # refuses the call.
+    lock: str = "warn"
 
 
 @dataclass(frozen=True)
@@ -241,6 +244,18 @@ class ResolvedConfig:
     unavailable: Mapping[str, UnavailableEntry] = field(default_factory=dict)
     # Other clients' files that were looked for (existing or not): one appearing changes the config.
     import_candidates: tuple[Path, ...] = ()
+
+    def only(self, server: ServerConfig) -> ResolvedConfig:
+        """This configuration with ``server`` (named on a command line) as its one server: the
+        settings kept, the files' servers and their warnings left out."""
+        from dataclasses import replace
+
+        warnings = tuple(w for w in self.warnings if w.server is None)
+        # The person asked for this server by hand: a switched-off extension does not hide it.
+        settings = replace(self.settings, extension_enabled=True)
+        return replace(
+            self, servers={server.name: server}, unavailable={}, warnings=warnings, settings=settings
+        )
 
     def enabled_servers(self) -> list[ServerConfig]:
         if not self.settings.extension_enabled:

@@ -42,6 +42,10 @@ def _credential_store(value: object) -> str | None:
     return value if value in ("file", "keyring") else None
 
 
+def _lock(value: object) -> str | None:
+    return value if value in ("warn", "strict") else None
+
+
 def roots_list(value: object) -> tuple[str, ...] | None:
     """``roots``: an array of at most ``MAX_ROOTS`` non-empty paths (unexpanded); None if invalid."""
     if not isinstance(value, list) or len(value) > MAX_ROOTS:
@@ -73,6 +77,7 @@ _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("daemon", "daemon", _daemon, '"auto" or "off"'),
     ("roots", "roots", roots_list, f"an array of at most {MAX_ROOTS} directory paths"),
     ("tokenStore", "credential_store", _credential_store, '"file" or "keyring"'),
+    ("lock", "lock", _lock, '"warn" or "strict"'),
     (
         "sampling",
         "sampling",
@@ -84,7 +89,8 @@ _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
 # Settings only the user's own files may state: a cloned project must not start processes that
 # outlive the command the user ran, choose which other files orbmcp reads, nor choose the program
 # that answers with the user's model, nor decide where the user's credentials are kept.
-GLOBAL_ONLY = frozenset({"daemon", "imports", "sampling", "credential_store"})
+# Nor loosen the tool lock the user chose.
+GLOBAL_ONLY = frozenset({"daemon", "imports", "sampling", "credential_store", "lock"})
 # settings.json (the orb agent's file) states these at the top level, mcp.json under "settings".
 _TOP_LEVEL = ("daemon", "imports")
 # Settings field -> the key a file spells it with (for messages).

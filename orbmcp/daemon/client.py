@@ -30,6 +30,8 @@ from types import FrameType
 from typing import Any
 
 from orbmcp import environment
+from orbmcp.commands.adhoc import in_line as adhoc_in_line
+from orbmcp.commands.adhoc import serves_adhoc
 from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
 from orbmcp.daemon.policy import digest_key, env_digests, forwardable, slash_runs_here, variables_in
@@ -66,7 +68,9 @@ def forwarded_command(line: ProgramLine) -> tuple[str, ...] | None:
 
     path = line.command()
     if path == SERVE:
-        return path
+        return None if serves_adhoc(line.words) else path
+    if adhoc_in_line(line.words):
+        return None  # a server the person typed runs one-shot, never in the shared session
     spec = find(path) if path is not None else None
     if spec is None or not forwardable(spec.path, spec.connects):
         return None

@@ -19,6 +19,7 @@ from anyio.abc import ByteStream
 
 from orbmcp import environment, log
 from orbmcp._version import __version__
+from orbmcp.commands import adhoc
 from orbmcp.commands.argv import ProgramLine
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.spec import CommandSpec
@@ -141,8 +142,8 @@ class Connection:
             inv = parse_shell(line.words)
         except OrbError:
             return None
-        if inv.help or not forwardable(inv.spec.path, inv.spec.connects):
-            return None
+        if inv.help or not forwardable(inv.spec.path, inv.spec.connects) or adhoc.requested(inv.kwargs):
+            return None  # an ad-hoc server runs one-shot, never in the shared session
         scope = self.daemon.scope_of(line, request)
         if scope.key != self.daemon.scope.key:
             return None  # another user's configuration (global dir, --config): not this daemon's

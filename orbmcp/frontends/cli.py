@@ -66,9 +66,11 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
 
     app = build_app()
     try:
-        from orbmcp.commands.argv import hoist_global_options
+        from orbmcp.commands.adhoc import place_server
+        from orbmcp.commands.argv import entry_json_option, hoist_global_options
 
-        app(args=hoist_global_options(argv), prog_name="orbmcp", standalone_mode=True)
+        args = place_server(entry_json_option(hoist_global_options(argv)))
+        app(args=args, prog_name="orbmcp", standalone_mode=True)
     except SystemExit as exc:
         return _status(exc.code)
     return 0

@@ -28,10 +28,29 @@ def load_handler(spec: CommandSpec) -> Callable[..., Any]:
 async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
     handler = load_handler(spec)
     args = {k: v for k, v in kwargs.items() if k != "json"}
+    if any(p.name == "sse" for p in spec.params):  # the shared ad-hoc params (serve has its own)
+        take_adhoc(ctx, args)
     result = handler(ctx, **args)
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+def take_adhoc(ctx: CommandContext, args: dict[str, Any]) -> None:
+    """A server named on the command line (``--stdio``, ``--http``, ``--sse``) becomes the
+    command's one server; a shared session refuses it (its servers are the config's)."""
+    from orbmcp.commands import adhoc
+
+    if adhoc.requested(args) and ctx.persistent:
+        from orbmcp.errors import UsageError
+
+        raise UsageError(
+            "--stdio, --http and --sse run a server for one command, not in a shared session",
+            hint="add it to the config first: orbmcp add NAME -- COMMAND, or orbmcp add NAME URL",
+        )
+    server = adhoc.take(args, cwd=ctx.project or Path.cwd())
+    if server is not None:
+        ctx.use_adhoc(server)
 
 
 def _crash_log(exc: BaseException) -> Path | None:

@@ -8,6 +8,8 @@ own, over stdio (the default) or Streamable HTTP.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results import Lines
 from orbmcp.errors import UsageError
@@ -35,6 +37,36 @@ def options_from(
     return ServeOptions(names=mode, prefix=prefix, servers=tuple(dict.fromkeys(server or ()))), address
 
 
+def _adhoc(
+    ctx: CommandContext,
+    server: list[str] | None,
+    *,
+    stdio: str | None,
+    sse: str | None,
+    env: list[str] | None,
+    header: list[str] | None,
+    name: str | None,
+) -> list[str] | None:
+    """A server given on the line (``--server URL``, ``--server-stdio``, ``--server-sse``) becomes
+    the one served, in this process's own session (never the daemon's)."""
+    from orbmcp.commands import adhoc
+
+    urls = [s for s in server or () if adhoc.is_url(s)]
+    targets = [(k, v) for k, v in (("stdio", stdio), ("sse", sse)) if v] + [("http", u) for u in urls]
+    if not targets:
+        if env or header or name:
+            raise UsageError(
+                "--env, --header and --name describe a server given with --server URL, "
+                "--server-stdio or --server-sse"
+            )
+        return server
+    if [s for s in server or () if not adhoc.is_url(s)]:
+        raise UsageError("serve either configured servers or one given on the line, not both")
+    given = adhoc.entry(targets, env, header, name, cwd=ctx.project or Path.cwd())
+    ctx.use_adhoc(given)
+    return [given.name]
+
+
 async def serve(
     ctx: CommandContext,
     *,
@@ -45,7 +77,13 @@ async def serve(
     names: str | None = None,
     allow_remote: bool = False,
     print_token: bool = False,
+    server_stdio: str | None = None,
+    server_sse: str | None = None,
+    env: list[str] | None = None,
+    header: list[str] | None = None,
+    adhoc_name: str | None = None,
 ) -> Lines | None:
+    server = _adhoc(ctx, server, stdio=server_stdio, sse=server_sse, env=env, header=header, name=adhoc_name)
     if print_token:
         if stdio or http is not None or server or prefix is not None or names is not None:
             raise UsageError("--print-token prints the HTTP token and exits: give it alone")

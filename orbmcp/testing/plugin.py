@@ -1,10 +1,11 @@
 """The pytest plugin (entry point ``pytest11``): fixtures only, nothing runs until one is used.
 
-Which configuration a test gets: the ``mcp_config`` marker nearest to it (a path relative to the
-test's file), else ``--mcp-config FILE`` (relative to the directory pytest runs in) or the
-``mcp_config`` ini option (relative to the ini file), else the configuration orbmcp itself would
-use there. One ``McpSession`` per configuration, shared by every test that uses it and closed when
-the pytest session ends.
+Which configuration a test gets: the ``mcp_server`` marker nearest to it (a server's command line
+or URL: that one server, named from the command or host, or ``name=``), else the ``mcp_config``
+marker nearest to it (a path relative to the test's file), else ``--mcp-config FILE`` (relative
+to the directory pytest runs in) or the ``mcp_config`` ini option (relative to the ini file), else
+the configuration orbmcp itself would use there. One ``McpSession`` per configuration, shared by
+every test that uses it and closed when the pytest session ends.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from orbmcp.config.model import ServerConfig
     from orbmcp.core.results import ToolResult
     from orbmcp.testing.session import McpSession
 
 MARKER = "mcp_config"
+SERVER_MARKER = "mcp_server"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,20 +40,27 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(path): the MCP config file of mcp_servers/mcp_call, relative to the test file"
     )
+    config.addinivalue_line(
+        "markers",
+        f"{SERVER_MARKER}(command_or_url, name=None, env=None, headers=None, transport=None): one server "
+        "for mcp_servers/mcp_call, without a config file (a command line runs over stdio; a URL is "
+        'Streamable HTTP, or SSE with transport="sse")',
+    )
 
 
 class _Sessions:
-    """One McpSession per config file (None: orbmcp's own configuration)."""
+    """One McpSession per config file (None: orbmcp's own configuration), or per ad-hoc server."""
 
     def __init__(self) -> None:
-        self._open: dict[Path | None, McpSession] = {}
+        self._open: dict[object, McpSession] = {}
 
-    def get(self, config_file: Path | None) -> McpSession:
-        session = self._open.get(config_file)
+    def get(self, config_file: Path | None, server: ServerConfig | None = None) -> McpSession:
+        key = (config_file, None if server is None else server.definition_hash())
+        session = self._open.get(key)
         if session is None:
             from orbmcp.testing.session import McpSession
 
-            session = self._open[config_file] = McpSession(config_file)
+            session = self._open[key] = McpSession(config_file, server=server)
         return session
 
     def close(self) -> None:
@@ -83,10 +93,33 @@ def _config_file(request: pytest.FixtureRequest) -> Path | None:
     return ini[0] if ini else None
 
 
+def _adhoc_server(request: pytest.FixtureRequest) -> ServerConfig | None:
+    """The ``mcp_server`` marker's server, checked like ``orbmcp call --stdio`` checks it."""
+    marker = request.node.get_closest_marker(SERVER_MARKER)
+    if marker is None:
+        return None
+    target = marker.args[0] if marker.args else None
+    if not isinstance(target, str) or not target.strip():
+        raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER} needs the server's command line or URL")
+    from orbmcp.commands.adhoc import entry, is_url
+    from orbmcp.errors import OrbError
+
+    options: dict[str, Any] = dict(marker.kwargs)
+    kind = "sse" if options.get("transport") == "sse" else ("http" if is_url(target) else "stdio")
+    env = [f"{k}={v}" for k, v in (options.get("env") or {}).items()]
+    headers = [f"{k}={v}" for k, v in (options.get("headers") or {}).items()]
+    try:
+        return entry([(kind, target)], env, headers, options.get("name"), cwd=request.path.parent)
+    except OrbError as exc:
+        raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER}: {exc.message}") from None
+
+
 @pytest.fixture
 def mcp_servers(request: pytest.FixtureRequest, _orbmcp_sessions: _Sessions) -> McpSession:
-    """The MCP servers of this test's config file (see the module docstring), connected on use."""
-    return _orbmcp_sessions.get(_config_file(request))
+    """The MCP servers of this test's config file or ``mcp_server`` marker (see the module
+    docstring), connected on use."""
+    server = _adhoc_server(request)
+    return _orbmcp_sessions.get(None if server is not None else _config_file(request), server)
 
 
 @pytest.fixture

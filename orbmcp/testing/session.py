@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orbmcp.config.model import ResolvedConfig
+    from orbmcp.config.model import ResolvedConfig, ServerConfig
     from orbmcp.core.manager import Manager
     from orbmcp.core.results import ToolResult
     from orbmcp.core.tools import BridgedTool
@@ -34,10 +34,19 @@ class ToolCallFailed(AssertionError):
 class McpSession:
     """The servers of one configuration, connected on demand, for synchronous callers."""
 
-    def __init__(self, config_file: Path | None = None, *, project: Path | None = None) -> None:
+    def __init__(
+        self,
+        config_file: Path | None = None,
+        *,
+        project: Path | None = None,
+        server: ServerConfig | None = None,
+    ) -> None:
+        """``server``: an ad-hoc server (``orbmcp.commands.adhoc``), this session's only one."""
         from orbmcp.config.loader import load_config
 
         self.config: ResolvedConfig = load_config(config_file=config_file, project=project)
+        if server is not None:
+            self.config = self.config.only(server)
         self._stack = ExitStack()
         self._manager: Manager | None = None
 

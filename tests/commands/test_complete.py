@@ -87,7 +87,9 @@ def test_shell_lines_complete_commands_options_and_values(config: Path) -> None:
     assert complete("orbmcp co", config) == ["complete", "completion", "config"]
     assert complete("orbmcp config ", config) == ["import", "paths", "show", "validate"]
     assert complete("orbmcp completion show ", config) == ["bash", "fish", "zsh"]
-    assert complete("orbmcp status --", config) == ["--help", "--json", "--timeout"]
+    assert complete("orbmcp status --", config) == [
+        "--env", "--header", "--help", "--http", "--json", "--name", "--sse", "--stdio", "--timeout",
+    ]  # fmt: skip
     assert complete("orbmcp --", config) == [
         "--config",
         "--help",

@@ -29,6 +29,8 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 NOT_EXAMPLES = ("python3 -m venv",)
 # Examples that serve until stopped: they are checked to parse (with --help), not run.
 SERVES_UNTIL_STOPPED = ("orbmcp serve --http",)
+NPX_EVERYTHING = "npx -y @modelcontextprotocol/server-everything"
+COMMITTED_LOCK = "tests/mcp-lock.json"
 
 
 @dataclass(frozen=True)
@@ -196,9 +198,16 @@ def test_every_documented_example_runs(group: str, tmp_path: Path, everything: d
     examples = GROUPS[group]
     where = tmp_path / group
     env = _workspace(where, everything, configured=examples[0].line != QUICK_START)
+    # `--stdio "npx -y ..."` runs the copy the test installed (npx would fetch the package again).
+    installed = shlex.join([str(everything["command"]), *map(str, everything["args"])])  # type: ignore[call-overload]
+    if any(f"--lock {COMMITTED_LOCK}" in e.line for e in examples):
+        # The server author's repository holds its committed lock file.
+        pinned = run_cli("lock", "--stdio", installed, "--lock", COMMITTED_LOCK, env=env, cwd=where)
+        assert pinned.code == 0, pinned.stderr
     try:
         for example in examples:
             for argv, stdin in example.commands():
+                argv = [a.replace(NPX_EVERYTHING, installed) for a in argv]
                 if example.line.startswith(SERVES_UNTIL_STOPPED):
                     argv = [*argv, "--help"]
                 result = run_cli(*argv, env=env, cwd=where, stdin=stdin)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -23,9 +24,10 @@ from anyio.abc import Process
 from mcp import Client, MCPError
 
 from orbmcp.core.transports import stdio_pipe_transport
+from tests.cli import run_cli
 from tests.core.live import cli_env, raw_entry, write_config
 from tests.serve import everything_entry, names
-from tests.servers.launch import LivenessServer
+from tests.servers.launch import LivenessServer, server_cmd
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(not hasattr(os, "killpg"), reason="POSIX processes")]
 
@@ -188,3 +190,21 @@ async def test_an_unknown_served_server_is_a_usage_error(tmp_path: Path) -> None
         assert code == 2
         text = await stderr_of(proc)
         assert "unknown server 'nope'" in text and "known servers: everything" in text
+
+
+async def test_serve_one_server_given_on_the_line(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {})
+    command = shlex.join(server_cmd("everything"))
+    async with serve_process(config, "--server-stdio", command, "--names", "raw") as proc:
+        async with agent_over(proc) as client:
+            listing = await client.list_tools()
+            assert "echo" in names(listing)
+            assert (await client.call_tool("echo", {"text": "ad hoc"})).content[0].text == "ad hoc"
+
+
+def test_serve_takes_either_configured_servers_or_one_given_on_the_line() -> None:
+    command = shlex.join(server_cmd("everything"))
+    both = run_cli("--no-daemon", "serve", "--server-stdio", command, "--server", "everything")
+    assert both.code == 2 and "not both" in both.stderr
+    stray = run_cli("--no-daemon", "serve", "--env", "A=1")
+    assert stray.code == 2 and "--env, --header and --name describe a server" in stray.stderr

@@ -4,17 +4,24 @@ It stands in for the "light" servers of the concurrent start-up benchmark (``ben
 which must measure orbmcp rather than ten interpreters booting on two cores: it boots in a few
 milliseconds (run it with ``python -S``: it needs nothing from site-packages) and answers every
 request after ``argv[1]`` seconds (default 0). It exits on stdin EOF.
+
+``LIGHT_ECHO_DESCRIPTION`` and ``LIGHT_ECHO_TYPE`` change its tool between two runs: a server
+whose tool changed after it was reviewed (the tool lock's tests).
 """
 
 import json
+import os
 import sys
 import time
 
 TOOLS = [
     {
         "name": "echo",
-        "description": "Echo the text back.",
-        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        "description": os.environ.get("LIGHT_ECHO_DESCRIPTION", "Echo the text back."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": os.environ.get("LIGHT_ECHO_TYPE", "string")}},
+        },
     }
 ]
 

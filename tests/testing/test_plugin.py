@@ -160,3 +160,33 @@ def test_the_plugin_is_inactive_until_used_and_stops_what_it_started(pytester: p
     finally:
         listener.close()
     assert sys.executable
+
+
+def test_a_marker_names_one_server_by_its_command(pytester: pytest.Pytester) -> None:
+    command = " ".join(server_cmd("everything"))
+    pytester.makepyfile(
+        test_adhoc=f"""
+        import pytest
+
+        @pytest.mark.mcp_server({command!r})
+        def test_echo(mcp_call, mcp_servers):
+            assert mcp_servers.servers == ["everything"]
+            assert mcp_call("everything", "echo", text="hi").text() == "hi"
+
+        @pytest.mark.mcp_server({command!r}, name="ev", env={{"ADHOC_VALUE": "from-the-marker"}})
+        def test_named_with_env(mcp_call):
+            assert mcp_call("ev", "env", name="ADHOC_VALUE").text() == "from-the-marker"
+
+        @pytest.mark.mcp_server("")
+        def test_empty(mcp_servers):
+            pass
+
+        @pytest.mark.mcp_server("ftp://nowhere", transport="sse")
+        def test_bad_url(mcp_servers):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines(["*mcp_server needs the server's command line or URL*"])
+    result.stdout.fnmatch_lines(["*mcp_server: --sse 'ftp://nowhere': expected an http:// or https:// URL*"])

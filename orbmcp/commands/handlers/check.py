@@ -24,9 +24,10 @@ from orbmcp.commands.durations import apply_timeout, parse_duration
 from orbmcp.commands.handlers.smoke import SmokeSpec, parse_smoke_calls, run_smoke_call
 from orbmcp.commands.results.check import CheckedServer, CheckFormat, CheckReport, RequiredTool, Verdict
 from orbmcp.commands.views import server_detail, status_row, unavailable_row
-from orbmcp.errors import UsageError
+from orbmcp.errors import UsageError, cmd
 
 if TYPE_CHECKING:
+    from orbmcp.commands.toollock import ToolChange
     from orbmcp.config.model import ResolvedConfig
     from orbmcp.core.manager import Manager
 
@@ -106,6 +107,7 @@ async def check(
     timeout: str | None = None,
     junit: Path | str | None = None,
     format: str | None = None,
+    lock_file: Path | str | None = None,
 ) -> CheckReport:
     report_format = _format(format)
     wait_s = parse_duration(wait, option="--wait") if wait is not None else None
@@ -115,6 +117,13 @@ async def check(
         raise UsageError(f"--junit {junit_path}: not a file in an existing directory", reason="bad_path")
     for s in smoke:
         ctx.server(s.server)
+    lock_path = Path(lock_file).expanduser() if lock_file is not None else None
+    if lock_path is not None and not lock_path.is_file():
+        raise UsageError(
+            f"--lock {lock_path}: no such lock file",
+            hint=f"write it with {cmd('lock', '--lock', str(lock_path))}",
+            reason="bad_path",
+        )
 
     timeout_s = apply_timeout(ctx, timeout)
     config = ctx.config()
@@ -136,10 +145,28 @@ async def check(
         calls.append(await run_smoke_call(manager, s, timeout_s))
     notes = () if names or smoke else ("no server to check",)
     workdir = str(ctx.project or Path.cwd())
+    changes = _lock_changes(manager, lock_path, [c.name for c in checked if c.verdict == "ok"])
     report = CheckReport(
-        checked, required, tuple(calls), notes, format=report_format, waited=waited, workdir=workdir
+        checked,
+        required,
+        tuple(calls),
+        notes,
+        format=report_format,
+        waited=waited,
+        workdir=workdir,
+        lock_file=None if lock_path is None else str(lock_path),
+        lock_changes=tuple(changes),
     )
     return _write_reports(report, junit_path)
+
+
+def _lock_changes(manager: Manager | None, path: Path | None, ready: list[str]) -> list[ToolChange]:
+    """``--lock FILE``: every tool of the ready servers that differs from the lock."""
+    if path is None or manager is None:
+        return []
+    from orbmcp.commands.handlers.lock import live_entry, lock_changes
+
+    return lock_changes(path, {name: live_entry(manager.get(name)) for name in ready}) or []
 
 
 def _required(manager: Manager | None, spec: str, names: list[str]) -> RequiredTool:

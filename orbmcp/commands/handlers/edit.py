@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results.edit import ServerEdit
+from orbmcp.commands.results.edit import ServerEdit, ServerEdits
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config import edit as config_edit
 from orbmcp.config import paths
-from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig
+from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig, Settings
 from orbmcp.errors import UsageError, cmd
 
 _URL = re.compile(r"https?://", re.IGNORECASE)
@@ -104,7 +104,7 @@ def _write(
 # ---- add -------------------------------------------------------------------------------------------
 
 
-def _pairs(values: Sequence[str] | None, what: str) -> dict[str, str]:
+def pairs(values: Sequence[str] | None, what: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for value in values or ():
         colon, equals = value.find(":"), value.find("=")
@@ -193,7 +193,7 @@ def _secret_notes(name: str, entry: Mapping[str, object], file: Path) -> list[st
 
 def add(
     ctx: CommandContext,
-    name: str,
+    name: str | None = None,
     target: list[str] | None = None,
     *,
     env: list[str] | None = None,
@@ -202,18 +202,39 @@ def add(
     lazy: bool = False,
     scope: str | None = None,
     overwrite: bool = False,
-) -> ServerEdit:
-    from orbmcp.config.schema import parse_server
+    entry_json: str | None = None,
+) -> ServerEdit | ServerEdits:
+    if entry_json is not None:
+        from orbmcp.commands.snippet import snippet_entries
 
-    _check_name(name)
+        if target or env or header or transport:
+            raise UsageError(
+                "--json is the whole entry: give no command, URL, --env, --header or --transport"
+            )
+        chosen = [
+            (n, dict(e) | ({"lifecycle": "lazy"} if lazy else {}))
+            for n, e in snippet_entries(name, entry_json)
+        ]
+        settings = ctx.config().settings
+        for each, entry in chosen:  # every entry checked before any is written
+            _checked(each, entry, settings)
+        edits = [_add_entry(ctx, each, entry, scope=scope, overwrite=overwrite) for each, entry in chosen]
+        return edits[0] if len(edits) == 1 else ServerEdits(tuple(edits))
+    if name is None:
+        raise UsageError("give the server's name: orbmcp add NAME -- COMMAND [ARGS...] (or NAME URL)")
     entry = build_entry(
-        target or [], env=_pairs(env, "env"), headers=_pairs(header, "header"), transport=transport, lazy=lazy
+        target or [], env=pairs(env, "env"), headers=pairs(header, "header"), transport=transport, lazy=lazy
     )
+    return _add_entry(ctx, name, entry, scope=scope, overwrite=overwrite)
+
+
+def _add_entry(
+    ctx: CommandContext, name: str, entry: dict[str, object], *, scope: str | None, overwrite: bool
+) -> ServerEdit:
+    """Check ``entry`` like any entry, then write it into the file ``scope`` names."""
     where = target_for(ctx, scope)
-    checked, problems = parse_server(name, entry, file=None, source="global", settings=where.config.settings)
-    if checked is None:
-        raise UsageError(f"server '{name}': " + "; ".join(w.message for w in problems))
-    notes = _secret_notes(name, entry, where.path) + _relative_path_notes(ctx, name, target or [], entry)
+    _checked(name, entry, where.config.settings)
+    notes = _secret_notes(name, entry, where.path) + _relative_path_notes(ctx, name, entry)
     previous = where.config.servers.get(name)
     replaced = False
 
@@ -235,13 +256,13 @@ def add(
     return followed(ctx, result)
 
 
-def _relative_path_notes(
-    ctx: CommandContext, name: str, target: Sequence[str], entry: Mapping[str, object]
-) -> list[str]:
+def _relative_path_notes(ctx: CommandContext, name: str, entry: Mapping[str, object]) -> list[str]:
     """A relative path in the command line works only from this directory: say so, with the line
     that stores the absolute path instead (a server's own ``cwd`` makes them deliberate)."""
-    if "command" not in entry or "cwd" in entry or not target:
+    command, args = entry.get("command"), entry.get("args") or []
+    if not isinstance(command, str) or "cwd" in entry or not isinstance(args, list):
         return []
+    target = [command, *(str(arg) for arg in args)]
     here = Path.cwd()
     relative = [
         i
@@ -260,6 +281,16 @@ def _relative_path_notes(
             ctx.front,
         )
     ]
+
+
+def _checked(name: str, entry: Mapping[str, object], settings: Settings) -> None:
+    """A usage error unless ``entry`` is a valid entry named ``name``."""
+    from orbmcp.config.schema import parse_server
+
+    _check_name(name)
+    checked, problems = parse_server(name, entry, file=None, source="global", settings=settings)
+    if checked is None:
+        raise UsageError(f"server '{name}': " + "; ".join(w.message for w in problems))
 
 
 def _servers(document: Mapping[str, object]) -> Mapping[str, object]:

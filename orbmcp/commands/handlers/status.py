@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.durations import apply_timeout
-from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport
+from orbmcp.commands.handlers.lock import changed_since_lock
+from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport, StatusRow
 from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import server_detail, status_report, unavailable_detail
 from orbmcp.errors import cmd
+
+if TYPE_CHECKING:
+    from orbmcp.core.manager import Manager
 
 ONE_SHOT_NOTE = (
     "stopped again: this one-shot command exits now "
@@ -31,7 +38,9 @@ async def status(
         sup = manager.get(server)
         if not ctx.persistent and cfg.eager:
             await manager.start(server)
-        return server_detail(cfg, config, sup, front=ctx.front)
+        detail = server_detail(cfg, config, sup, front=ctx.front)
+        changed = changed_since_lock(ctx, sup)
+        return detail if changed is None else replace(detail, warnings=(*detail.warnings, changed))
     if not config.enabled_servers():
         return status_report(
             config, None, front=ctx.front
@@ -39,13 +48,22 @@ async def status(
     manager = await ctx.manager()
     if not ctx.persistent:
         await manager.start_eager()
-    return status_report(
+    report = status_report(
         config,
         manager,
         stopped_after=not ctx.persistent,
         front=ctx.front,
         daemon_pid=ctx.sessions.daemon_pid if ctx.sessions is not None else None,
     )
+    return replace(report, rows=tuple(_with_lock(ctx, manager, row) for row in report.rows))
+
+
+def _with_lock(ctx: CommandContext, manager: Manager, row: StatusRow) -> StatusRow:
+    """The row, with ``tools changed since lock`` when a lock file exists and its tools differ."""
+    if row.state != "ready":
+        return row
+    changed = changed_since_lock(ctx, manager.get(row.name))
+    return row if changed is None else replace(row, warnings=(*row.warnings, changed))
 
 
 async def start(

@@ -24,6 +24,7 @@ from orbmcp.commands.arguments import parse_call_arguments
 from orbmcp.commands.bounded_input import read_argument_files
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.call import CallOutcome, transcript_text
+from orbmcp.commands.results.lock import ToolDiff
 from orbmcp.commands.results.tools import (
     PromptListing,
     PromptMessages,
@@ -181,12 +182,20 @@ async def tools(
     ctx: CommandContext,
     server: str | None = None,
     tool: str | None = None,
+    *,
     schema: bool = False,
     timeout: str | None = None,
-) -> ToolListing | ToolDetail:
+    diff: bool = False,
+) -> ToolListing | ToolDetail | ToolDiff:
     from orbmcp.commands.durations import apply_timeout
 
     apply_timeout(ctx, timeout)
+    if diff:
+        if server is None or tool is None:
+            raise UsageError("--diff compares two servers: orbmcp tools --diff A B")
+        from orbmcp.commands.handlers.lock import tool_diff
+
+        return await tool_diff(ctx, server, tool)
     if server is not None and tool is not None:
         return await _one_tool(ctx, server, tool)
     sups, notices = await ready_servers(ctx, server, "tools")
@@ -350,6 +359,9 @@ async def call(
     manager = await ctx.manager()
     sup = await manager.ready(server)
     bridged = find_tool(manager, server, tool)
+    from orbmcp.commands.handlers.lock import check_call
+
+    check_call(ctx, sup, bridged.name)
     values = parse_call_arguments(
         tokens,
         bridged.input_schema,

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.results.base import Result
 from orbmcp.commands.results.status import StatusRow
+from orbmcp.commands.toollock import ToolChange
 
 Verdict = Literal["ok", "failed", "invalid", "skipped", "untrusted", "disabled"]
 CheckFormat = Literal["text", "github"]
@@ -114,11 +115,14 @@ class CheckReport(Result):
     # The directory the CI step runs in (the project): GitHub attaches an annotation to a file
     # named relative to the repository, so config files under it are named that way.
     workdir: str | None = None
+    lock_file: str | None = None  # --lock FILE: the tool lock the servers were compared with
+    lock_changes: tuple[ToolChange, ...] = ()  # tools added, removed or changed since that lock
 
     @property
     def problems(self) -> tuple[str, ...]:
         found = [s.problem for s in self.servers] + [r.problem for r in self.required]
         found += [c.problem for c in self.calls]
+        found += [f"tool {c.kind} since the lock: {c.server}/{c.tool}" for c in self.lock_changes]
         return tuple(p for p in found if p) + self.notes
 
     @property
@@ -157,6 +161,8 @@ class CheckReport(Result):
             "calls": [c.to_json() for c in self.calls],
             "problems": list(self.problems),
             "junit": self.junit_file,
+            "lock": self.lock_file,
+            "lockChanges": [c.to_json() for c in self.lock_changes],
         }
 
 

@@ -68,12 +68,33 @@ def _call_case(c: SmokeCall) -> tuple[str, str]:
     return _case("orbmcp.calls", c.spec, c.seconds, failure + out), "failure"
 
 
+def _lock_cases(report: CheckReport) -> list[tuple[str, str]]:
+    """``--lock``: one testcase per server compared, a failure per tool changed since the lock."""
+    if report.lock_file is None:
+        return []
+    cases = []
+    for c in report.lock_changes:
+        details = "\n".join([*c.description_diff, *c.schema_changes])
+        message = f"tool {c.kind} since the lock: {c.server}/{c.tool}"
+        cases.append(
+            (_case("orbmcp.lock", f"{c.server}/{c.tool}", 0.0, _failure("lock", message, details)), "failure")
+        )
+    changed = {c.server for c in report.lock_changes}
+    cases += [
+        (_case("orbmcp.lock", s.name, 0.0), "pass")
+        for s in report.servers
+        if s.verdict == "ok" and s.name not in changed
+    ]
+    return cases
+
+
 def junit_xml(report: CheckReport, *, timestamp: str, hostname: str = "localhost") -> str:
     """One testcase per server, per required tool and per smoke call (JUnit/Ant format, as
     GitHub's and GitLab's test reporters read it)."""
     cases = [_server_case(s) for s in report.servers]
     cases += [_tool_case(r) for r in report.required]
     cases += [_call_case(c) for c in report.calls]
+    cases += _lock_cases(report)
     for note in report.notes:
         cases.append((_case("orbmcp.check", note, 0.0, _failure("check", note, note)), "failure"))
     failures = sum(1 for _, o in cases if o == "failure")
@@ -127,6 +148,7 @@ def github_annotations(report: CheckReport) -> list[str]:
         hint = f" (hint: {s.row.hint})" if s.row.hint else ""
         out.append(f"::error {props}::{_gh_data(s.problem + hint)}")
     problems = [r.problem for r in report.required] + [c.problem for c in report.calls] + list(report.notes)
+    problems += [f"tool {c.kind} since the lock: {c.server}/{c.tool}" for c in report.lock_changes]
     out += [f"::error title=orbmcp check::{_gh_data(p)}" for p in problems if p]
     return out
 
@@ -169,5 +191,10 @@ def step_summary(report: CheckReport) -> str:
         lines.append(f"| tool {_code(r.spec)} | {mark[r.found]} | {'' if r.found else 'missing'} |")
     for c in report.calls:
         lines.append(f"| call {_code(c.spec)} | {mark[c.ok]} | {_md(c.failure or '')} |")
+    for change in report.lock_changes:
+        fields = ", ".join(change.fields)
+        lines.append(
+            f"| lock {_code(change.server + '/' + change.tool)} | ❌ {change.kind} | {_md(fields)} |"
+        )
     lines += [f"| {_md(n)} | ❌ | |" for n in report.notes]
     return "\n".join(lines) + "\n"

@@ -52,6 +52,16 @@ class ServerEdit(Statement):
 
 
 @dataclass(frozen=True)
+class ServerEdits(Result):
+    """Several entries added at once (``add --json`` with a snippet of several servers)."""
+
+    edits: tuple[ServerEdit, ...]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [e.to_json() for e in self.edits]
+
+
+@dataclass(frozen=True)
 class ImportItem:
     """One server of another client's file, and what ``config import`` does with it."""
 

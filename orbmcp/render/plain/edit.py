@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 
-from orbmcp.commands.results.edit import ImportPlan, ServerEdit
+from orbmcp.commands.results.edit import ImportPlan, ServerEdit, ServerEdits
 from orbmcp.text import one_line, safe_text
 
 _OUTCOMES = {
@@ -19,6 +19,10 @@ _OUTCOMES = {
     "conflict": "not copied, conflict",
     "skipped": "not copied",
 }
+
+
+def server_edits(result: ServerEdits) -> str:
+    return "\n".join(server_edit(e) for e in result.edits)
 
 
 def server_edit(result: ServerEdit) -> str:

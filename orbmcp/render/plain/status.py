@@ -243,6 +243,11 @@ def check_report(report: CheckReport) -> str:
         for c in report.calls:
             outcome = "ok" if c.ok else f"FAILED: {one_line(c.failure or '', max_len=300)}"
             lines.append(f"  {one_line(c.spec)}  {outcome}")
+    if report.lock_changes:
+        from orbmcp.render.plain.lock import change_lines
+
+        lines.append(f"changed since the lock ({one_line(report.lock_file or '')}):")
+        lines += change_lines(report.lock_changes)
     if report.problems:
         lines.append("problems:")
         lines += [f"  - {one_line(p, max_len=400)}" for p in report.problems]
