@@ -99,6 +99,41 @@ def _field_head(f: FormField) -> str:
     return "\n".join(lines) + (f"\n  [{hint}]" if hint else "")
 
 
+# Unrecognised answers before a question is taken as its safe answer (no, decline): a person who
+# keeps typing something else has not said yes.
+MAX_UNCLEAR_ANSWERS = 3
+YES_NO = {"y": True, "yes": True, "n": False, "no": False}
+
+
+def choose_answer(
+    write: Write, readline: ReadLine, prompt: str, choices: dict[str, Any], default: Any, *, unclear: Any
+) -> Any:
+    """The one reader of every short answer orbmcp asks for (yes/no, answer/decline/cancel).
+
+    Only a listed answer (any case) counts; Enter takes ``default`` (pass None where Enter must not
+    count); anything else asks again, and after ``MAX_UNCLEAR_ANSWERS`` of those the result is
+    ``unclear``. End of input raises ``_Stop("cancel")``."""
+    words = "/".join(sorted({key for key in choices if len(key) > 1}))
+    for _ in range(MAX_UNCLEAR_ANSWERS):
+        write(prompt)
+        answer = _read(readline).strip().lower()
+        if not answer and default is not None:
+            return default
+        if answer in choices:
+            return choices[answer]
+        write(f"  Please answer {words}.\n")
+    return unclear
+
+
+def yes_no(write: Write, readline: ReadLine, prompt: str, *, default: bool) -> bool:
+    """True only on an explicit yes (or Enter where the default is yes); False on no, at end of
+    input, or after answers that are neither."""
+    try:
+        return bool(choose_answer(write, readline, prompt, YES_NO, default, unclear=False))
+    except _Stop:
+        return False
+
+
 def _read(readline: ReadLine) -> str:
     line = readline()
     if line is None:
@@ -129,12 +164,13 @@ def _gate(request: ElicitationRequest, write: Write, readline: ReadLine) -> None
     write(f"\nServer '{server}' asks for input:\n")
     if request.message.strip():
         write(_indent(safe_text(request.message.strip(), max_len=4000, multiline=True)) + "\n")
-    write("Answer? [Y]es, [d]ecline, [c]ancel: ")
-    answer = _read(readline).strip().lower()
-    if answer in ("d", "decline", "n", "no"):
-        raise _Stop("decline")
-    if answer in ("c", "cancel"):
-        raise _Stop("cancel")
+    choices = {"y": "accept", "yes": "accept", "d": "decline", "decline": "decline", "n": "decline"}
+    choices |= {"no": "decline", "c": "cancel", "cancel": "cancel"}
+    action = choose_answer(
+        write, readline, "Answer? [Y]es, [d]ecline, [c]ancel: ", choices, "accept", unclear="decline"
+    )
+    if action != "accept":
+        raise _Stop(action)
 
 
 def _indent(text: str) -> str:
@@ -165,8 +201,7 @@ def _fill(request: ElicitationRequest, write: Write, readline: ReadLine) -> dict
             write(f"  {one_line(f.title, max_len=100)}: {shown}\n")
     if not values:
         write("  (no values)\n")
-    write("Send? [Y/n]: ")
-    if _read(readline).strip().lower() in ("n", "no"):
+    if not choose_answer(write, readline, "Send? [Y/n]: ", YES_NO, True, unclear=False):
         raise _Stop("decline")
     return values
 
@@ -194,8 +229,9 @@ def ask_url(
         write(f"orbmcp will not open it: {problem}. Declined.\n")
         return ElicitationAnswer("decline", reason=f"unsafe URL: {problem}")
     try:
-        write("Open it in your browser? [y/N]: ")
-        if _read(readline).strip().lower() not in ("y", "yes"):
+        if not choose_answer(
+            write, readline, "Open it in your browser? [y/N]: ", YES_NO, False, unclear=False
+        ):
             write("Declined.\n")
             return ElicitationAnswer("decline")
         if not open_url(url):
@@ -249,9 +285,8 @@ def show_sampling(request: SamplingRequest, write: Write) -> None:
 def approve_sampling(request: SamplingRequest, write: Write, readline: ReadLine) -> bool:
     """Ask whether the configured command may answer; False on no or end of input."""
     command = " ".join(request.command or ())
-    write(f"Run the sampling command ({one_line(command, max_len=300)}) on it? [y/N]: ")
-    line = readline()
-    return line is not None and line.strip().lower() in ("y", "yes")
+    prompt = f"Run the sampling command ({one_line(command, max_len=300)}) on it? [y/N]: "
+    return yes_no(write, readline, prompt, default=False)
 
 
-__all__ = ["approve_sampling", "ask_form", "ask_url", "show_sampling"]
+__all__ = ["approve_sampling", "ask_form", "ask_url", "choose_answer", "show_sampling", "yes_no"]

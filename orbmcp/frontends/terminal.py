@@ -51,12 +51,11 @@ class TerminalUI:
     def confirm(self, question: str, *, default: bool = False) -> bool:
         if not self.interactive:
             return False
+        from orbmcp.frontends.asking import yes_no
+
         suffix = " [Y/n] " if default else " [y/N] "
-        self._err(question + suffix)
-        answer = self._readline()
-        if answer is None:
-            return False  # no answer at all is a no, whatever the default
-        return default if not answer else answer.lower() in ("y", "yes")
+        # No answer at all (end of input) is a no, whatever the default; only a yes is a yes.
+        return yes_no(self._err, self.console.readline, question + suffix, default=default)
 
     def choose(self, question: str, options: list[str]) -> str | None:
         if not self.interactive:
