@@ -215,7 +215,9 @@ def place_server(args: list[str]) -> list[str]:
 
 
 def requested(kwargs: Mapping[str, Any]) -> bool:
-    return any(kwargs.get(k) is not None for k in ("stdio", "http", "sse"))
+    """An ad-hoc target on the line: a string value (``slash --stdio``, a flag of the same name, is
+    the agent protocol, not a server)."""
+    return any(isinstance(kwargs.get(k), str) for k in ("stdio", "http", "sse"))
 
 
 def take(kwargs: MutableMapping[str, Any], *, cwd: Path) -> ServerConfig | None:

@@ -69,7 +69,7 @@ class DaemonSession:
             return [Path(scope.config_file)]
         gdir, pdir = Path(scope.global_dir), Path(scope.project_dir)
         if self.shared:  # no project's files or trust decide what it runs
-            return [*global_files(gdir), *self.config.files]
+            return [*global_files(gdir), *self.config.files, *self.config.import_candidates]
         return [
             *global_files(gdir),
             *project_files(pdir),

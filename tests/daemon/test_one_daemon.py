@@ -206,15 +206,17 @@ def test_slash_daemon_stop_never_starts_a_daemon(tmp_path: Path) -> None:
         scoped.stop()
 
 
-def test_the_shared_sessions_root_follows_the_directory_of_the_command(tmp_path: Path) -> None:
+def test_the_shared_session_never_makes_a_commands_directory_a_root(tmp_path: Path) -> None:
+    """One session for every directory, and none of them becomes a root (issue 24: roots only where
+    configured): the server is told it has no roots from any directory, as one-shot tells it."""
     dirs = directories(tmp_path, 2)
     dirs[0].write({"a": stdio_entry("asks")})
     info = dirs[0].start()
     try:
         for scoped in (*dirs, dirs[0]):
             run = scoped.run("call", "a", "roots")
-            assert run.code == 0, run.err
-            assert scoped.project.as_uri() in run.out
+            assert run.code == 4 and "List roots not supported" in run.err, run.err
+            assert scoped.project.as_uri() not in run.out + run.err
         status = dirs[1].run("daemon", "status", "--json").json()
         assert status["pid"] == info["pid"] and status["projects"] == []
     finally:

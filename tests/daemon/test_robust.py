@@ -97,8 +97,11 @@ async def test_connections_over_the_cap_are_refused_with_a_line(tmp_path: Path) 
 
 
 async def test_a_silent_connection_does_not_keep_the_daemon_alive(tmp_path: Path) -> None:
-    async with serving(tmp_path, idle_timeout_s=0.2, hello_timeout_s=600) as daemon:
-        with silent(daemon.socket_file):
+    # The silent client closes only once the daemon has stopped: its EOF racing the stop's
+    # cancellation makes anyio's Unix stream set a cancelled future (an asyncio callback error).
+    with contextlib.ExitStack() as held:
+        async with serving(tmp_path, idle_timeout_s=0.2, hello_timeout_s=600) as daemon:
+            held.enter_context(silent(daemon.socket_file))
             await until(lambda: daemon.connections == 1, "the connection to be accepted")
             await until(daemon._stop.is_set, "the idle timeout")
             assert daemon._stop_reason == "idle timeout"

@@ -298,7 +298,7 @@ def test_complete_asks_the_server_for_prompt_and_template_values(tmp_path: Path)
     r = run_cli("--config", str(cfg), "complete", line)
     assert r.code == 0 and r.stdout == "department=Engineering\n"
     r = run_cli("--config", str(cfg), "complete", "orbmcp read asks mem://items/a", "--json")
-    assert r.json() == ["mem://items/alpha"]
+    assert [item["value"] for item in r.json()["items"]] == ["mem://items/alpha"]
     plain = run_cli("--config", str(cfg), "complete", "orbmcp call asks ")  # no server needed
     assert "form" in plain.stdout.split()
 
