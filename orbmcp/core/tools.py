@@ -50,6 +50,8 @@ class BridgedTool:
     task_support: str | None = None
     active: bool = False
     present: bool = True  # False once the server stopped listing it (list_changed removal)
+    # ``_meta.ui.visibility`` without "model" (MCP Apps): a tool for a host's UI, not for a model.
+    app_only: bool = False
     # The annotations as last listed (an SDK model), to tell a changed listing from the same one.
     listed_annotations: Any = field(default=None, repr=False, compare=False)
 
@@ -88,6 +90,12 @@ def _describe(tool: BridgedTool, desc: str | None, title: str | None, annotation
     tool.title = title
     tool.annotations = None if annotations is None else wire(annotations)
     tool.description = describe_tool(desc, tool.annotations, title)
+
+
+def _app_only(meta: object) -> bool:
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
+    return isinstance(visibility, list) and "model" not in visibility
 
 
 class ToolListener(Protocol):
@@ -178,6 +186,7 @@ class ToolRegistry:
                 _describe(existing, desc, title, annotations)
             existing.input_schema = listed.input_schema or {"type": "object"}
             existing.output_schema = listed.output_schema
+            existing.app_only = _app_only(getattr(listed, "meta", None))
             execution = getattr(listed, "execution", None)
             existing.task_support = None if execution is None else getattr(execution, "task_support", None)
             if fresh:

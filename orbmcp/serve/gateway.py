@@ -48,12 +48,14 @@ class Gateway:
         options: ServeOptions,
         *,
         ready: Callable[[], Awaitable[None]] | None = None,
+        report: Callable[[str], None] | None = None,
     ) -> None:
         self.hub = hub
         self.sessions = sessions
         self.options = options
         self.peers: list[Peer] = []
-        self.names = naming.ToolNames(options.names, options.prefix)
+        self.names = naming.ToolNames(options.names, options.prefix, self._name_problem)
+        self._report = report
         self._ready = ready
         self._index: dict[str, BridgedTool] | None = None
         self._listing: list[dict[str, Any]] | None = None
@@ -88,10 +90,19 @@ class Gateway:
 
     # -- tools ---------------------------------------------------------------------------------------
 
+    def _name_problem(self, message: str) -> None:
+        """A raw name another server already serves, or one outside the MCP rules (``naming``)."""
+        from orbmcp import log
+
+        log.log_event("serve.name_problem", level="warn", message=message)
+        if self._report is not None:
+            self._report(message)
+
     def _tools(self) -> Iterable[BridgedTool]:
+        """The served servers' tools an agent's model may call (app-only tools are for a host's UI)."""
         registry = self.manager.tools
         for server in self.served_names():
-            yield from registry.for_server(server)
+            yield from (tool for tool in registry.for_server(server) if not tool.app_only)
 
     def tool(self, name: str) -> BridgedTool | None:
         """The present tool behind a gateway name (active or not: a call then says why it failed)."""

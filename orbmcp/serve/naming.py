@@ -11,7 +11,7 @@ and two served servers offering the same one is an error at start (``clashes``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
@@ -26,13 +26,32 @@ PROMPT_SEPARATOR = "__"
 _EXPRESSION = re.compile(r"(\{[^{}]*\})")
 
 
-class ToolNames:
-    """Gateway names of bridged tools, and the tool behind a name (first one wins in raw mode)."""
+# What MCP allows in a tool name (and what an agent's provider will take): a raw name outside it
+# (an escape sequence, an invisible character) is not passed to agents.
+_VALID_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
-    def __init__(self, mode: NameMode, prefix: str | None) -> None:
+
+def valid_name(name: str) -> bool:
+    return _VALID_NAME.fullmatch(name) is not None
+
+
+class ToolNames:
+    """Gateway names of bridged tools, and the tool behind a name.
+
+    In raw mode a name, once served, keeps its owner for the session: a server connected later
+    (a lazy one the agent starts with ``mcp_connect``) that offers the same name does not take it
+    over, whatever the configuration order. Each clash and each name outside the MCP name rules is
+    reported once, through ``report``."""
+
+    def __init__(
+        self, mode: NameMode, prefix: str | None, report: Callable[[str], None] | None = None
+    ) -> None:
         self.mode = mode
         self.prefix = prefix  # None: the session's own prefix (the host API's names)
         self._names: dict[tuple[str, str], str] = {}
+        self._owners: dict[str, str] = {}  # raw: name -> the server that served it first
+        self._reported: set[str] = set()
+        self._report = report or (lambda message: None)
 
     def name(self, tool: BridgedTool) -> str:
         if self.mode == "raw":
@@ -47,12 +66,37 @@ class ToolNames:
 
     def index(self, tools: Iterable[BridgedTool], reserved: Iterable[str]) -> dict[str, BridgedTool]:
         taken = set(reserved)
+        tools = list(tools)
         out: dict[str, BridgedTool] = {}
+        if self.mode == "raw":
+            # Owners first, so a name already served goes to its owner whatever the order.
+            tools.sort(key=lambda t: self._owners.get(t.name, t.server) != t.server)
         for tool in tools:
             name = self.name(tool)
-            if name not in taken and name not in out:
-                out[name] = tool
+            if name in taken or name in out:
+                if self.mode == "raw" and name in out and out[name].server != tool.server:
+                    self.report_once(
+                        f"clash:{name}:{tool.server}",
+                        f"tool '{name}' is served by '{out[name].server}'; '{tool.server}' offers it "
+                        "too and is not served under that name (--names raw)",
+                    )
+                continue
+            if self.mode == "raw" and not valid_name(name):
+                self.report_once(
+                    f"invalid:{tool.server}:{name}",
+                    f"tool {name!r} of '{tool.server}' is outside the MCP name rules; not served "
+                    "(--names bridged serves it under a safe name)",
+                )
+                continue
+            if self.mode == "raw":
+                self._owners.setdefault(name, tool.server)
+            out[name] = tool
         return out
+
+    def report_once(self, key: str, message: str) -> None:
+        if key not in self._reported:
+            self._reported.add(key)
+            self._report(message)
 
 
 def tool_wire(name: str, tool: BridgedTool) -> dict[str, Any]:

@@ -22,8 +22,21 @@ async def _server_prompts(gateway: Gateway) -> dict[str, tuple[str, dict[str, An
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     for server in gateway.served_names():
         for prompt in await gateway.hub.listing(server, "prompts"):
-            name = naming.prompt_name(gateway.options.names, server, str(prompt.get("name", "")))
-            if name not in slash.BY_NAME and name not in out:
+            own = str(prompt.get("name", ""))
+            name = naming.prompt_name(gateway.options.names, server, own)
+            if not naming.valid_name(own):
+                gateway.names.report_once(
+                    f"prompt-invalid:{server}:{own}",
+                    f"prompt {own!r} of '{server}' is outside the MCP name rules; not served",
+                )
+            elif name in out and out[name][0] != server:
+                # "a" + "b__c" and "a__b" + "c" are one bridged name: the first keeps it.
+                gateway.names.report_once(
+                    f"prompt-clash:{name}:{server}",
+                    f"prompt '{name}' is served for '{out[name][0]}'; '{server}' offers a prompt "
+                    "of the same served name, not served",
+                )
+            elif name not in slash.BY_NAME and name not in out:
                 out[name] = (server, prompt)
     return out
 

@@ -83,7 +83,9 @@ async def own_gateway(
                 settled.set()
 
         tg.start_soon(start)
-        gateway = Gateway(hub, sessions, options, ready=settled.wait)
+        gateway = Gateway(
+            hub, sessions, options, ready=settled.wait, report=lambda message: notify(message, "warning")
+        )
         async with gateway.running():
             if options.names == "raw":
                 await settled.wait()

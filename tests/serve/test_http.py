@@ -416,6 +416,24 @@ async def test_raw_names_are_the_servers_own_and_a_clash_is_an_error_at_start(tm
         ] == ["a"]
 
 
+async def test_a_lazy_server_connected_later_does_not_take_a_served_raw_name(tmp_path: Path) -> None:
+    """``a`` comes first in the configuration but is lazy: ``b`` serves the name first, and keeps it
+    after the agent connects ``a``; the clash is reported once, naming both."""
+    path = config(tmp_path, a=reference_entry(lifecycle="lazy"), b=reference_entry())
+    async with http_gateway(path, ServeOptions(names="raw")) as served, agent(served) as client:
+        assert "test_simple_text" in names(await client.list_tools())
+        assert served.gateway.tool("test_simple_text").server == "b"  # type: ignore[union-attr]
+        connected = await client.call_tool("mcp_connect", {"server": "a"})
+        assert not connected.is_error, connected.content
+        assert "test_simple_text" in names(await client.list_tools())
+        assert served.gateway.tool("test_simple_text").server == "b"  # type: ignore[union-attr]
+        clashes = [m for level, m in served.notices if "test_simple_text" in m]
+        assert clashes == [
+            "tool 'test_simple_text' is served by 'b'; 'a' offers it too and is not served under that "
+            "name (--names raw)"
+        ]
+
+
 async def test_a_prefix_gives_other_stable_names(tmp_path: Path) -> None:
     async with (
         http_gateway(config(tmp_path, everything=everything_entry()), ServeOptions(prefix="gw")) as served,

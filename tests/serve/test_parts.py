@@ -329,3 +329,62 @@ def test_a_parsed_form_rebuilds_to_a_schema_that_parses_the_same() -> None:
         form_schema(parse_form({"type": "object", "properties": {"x": {"type": "boolean"}}})).get("required")
         is None
     )
+
+
+# -- raw names keep their owner --------------------------------------------------------------------
+
+
+def _tool(server: str, name: str, **extra: Any) -> Any:
+    from orbmcp.core.tools import BridgedTool
+
+    return BridgedTool(server, name, f"b_{server}_{name}", "", None, {"type": "object"}, None, **extra)
+
+
+def test_a_raw_name_keeps_its_first_owner_for_the_session() -> None:
+    """A lazy server connected later (earlier in the configuration) does not take a served name."""
+    reported: list[str] = []
+    names = naming.ToolNames("raw", None, reported.append)
+    first = names.index([_tool("b", "echo"), _tool("b", "add")], ["mcp_status"])
+    assert {n: t.server for n, t in first.items()} == {"echo": "b", "add": "b"}
+    later = names.index([_tool("a", "echo"), _tool("a", "only_a"), _tool("b", "echo"), _tool("b", "add")], [])
+    assert {n: t.server for n, t in later.items()} == {"echo": "b", "only_a": "a", "add": "b"}
+    assert reported == [
+        "tool 'echo' is served by 'b'; 'a' offers it too and is not served under that name (--names raw)"
+    ]
+    names.index([_tool("a", "echo"), _tool("b", "echo")], [])
+    assert len(reported) == 1  # each clash said once
+
+
+def test_raw_names_outside_the_mcp_rules_are_not_served() -> None:
+    reported: list[str] = []
+    names = naming.ToolNames("raw", None, reported.append)
+    index = names.index(
+        [_tool("s", "ok.name-1"), _tool("s", "evil\x1b]0;x\x07"), _tool("s", "zero\u200bwidth")], []
+    )
+    assert list(index) == ["ok.name-1"]
+    assert len(reported) == 2 and all("outside the MCP name rules" in r for r in reported)
+    assert "\x1b" not in "".join(reported)  # repr: the escape is shown, not sent to a terminal
+    bridged = naming.ToolNames("bridged", "p").index([_tool("s", "evil\x1b]0;x\x07")], [])
+    assert all(naming.valid_name(name) for name in bridged)
+
+
+def test_app_only_tools_are_not_offered_to_a_model() -> None:
+    from orbmcp.core.tools import ToolRegistry
+
+    class Listed:
+        def __init__(self, name: str, meta: object) -> None:
+            self.name, self.meta = name, meta
+            self.description = self.title = self.annotations = self.output_schema = None
+            self.input_schema = {"type": "object"}
+
+    registry = ToolRegistry()
+    registry.sync(
+        "s",
+        [
+            Listed("for_app", {"ui": {"visibility": ["app"]}}),
+            Listed("for_both", {"ui": {"visibility": ["model", "app"]}}),
+            Listed("plain", None),
+        ],
+        active=True,
+    )
+    assert [t.name for t in registry.for_server("s") if t.app_only] == ["for_app"]
