@@ -388,3 +388,28 @@ def test_app_only_tools_are_not_offered_to_a_model() -> None:
         active=True,
     )
     assert [t.name for t in registry.for_server("s") if t.app_only] == ["for_app"]
+
+
+async def test_prompts_whose_bridged_names_collide_are_reported_and_the_first_keeps_it() -> None:
+    """``a`` + ``b__c`` and ``a__b`` + ``c`` are both ``a__b__c``; a name with an escape is not served."""
+    from types import SimpleNamespace
+
+    from orbmcp.serve.prompts import _server_prompts
+
+    listings = {"a": [{"name": "b__c"}], "a__b": [{"name": "c"}, {"name": "bad\x1b[2J"}]}
+    reported: list[str] = []
+
+    async def listing(server: str, kind: str) -> list[dict[str, Any]]:
+        return listings[server]
+
+    gateway = SimpleNamespace(
+        served_names=lambda: list(listings),
+        hub=SimpleNamespace(listing=listing),
+        options=ServeOptions(),
+        names=naming.ToolNames("bridged", None, reported.append),
+    )
+    prompts = await _server_prompts(gateway)  # type: ignore[arg-type]
+    assert {name: server for name, (server, _) in prompts.items()} == {"a__b__c": "a"}
+    assert len(reported) == 2
+    assert reported[0].startswith("prompt 'a__b__c' is served for 'a'; 'a__b' offers")
+    assert "outside the MCP name rules" in reported[1]
