@@ -2,8 +2,9 @@
 
 The Typer front (frontends/cli.py), the slash dispatcher (frontends/slash.py), completion
 (commands/complete.py), the shell completion scripts and the man page are built from ``COMMANDS``.
-The options shared by many commands are in ``params``; serve and the session daemon, the commands
-that run orbmcp as a service, in ``table_services``.
+The options shared by many commands are in ``params``; the commands that wire orbmcp into agents
+and shells in ``table_agents``; serve and the session daemon, the commands that run orbmcp as a
+service, in ``table_services``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import get_args
 
 from orbmcp.commands.params import ADHOC, JSON, LOCK_FILE, LOG_LEVEL, SCOPE, SERVER, TIMEOUT
 from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.table_agents import AGENT_COMMANDS
 from orbmcp.commands.table_services import SERVICE_COMMANDS
 from orbmcp.config.model import ClientName
 
@@ -439,87 +441,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
             "orbmcp check --wait 30s --timeout 20s --junit orbmcp-junit.xml --format github",
         ),
     ),
-    CommandSpec(
-        ("integrate",),
-        "Wire orbmcp into an agent: its /mcp commands (pi: an extension; Claude Code, Gemini CLI, "
-        "opencode: command files) or orbmcp serve in its MCP config (Codex; --serve for any).",
-        f"{H}.integrate:integrate",
-        (
-            Param("agent", "pi, claude-code, gemini, opencode or codex.", completer="agents"),
-            Param(
-                "scope",
-                "user (default: the agent's own dir) or project (this project's agent dir).",
-                kind="option",
-                metavar="SCOPE",
-            ),
-            Param("dry_run", "Show the diff of every file; write nothing.", kind="flag"),
-            Param("remove", "Remove exactly what orbmcp integrate wrote.", kind="flag"),
-            Param("serve", "Also register orbmcp serve as an MCP server in the agent's config.", kind="flag"),
-            Param("list", "List the agents, what each gets and whether it is installed.", kind="flag"),
-            JSON,
-        ),
-        examples=("orbmcp integrate pi", "orbmcp integrate claude-code --dry-run", "orbmcp integrate --list"),
-    ),
-    CommandSpec(
-        ("slash",),
-        'Run one slash command line, for example orbmcp slash "/mcp:start everything".\n\n'
-        "With --json: the agent protocol's result envelope (exit, text, json, error, content).",
-        "orbmcp.frontends.handlers:slash",
-        (
-            Param("line", "The slash command line."),
-            Param(
-                "stdio",
-                "Serve the agent protocol: JSON lines on stdin/stdout (run, cancel, complete, commands).",
-                kind="flag",
-            ),
-            Param(
-                "list_commands",
-                "List every slash command an agent may register.",
-                kind="flag",
-                flags=("--list",),
-            ),
-            JSON,
-        ),
-        connects=True,
-        examples=(
-            'orbmcp slash "/mcp:start everything"',
-            'orbmcp slash "/mcp help"',
-            'orbmcp slash --json "/mcp call everything get-sum a=2 b=3"',
-            "orbmcp slash --list --json",
-            "orbmcp slash --stdio",
-        ),
-    ),
-    CommandSpec(
-        ("complete",),
-        "Print completion candidates for a partial slash or shell line, one per line.\n\n"
-        'With --json: {"items": [{value, description, kind, replace_from}]}.',
-        "orbmcp.frontends.handlers:complete",
-        (Param("line", "The partial line.", required=True), JSON),
-    ),
-    CommandSpec(
-        ("completion", "show"),
-        "Print the completion script of a shell.",
-        f"{H}.completion:show",
-        (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
-    ),
-    CommandSpec(
-        ("completion", "install"),
-        "Install the completion script of a shell for the current user.",
-        f"{H}.completion:install",
-        (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
-    ),
-    CommandSpec(
-        ("shell",),
-        "Interactive session: slash and shell-style commands, servers stay connected.",
-        "orbmcp.frontends.handlers:shell",
-        (),
-        # False: the REPL runs its own event loop in a thread, since line editing (readline)
-        # only works in the main thread; its servers do connect.
-        connects=False,
-    ),
 )
 
-COMMANDS += SERVICE_COMMANDS
+COMMANDS += AGENT_COMMANDS + SERVICE_COMMANDS
 
 GROUPS: dict[str, str] = {
     "daemon": "The session daemon: one live session shared by every orbmcp command of this scope.",

@@ -7,7 +7,8 @@ by a close never reads a recycled fd number. Nothing here knows about processes.
 from __future__ import annotations
 
 import os
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
 import anyio
 import anyio.lowlevel
@@ -158,3 +159,47 @@ async def discard_until_eof(fd: int) -> None:
 
 
 __all__ = ["READ_CHUNK", "PipeReceiveStream", "PipeSendStream", "close_fd", "discard_until_eof"]
+
+
+PIPE_BYTES = 1024 * 1024
+
+
+def _widen_pipe(fd: int) -> None:
+    """A 1 MiB pipe buffer (Linux; the default is 64 KiB): a ten-thousand-tool listing then
+    crosses in two writes instead of twenty, each of which waits for the reader to be scheduled."""
+    import fcntl
+
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is not None:
+        with suppress(OSError):  # not a pipe, or over the system's limit: keep the default
+            fcntl.fcntl(fd, set_size, PIPE_BYTES)
+
+
+@contextmanager
+def claimed_stdio() -> Iterator[tuple[int, int]]:
+    """Private duplicates of fd 0 and fd 1 for the wire; fd 0 reads /dev/null and fd 1 writes to
+    stderr meanwhile. Restored (with their blocking mode) on the way out, when the duplicates are
+    closed: streams over them must leave closing to this."""
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved = (os.get_blocking(wire_in), os.get_blocking(wire_out))
+    for fd in (wire_in, wire_out):
+        _widen_pipe(fd)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(devnull, 0)
+        os.dup2(2, 1)
+    finally:
+        os.close(devnull)
+    try:
+        yield wire_in, wire_out
+    finally:
+        with suppress(OSError):
+            os.dup2(wire_in, 0)
+        with suppress(OSError):
+            os.dup2(wire_out, 1)
+        for fd, blocking in zip((0, 1), saved, strict=True):
+            with suppress(OSError):
+                os.set_blocking(fd, blocking)
+        for fd in (wire_in, wire_out):
+            with suppress(OSError):
+                os.close(fd)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -19,7 +17,7 @@ import anyio
 from orbmcp.core.capabilities.client_side import ClientSide
 from orbmcp.core.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
 from orbmcp.core.exits import ExitRace
-from orbmcp.core.state import State, effective_max_retries, retry_delay
+from orbmcp.core.state import Snapshot, State, effective_max_retries, retry_delay
 from orbmcp.core.stderr_tail import StderrTail
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, cmd
 
@@ -37,28 +35,6 @@ def _log(event: str, **fields: Any) -> None:
     from orbmcp.log import log_event
 
     log_event(event, **fields)
-
-
-@dataclass
-class Snapshot:
-    """What status views read; updated only by the supervisor."""
-
-    state: State = State.STOPPED
-    retries: int = 0
-    last_error: str | None = None
-    last_error_code: str | None = None
-    last_error_reason: str | None = None  # the error's machine reason (``OrbError.reason``)
-    last_error_hint: str | None = None
-    started_at: float | None = None
-    ready_at: float | None = None
-    protocol_version: str | None = None
-    transport: str | None = None  # of the last connection; "sse" when a URL refused Streamable HTTP
-    server_info: str | None = None
-    warnings: deque[str] = field(default_factory=lambda: deque(maxlen=20))
-    retry_at: float | None = None  # wall-clock time of the next attempt while waiting for it
-    instructions: str | None = None  # from the server's initialize result, raw (bounded)
-    capabilities: dict[str, Any] | None = None  # what the server offered (wire JSON)
-    advertised: dict[str, Any] | None = None  # what orbmcp advertised to it (wire JSON)
 
 
 class Supervisor:

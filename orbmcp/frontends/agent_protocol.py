@@ -295,8 +295,7 @@ class AgentSession:
 
 async def serve_agent(ctx: CommandContext) -> None:
     """Serve the agent protocol on this process's stdin and stdout until stdin closes."""
-    from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream
-    from orbmcp.serve.wire import claimed_stdio
+    from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
 
     with claimed_stdio() as (wire_in, wire_out):
         receive, send = PipeReceiveStream(os.dup(wire_in)), PipeSendStream(os.dup(wire_out))

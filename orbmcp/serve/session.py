@@ -98,10 +98,10 @@ async def serve_stdio(gateway: Gateway) -> None:
     """Serve one agent on this process's stdin and stdout until stdin ends."""
     import os
 
-    from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream
+    from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
     from orbmcp.serve.gateway import serve_stream
     from orbmcp.serve.lane import FastLane
-    from orbmcp.serve.wire import claimed_stdio, message_streams
+    from orbmcp.serve.wire import message_streams
 
     with claimed_stdio() as (wire_in, wire_out):
         receive, send = PipeReceiveStream(os.dup(wire_in)), PipeSendStream(os.dup(wire_out))

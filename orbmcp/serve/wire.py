@@ -4,17 +4,14 @@ An agent's line that is not JSON gets a parse error, one that is not JSON-RPC an
 error (with its id when it has one); the session goes on. A line longer than ``MAX_LINE_BYTES``
 ends the connection: the framing can no longer be trusted.
 
-``claimed_stdio`` makes this process's stdin and stdout the wire: while it lasts fd 0 reads
-/dev/null and fd 1 writes to stderr, so nothing else (a library's print, a child that inherits
-them) can corrupt the protocol.
+``core.pipes.claimed_stdio`` makes this process's stdin and stdout the wire.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncIterator, Iterator
-from contextlib import aclosing, asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator
+from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -116,47 +113,3 @@ def _refusal(line: bytes) -> bytes:
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
         request_id = None
     return _error_line(request_id, INVALID_REQUEST, "Invalid Request")
-
-
-PIPE_BYTES = 1024 * 1024
-
-
-def _widen_pipe(fd: int) -> None:
-    """A 1 MiB pipe buffer (Linux; the default is 64 KiB): a ten-thousand-tool listing then
-    crosses in two writes instead of twenty, each of which waits for the reader to be scheduled."""
-    import fcntl
-
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if set_size is not None:
-        with suppress(OSError):  # not a pipe, or over the system's limit: keep the default
-            fcntl.fcntl(fd, set_size, PIPE_BYTES)
-
-
-@contextmanager
-def claimed_stdio() -> Iterator[tuple[int, int]]:
-    """Private duplicates of fd 0 and fd 1 for the wire; fd 0 reads /dev/null and fd 1 writes to
-    stderr meanwhile. Restored (with their blocking mode) on the way out, when the duplicates are
-    closed: streams over them must leave closing to this."""
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    saved = (os.get_blocking(wire_in), os.get_blocking(wire_out))
-    for fd in (wire_in, wire_out):
-        _widen_pipe(fd)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    try:
-        os.dup2(devnull, 0)
-        os.dup2(2, 1)
-    finally:
-        os.close(devnull)
-    try:
-        yield wire_in, wire_out
-    finally:
-        with suppress(OSError):
-            os.dup2(wire_in, 0)
-        with suppress(OSError):
-            os.dup2(wire_out, 1)
-        for fd, blocking in zip((0, 1), saved, strict=True):
-            with suppress(OSError):
-                os.set_blocking(fd, blocking)
-        for fd in (wire_in, wire_out):
-            with suppress(OSError):
-                os.close(fd)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.core.test_lifecycle import gone
+from tests.daemon import wait_for
 from tests.frontends import PY, SERVERS, env_for, everything_entry
 
 HANG_GUARD_S = 30.0
@@ -109,10 +110,7 @@ def agent(config: Path, tmp_path: Path) -> Any:
 
 
 def wait_for_file(path: Path) -> None:
-    deadline = time.monotonic() + HANG_GUARD_S
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
+    wait_for(path.exists, HANG_GUARD_S, f"{path} to appear")
 
 
 # -- run / result ---------------------------------------------------------------------------------
@@ -283,10 +281,7 @@ def test_closing_stdin_cancels_runs_and_leaves_no_server_behind(agent: Agent) ->
     server_pid = int((markers / "sleep-started").read_text())
     assert agent.close() == 0
     assert agent.reply("long")["exit"] == 130
-    deadline = time.monotonic() + HANG_GUARD_S
-    while not gone(server_pid):
-        assert time.monotonic() < deadline, "the server outlived orbmcp slash --stdio"
-        time.sleep(0.02)
+    wait_for(lambda: gone(server_pid), HANG_GUARD_S, "the server to end with orbmcp slash --stdio")
 
 
 # -- one-shot equivalents --------------------------------------------------------------------------

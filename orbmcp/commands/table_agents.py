@@ -1,0 +1,91 @@
+"""The commands that wire orbmcp into agents and shells: ``integrate``, ``slash`` (the agent
+protocol), ``complete``, ``completion`` and the REPL. ``table.COMMANDS`` lists them after the
+others, before the service commands (``table_services``)."""
+
+from __future__ import annotations
+
+from orbmcp.commands.params import JSON
+from orbmcp.commands.spec import CommandSpec, Param
+
+H = "orbmcp.commands.handlers"
+
+AGENT_COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec(
+        ("integrate",),
+        "Wire orbmcp into an agent: its /mcp commands (pi: an extension; Claude Code, Gemini CLI, "
+        "opencode: command files) or orbmcp serve in its MCP config (Codex; --serve for any).",
+        f"{H}.integrate:integrate",
+        (
+            Param("agent", "pi, claude-code, gemini, opencode or codex.", completer="agents"),
+            Param(
+                "scope",
+                "user (default: the agent's own dir) or project (this project's agent dir).",
+                kind="option",
+                metavar="SCOPE",
+            ),
+            Param("dry_run", "Show the diff of every file; write nothing.", kind="flag"),
+            Param("remove", "Remove exactly what orbmcp integrate wrote.", kind="flag"),
+            Param("serve", "Also register orbmcp serve as an MCP server in the agent's config.", kind="flag"),
+            Param("list", "List the agents, what each gets and whether it is installed.", kind="flag"),
+            JSON,
+        ),
+        examples=("orbmcp integrate pi", "orbmcp integrate claude-code --dry-run", "orbmcp integrate --list"),
+    ),
+    CommandSpec(
+        ("slash",),
+        'Run one slash command line, for example orbmcp slash "/mcp:start everything".\n\n'
+        "With --json: the agent protocol's result envelope (exit, text, json, error, content).",
+        "orbmcp.frontends.handlers:slash",
+        (
+            Param("line", "The slash command line."),
+            Param(
+                "stdio",
+                "Serve the agent protocol: JSON lines on stdin/stdout (run, cancel, complete, commands).",
+                kind="flag",
+            ),
+            Param(
+                "list_commands",
+                "List every slash command an agent may register.",
+                kind="flag",
+                flags=("--list",),
+            ),
+            JSON,
+        ),
+        connects=True,
+        examples=(
+            'orbmcp slash "/mcp:start everything"',
+            'orbmcp slash "/mcp help"',
+            'orbmcp slash --json "/mcp call everything get-sum a=2 b=3"',
+            "orbmcp slash --list --json",
+            "orbmcp slash --stdio",
+        ),
+    ),
+    CommandSpec(
+        ("complete",),
+        "Print completion candidates for a partial slash or shell line, one per line.\n\n"
+        'With --json: {"items": [{value, description, kind, replace_from}]}.',
+        "orbmcp.frontends.handlers:complete",
+        (Param("line", "The partial line.", required=True), JSON),
+    ),
+    CommandSpec(
+        ("completion", "show"),
+        "Print the completion script of a shell.",
+        f"{H}.completion:show",
+        (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
+    ),
+    CommandSpec(
+        ("completion", "install"),
+        "Install the completion script of a shell for the current user.",
+        f"{H}.completion:install",
+        (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
+    ),
+    CommandSpec(
+        ("shell",),
+        "Interactive session: slash and shell-style commands, servers stay connected.",
+        "orbmcp.frontends.handlers:shell",
+        (),
+        # False: the REPL runs its own event loop in a thread, since line editing (readline)
+        # only works in the main thread; its servers do connect.
+        connects=False,
+    ),
+)
