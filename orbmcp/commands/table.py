@@ -131,7 +131,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         f"{H}.tools:call",
         (
             SERVER,
-            Param("tool", "Tool name.", required=True, completer="tools"),
+            Param("tool", "Tool name (without it: the server's tools).", completer="tools"),
             Param(
                 "arguments",
                 "Arguments as k=v, k=@file, k:=json, or -.",

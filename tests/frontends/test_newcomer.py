@@ -13,7 +13,7 @@ from orbmcp.commands.handlers import completion
 from orbmcp.commands.table import COMMANDS
 from orbmcp.config.clients import CLIENTS
 from tests.cli import run_cli
-from tests.frontends import PY, env_for, write_config
+from tests.frontends import PY, env_for, everything_entry, write_config
 from tests.ui import RecordingUI
 
 
@@ -29,7 +29,7 @@ def test_usage_lines_name_their_placeholders_one_way() -> None:
         assert "{" not in usage, usage
         assert not re.search(r"<(str|int|float|path)>", shown.stdout), f"orbmcp {spec.name} --help"
     assert run_cli("call", "--help").stdout.startswith(
-        "Usage: orbmcp call [OPTIONS] SERVER TOOL [ARGUMENTS]..."
+        "Usage: orbmcp call [OPTIONS] SERVER [TOOL] [ARGUMENTS]..."
     )
     assert "Missing argument 'SERVER'" in run_cli("call").stderr
 
@@ -89,3 +89,22 @@ def test_the_readme_links_to_files_that_exist() -> None:
     assert "DESIGN.md" not in readme  # not in the repository: ARCHITECTURE.md is
     for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme):
         assert (Path(__file__).resolve().parents[2] / target).exists(), target
+
+
+def test_call_without_a_tool_lists_the_servers_tools(tmp_path: Path) -> None:
+    """No call ran (exit 2, a usage error), but the answer to "which tool?" is on stdout."""
+    env = env_for(write_config(tmp_path, {"ev": everything_entry()}))
+    shown = run_cli("call", "ev", env=env)
+    assert shown.code == 2, shown.stderr
+    assert shown.stdout.startswith("ev (") and "  echo(text: string)" in shown.stdout
+    assert shown.stderr.count("\n") == 1
+    assert "name the tool to call: server 'ev' has" in shown.stderr
+    assert "call one: orbmcp call ev TOOL key=value..." in shown.stderr
+    data = run_cli("call", "ev", "--json", env=env)
+    assert data.code == 2 and data.stderr == ""
+    body = data.json()
+    assert body["error"]["code"] == "usage" and body["error"]["server"] == "ev"
+    assert "echo" in {t["name"] for t in body["tools"]}
+    agent = run_cli("slash", "/mcp:call ev", env=env)
+    assert agent.code == 2 and "  echo(text: string)" in agent.stdout
+    assert "/mcp call ev TOOL" in agent.stderr and "orbmcp call" not in agent.stderr

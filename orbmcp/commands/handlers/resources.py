@@ -14,14 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.handlers.tools import (
-    MEDIA_EXTENSIONS,
-    each_server,
-    has_capability,
-    ready_servers,
-    user_path,
-    write_new_file,
-)
+from orbmcp.commands.handlers.saved_files import MEDIA_EXTENSIONS, user_path, write_new_file
+from orbmcp.commands.handlers.tools import each_server, has_capability, ready_servers
 from orbmcp.commands.results.base import Message
 from orbmcp.commands.results.tools import ResourceContents, ResourceListing, SavedContent
 from orbmcp.errors import ProtocolError, UsageError, cmd

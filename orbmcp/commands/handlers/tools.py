@@ -8,11 +8,8 @@ Errors are OrbErrors: the front end maps them to exit codes (2 usage, 4 connecti
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import math
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,6 +20,12 @@ from orbmcp import environment
 from orbmcp.commands.arguments import parse_call_arguments
 from orbmcp.commands.bounded_input import read_argument_files
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.handlers.saved_files import (
+    check_output,
+    prepare_dir,
+    save_media,
+    user_path,
+)
 from orbmcp.commands.results.call import CallOutcome, transcript_text
 from orbmcp.commands.results.lock import ToolDiff
 from orbmcp.commands.results.tools import (
@@ -31,11 +34,10 @@ from orbmcp.commands.results.tools import (
     ToolDetail,
     ToolEntry,
     ToolListing,
+    ToolsToCall,
     prompt_arguments,
 )
 from orbmcp.commands.spelling import spell_for
-from orbmcp.core.naming import sanitize
-from orbmcp.core.results import AudioBlock, ImageBlock, ToolResult
 from orbmcp.core.state import State
 from orbmcp.errors import TimeoutFailed, UsageError, cmd
 from orbmcp.suggest import unknown
@@ -49,30 +51,6 @@ if TYPE_CHECKING:
     from orbmcp.core.tools import BridgedTool
 
 T = TypeVar("T")
-
-# Extensions for saved media, chosen by us from the MIME type: a file name never comes from the server.
-MEDIA_EXTENSIONS: dict[str, str] = {
-    "image/png": "png",
-    "image/jpeg": "jpg",
-    "image/jpg": "jpg",
-    "image/gif": "gif",
-    "image/webp": "webp",
-    "image/svg+xml": "svg",
-    "image/bmp": "bmp",
-    "image/tiff": "tiff",
-    "image/avif": "avif",
-    "audio/wav": "wav",
-    "audio/wave": "wav",
-    "audio/x-wav": "wav",
-    "audio/mpeg": "mp3",
-    "audio/mp3": "mp3",
-    "audio/ogg": "ogg",
-    "audio/webm": "webm",
-    "audio/flac": "flac",
-    "audio/aac": "aac",
-    "audio/mp4": "m4a",
-}
-_MAX_SAVE_ATTEMPTS = 1000
 
 
 # -- shared helpers ------------------------------------------------------------------------------
@@ -258,77 +236,10 @@ def _check_options(timeout: float | None, max_output: int | None) -> None:
         raise UsageError(f"--max-output: expected a number of bytes >= 0, got {max_output}")
 
 
-def _prepare_dir(directory: Path) -> Path:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(
-            f"--save-images {directory}: cannot create the directory ({exc.strerror or exc})"
-        ) from None
-    if not directory.is_dir():
-        raise UsageError(f"--save-images {directory}: not a directory")
-    return directory
-
-
-def user_path(option: str, value: Path | str) -> Path:
-    try:
-        return Path(value).expanduser()
-    except RuntimeError:  # "~someone/..." naming no known user: a typo, not a crash
-        raise UsageError(f"{option} {value}: cannot expand '~' (no such user or home directory)") from None
-
-
-def check_output(path: Path) -> None:
-    parent = path.parent
-    if path.is_dir():
-        raise UsageError(f"--output {path}: is a directory")
-    if not parent.is_dir():
-        raise UsageError(f"--output {path}: directory {parent} does not exist")
-
-
-def write_new_file(
-    directory: Path, stem: str, ext: str, data: bytes, *, option: str = "--save-images"
-) -> Path:
-    """Create a file that did not exist (never overwrite, never follow a planted symlink)."""
-    for n in range(_MAX_SAVE_ATTEMPTS):
-        path = directory / (f"{stem}.{ext}" if n == 0 else f"{stem}-{n}.{ext}")
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        except FileExistsError:
-            continue
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        return path
-    raise UsageError(f"{option} {directory}: too many files named {stem}-*.{ext}")
-
-
-def save_media(ctx: CommandContext, result: ToolResult, directory: Path, tool: str) -> dict[int, str]:
-    """Write every image and audio block to ``directory``; returns content index -> path."""
-    stem_base = sanitize(tool)[:40].strip("_-") or "tool"
-    saved: dict[int, str] = {}
-    for index, block in enumerate(result.content):
-        if not isinstance(block, ImageBlock | AudioBlock):
-            continue
-        try:
-            data = base64.b64decode("".join(block.data_b64.split()), validate=True)
-        except (binascii.Error, ValueError):
-            ctx.ui.notify(
-                f"content block {index + 1} of '{tool}' is not valid base64; not saved", level="warning"
-            )
-            continue
-        mime = block.mime_type.split(";", 1)[0].strip().lower()
-        ext = MEDIA_EXTENSIONS.get(mime, "bin")
-        try:
-            path = write_new_file(directory, f"{stem_base}-{index + 1}", ext, data)
-        except OSError as exc:
-            raise UsageError(f"--save-images {directory}: cannot write ({exc.strerror or exc})") from None
-        saved[index] = str(path)
-    return saved
-
-
 async def call(
     ctx: CommandContext,
     server: str,
-    tool: str,
+    tool: str | None = None,
     *,
     arguments: list[str] | None = None,
     args: str | None = None,
@@ -340,18 +251,20 @@ async def call(
     task: bool = False,
     verbose: bool = False,
     log_level: str | None = None,
-) -> CallOutcome:
+) -> CallOutcome | ToolsToCall:
     from orbmcp.core.calls import call_tool
 
     ctx.server(server)
     _check_options(timeout, max_output)
+    if tool is None:
+        return await _tools_to_call(ctx, server)
     level = checked_log_level(log_level)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None
     read_file = await read_argument_files(tokens, limit=ctx.input_limit or environment.max_input_bytes())
     # Syntax first (bad JSON, k without =, unreadable @file): no server needed to reject those.
     parse_call_arguments(tokens, None, args_json=args, stdin_text=stdin_text, read_file=read_file)
-    media_dir = _prepare_dir(user_path("--save-images", save_images)) if save_images is not None else None
+    media_dir = prepare_dir(user_path("--save-images", save_images)) if save_images is not None else None
     out_path = user_path("--output", output) if output is not None else None
     if out_path is not None:
         check_output(out_path)
@@ -439,6 +352,18 @@ async def call(
     if result.is_error and not ctx.json:
         ctx.ui.notify(f"tool '{bridged.name}' on server '{server}' returned an error", level="error")
     return outcome
+
+
+async def _tools_to_call(ctx: CommandContext, server: str) -> ToolsToCall:
+    """``call SERVER``: which tool? Its tools (stdout), how to call one (stderr), exit 2."""
+    listing = await tools(ctx, server)
+    assert isinstance(listing, ToolListing)
+    count = len(listing.tools)
+    message = f"name the tool to call: server '{server}' has {count} tool{'' if count == 1 else 's'}"
+    hint = "call one: " + spell_for(cmd("call", server, "TOOL", "key=value..."), ctx.front)
+    if not ctx.json:
+        ctx.ui.notify(f"{message}; {hint}", level="error")
+    return ToolsToCall(listing.tools, listing.servers, message=message, hint=hint)
 
 
 # -- prompts -------------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         ToolDetail,
         ToolEntry,
         ToolListing,
+        ToolsToCall,
     )
 
 # name -> the module under orbmcp.commands.results that defines it
@@ -109,6 +110,7 @@ _WHERE = {
     "ToolDetail": "tools",
     "ToolEntry": "tools",
     "ToolListing": "tools",
+    "ToolsToCall": "tools",
 }
 
 
@@ -162,6 +164,7 @@ __all__ = [
     "ToolDetail",
     "ToolEntry",
     "ToolListing",
+    "ToolsToCall",
     "TrustReview",
     "TrustRevoked",
     "ValidationReport",

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.results.base import Result
 from orbmcp.core.capabilities import Interaction
 
@@ -90,6 +91,27 @@ class ToolListing(Result):
 
     def to_json(self) -> list[dict[str, Any]]:
         return [t.to_json() for t in self.tools]
+
+
+@dataclass(frozen=True)
+class ToolsToCall(ToolListing):
+    """``call SERVER`` without a tool: no call ran (a usage error, exit 2), but the answer to "which
+    tool?" is the server's tools, so they are listed (plain and rich: as ``tools SERVER`` shows
+    them). JSON: the usage error's envelope with the listing beside it, ``{"error": {...},
+    "tools": [...]}``, so a script sees both the failure and what it could have called."""
+
+    message: str = ""
+    hint: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.USAGE)
+
+    def to_json(self) -> dict[str, Any]:  # type: ignore[override]
+        server = self.servers[0] if self.servers else None
+        error = {"code": "usage", "reason": "tool_missing", "message": self.message, "server": server}
+        error["hint"] = self.hint
+        return {"error": error, "tools": [t.to_json() for t in self.tools]}
 
 
 @dataclass(frozen=True)
