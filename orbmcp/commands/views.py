@@ -15,6 +15,8 @@ from orbmcp.commands.spelling import spell_for
 from orbmcp.errors import cmd
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from orbmcp.config.model import ResolvedConfig, ServerConfig, UnavailableEntry
     from orbmcp.core.manager import Manager
     from orbmcp.core.supervisor import Supervisor
@@ -83,6 +85,8 @@ def status_row(
     retry = retry_wait(sup)
     state = shown_state(cfg, sup)
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
+    fallback = sse_fallback(cfg, sup)
+    live = _without_fallback_note(sup.snap.warnings) if sup is not None and fallback else ()
     return StatusRow(
         name=cfg.name,
         lifecycle=shown_lifecycle(cfg),
@@ -92,9 +96,24 @@ def status_row(
         source=cfg.source,
         error=_spelled(sup.snap.last_error, front) if sup is not None else None,
         hint=(_spelled(hint_for(sup, detail=False), front) if sup is not None else None) or _off_hint(state),
-        warnings=config_warnings(config, cfg.name) + (tuple(sup.snap.warnings) if sup is not None else ()),
+        warnings=config_warnings(config, cfg.name)
+        + (live if fallback else tuple(sup.snap.warnings) if sup is not None else ()),
         retry=retry,
+        transport=(sup.snap.transport if sup is not None else None) or cfg.transport,
+        sse_fallback=fallback,
     )
+
+
+def sse_fallback(cfg: ServerConfig, sup: Supervisor | None) -> bool:
+    """Whether the server's URL refused Streamable HTTP and it was reached over legacy SSE."""
+    return sup is not None and sup.snap.transport == "sse" and cfg.transport != "sse"
+
+
+def _without_fallback_note(warnings: Iterable[str]) -> tuple[str, ...]:
+    """A row's live warnings less the fallback's own (the row's ``sse_fallback`` says it)."""
+    from orbmcp.core.connect import SSE_FALLBACK_NOTE  # a live supervisor: the SDK is loaded
+
+    return tuple(w for w in warnings if w != SSE_FALLBACK_NOTE)
 
 
 def unavailable_row(entry: UnavailableEntry, *, front: str = "cli") -> StatusRow:
@@ -210,6 +229,7 @@ def server_detail(
         advertised=sup.snap.advertised if sup is not None else None,
         offered=sup.snap.capabilities if sup is not None else None,
         roots=roots_given(cfg, config, sup),
+        sse_fallback=sse_fallback(cfg, sup),
     )
 
 

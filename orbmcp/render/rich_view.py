@@ -80,7 +80,7 @@ def _status_table(result: StatusReport, console: Console) -> None:
     console.print(table)
     for r in result.rows:
         notes = row_notes(r, indent="")
-        colour = "yellow" if r.warning and not r.error else "red"
+        colour = "yellow" if (r.warning or r.sse_fallback) and not r.error else "red"
         for note in notes:
             # Plain text is already escaped for the terminal; rich markup must not see it.
             console.print(f"[{colour}]{escape(one_line(r.name))}[/]: {escape(note)}")

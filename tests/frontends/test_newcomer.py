@@ -14,6 +14,7 @@ from orbmcp.commands.table import COMMANDS
 from orbmcp.config.clients import CLIENTS
 from tests.cli import run_cli
 from tests.frontends import PY, env_for, everything_entry, write_config
+from tests.servers.launch import http_server_process
 from tests.ui import RecordingUI
 
 
@@ -108,3 +109,49 @@ def test_call_without_a_tool_lists_the_servers_tools(tmp_path: Path) -> None:
     agent = run_cli("slash", "/mcp:call ev", env=env)
     assert agent.code == 2 and "  echo(text: string)" in agent.stdout
     assert "/mcp call ev TOOL" in agent.stderr and "orbmcp call" not in agent.stderr
+
+
+def test_status_shows_the_sse_fallback_and_no_stderr_line_for_url_servers(tmp_path: Path) -> None:
+    """A URL that refused Streamable HTTP says so in the overview (plain, rich, JSON), not only in
+    the detail's recent output; a server reached by URL has no stderr, so none is missed."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from orbmcp.commands.results import StatusReport, StatusRow, ToolCounts
+    from orbmcp.render.rich_view import render_rich
+
+    with http_server_process(["--sse", "0"]) as sse, http_server_process() as http:
+        entries = {
+            "legacy": {"url": sse.url, "lifecycle": "eager"},
+            "modern": {"url": http.url, "lifecycle": "eager"},
+        }
+        env = env_for(write_config(tmp_path, entries), ORB_AGENT_DIR=str(tmp_path / "agent"))
+        plain = run_cli("status", env=env)
+        rows = run_cli("status", "--json", env=env).json()
+        legacy = run_cli("status", "legacy", env=env)
+        modern = run_cli("status", "modern", env=env)
+    assert plain.code == 0, plain.stderr
+    lines = plain.stdout.splitlines()
+    after_legacy = lines[next(i for i, x in enumerate(lines) if x.startswith("  legacy")) + 1]
+    assert after_legacy.strip().startswith("via legacy SSE: the URL refused Streamable HTTP")
+    assert sum("legacy SSE" in line for line in lines) == 1  # the note once, not again as a warning
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["legacy"]["transport"] == "sse" and by_name["legacy"]["sseFallback"] is True
+    assert by_name["modern"]["transport"] == "streamable-http" and by_name["modern"]["sseFallback"] is False
+    assert "Transport: sse (legacy SSE: the URL refused Streamable HTTP)" in legacy.stdout
+    assert modern.code == 0 and "Transport: streamable-http\n" in modern.stdout
+    assert "no stderr output" not in modern.stdout and "Recent output" not in modern.stdout
+    row = StatusRow(
+        "legacy", "eager", "ready", ToolCounts(1, 1), "-", "config", transport="sse", sse_fallback=True
+    )
+    out = StringIO()
+    render_rich(StatusReport((row,)), Console(file=out, force_terminal=True, width=200, color_system=None))
+    assert "legacy: via legacy SSE: the URL refused Streamable HTTP" in out.getvalue()
+
+
+def test_a_stdio_server_without_stderr_says_so(tmp_path: Path) -> None:
+    env = env_for(write_config(tmp_path, {"ev": everything_entry()}), ORB_AGENT_DIR=str(tmp_path / "agent"))
+    shown = run_cli("start", "ev", env=env)
+    assert shown.code == 0, shown.stderr
+    assert "Recent output:\n(no stderr output from ev)" in shown.stdout

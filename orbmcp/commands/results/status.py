@@ -64,6 +64,10 @@ class StatusRow:
     warnings: tuple[str, ...] = ()
     retry: RetryWait | None = None
     file: str | None = None
+    transport: str | None = None  # of its last connection, else its entry's; None: did not load
+    # A URL that refused Streamable HTTP and was reached over legacy HTTP+SSE instead (a fact of
+    # the server worth seeing in the overview, not only in the detail's recent output).
+    sse_fallback: bool = False
 
     @property
     def warning(self) -> str | None:
@@ -90,6 +94,8 @@ class StatusRow:
             "lastError": self.error,
             "hint": self.hint,
             "warnings": list(self.warnings),
+            "transport": self.transport,
+            "sseFallback": self.sse_fallback,
         }
         if self.retry is not None:
             body["retry"] = self.retry.to_json()
@@ -171,10 +177,16 @@ class ServerDetail(Result):
     # The roots the server is given (file:// URIs); None: none, the roots capability is not offered
     # and the server keeps the directories it was started with.
     roots: tuple[str, ...] | None = None
+    sse_fallback: bool = False  # as StatusRow.sse_fallback
 
     @property
     def unavailable(self) -> bool:
         return self.state in UNAVAILABLE_STATES
+
+    @property
+    def remote(self) -> bool:
+        """Reached by URL: no process of ours, so no stderr to show."""
+        return self.launch is not None and self.launch.url is not None
 
     @property
     def auth(self) -> str:
@@ -194,6 +206,8 @@ class ServerDetail(Result):
             self.warnings,
             self.retry,
             self.file,
+            None if self.unavailable else self.transport,
+            self.sse_fallback,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -203,6 +217,7 @@ class ServerDetail(Result):
             "retries": self.retries,
             "maxRetries": self.max_retries,
             "transport": self.transport,
+            "sseFallback": self.sse_fallback,
             "lifecycle": self.lifecycle,
             "source": self.source,
             "file": self.file,

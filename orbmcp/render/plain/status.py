@@ -38,6 +38,9 @@ def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
 
+SSE_FALLBACK = (
+    'via legacy SSE: the URL refused Streamable HTTP ("transport": "sse" in its entry skips that try)'
+)
 COLUMNS = ("server", "state", "lifecycle", "tools", "auth", "source")
 FIRST_ENTRY = '{"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}'
 
@@ -78,6 +81,8 @@ def row_notes(r: StatusRow, indent: str = "    ") -> list[str]:
             out.append(f"{indent}fix: {one_line(r.hint, max_len=300)}")
     elif r.warning:
         out.append(f"{indent}{warning_summary(r)}")
+    if r.sse_fallback:
+        out.append(f"{indent}{SSE_FALLBACK}")
     return out
 
 
@@ -151,7 +156,8 @@ def server_detail(d: ServerDetail) -> str:
         f"Server: {one_line(d.name)}",
         f"State:  {d.retry.text if d.retry is not None else d.state}",
         f"Retries: {d.retries}/{d.max_retries}",
-        f"Transport: {d.transport}",
+        f"Transport: {d.transport}"
+        + (" (legacy SSE: the URL refused Streamable HTTP)" if d.sse_fallback else ""),
         *_launch_lines(d),
         f"Lifecycle: {d.lifecycle}",
         f"Source: {d.source}" + (f" ({one_line(d.file)})" if d.file else ""),
@@ -182,12 +188,11 @@ def server_detail(d: ServerDetail) -> str:
             "Instructions:",
             _indent(safe_text(d.instructions.strip(), max_len=4000, multiline=True)),
         ]
-    lines.append("")
-    lines.append("Recent output:")
-    if d.recent_output:
+    if d.recent_output or not d.remote:  # a server reached by URL has no stderr to miss
+        lines += ["", "Recent output:"]
         lines += ["  " + one_line(x, max_len=500) for x in d.recent_output]
-    else:
-        lines.append(f"(no stderr output from {one_line(d.name)})")
+        if not d.recent_output:
+            lines.append(f"(no stderr output from {one_line(d.name)})")
     if d.message:
         lines += ["", one_line(d.message)]
     return "\n".join(lines)
