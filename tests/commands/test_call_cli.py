@@ -303,7 +303,7 @@ async def test_timeout_is_exit_6_with_a_hint_and_the_server_sees_the_cancel(sess
 
 async def test_resources_read_prompts_prompt(session: Session) -> None:
     listing = await resource_handlers.resources(session.ctx(), "e")
-    assert "  mem://hello  hello  (text/plain)" in render_plain(listing)
+    assert "  mem://hello            hello     (text/plain)" in render_plain(listing)
     rows = listing.to_json()
     assert {"server": "e", "uri": "mem://hello"}.items() <= rows[0].items()
     assert any(r.get("uriTemplate") == "mem://greeting/{name}" for r in rows)

@@ -172,12 +172,14 @@ def test_resource_listing_rows_names_mimes_descriptions_and_templates() -> None:
         servers=("s", "quiet"),
     )
     lines = render_plain(listing).splitlines()
-    assert lines[0] == "s (4 resources, 1 templates)"
+    assert lines[0] == "s (4 resources, 1 template)"
     assert lines[1] == "  mem://a"
-    assert lines[2] == "  mem://b  Bee  (text/plain)"
+    assert lines[2] == "  mem://b      Bee  (text/plain)"
     assert lines[3] == "  mem://c"
-    assert lines[4].startswith("  mem://d  - " + "d" * 160) and lines[4].endswith("…[+140 chars]")
-    assert lines[5] == "  mem://t/{x}  t  (template)"
+    assert lines[4].startswith("  mem://d" + " " * 25 + "- " + "d" * 160) and lines[4].endswith(
+        "…[+140 chars]"
+    )
+    assert lines[5] == "  mem://t/{x}  t                  (template)"
     assert lines[6] == "quiet (0 resources)"
     assert [r.get("uri", r.get("uriTemplate")) for r in listing.to_json()][-1] == "mem://t/{x}"
 

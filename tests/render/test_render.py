@@ -337,3 +337,32 @@ def test_the_plain_renderer_loads_neither_rich_nor_the_sdk() -> None:
         ).stdout.split()
     )
     assert loaded & {"rich", "mcp", "mcp_types", "anyio", "pydantic", "httpx2"} == set()
+
+
+def test_resource_listing_is_in_columns_in_plain_and_rich() -> None:
+    from orbmcp.commands.results import ResourceListing
+
+    listing = ResourceListing(
+        resources=(
+            {"server": "fs", "uri": "file:///a", "name": "a", "mimeType": "text/plain", "description": "A."},
+            {"server": "fs", "uri": "file:///longer/path.txt", "name": "path", "mimeType": "image/png"},
+            {"server": "fs", "uri": "mem://x", "name": "mem://x"},
+        ),
+        templates=({"server": "fs", "uriTemplate": "file:///{p}", "name": "any", "parameters": ["p"]},),
+        servers=("fs",),
+    )
+    expected = [
+        "fs (3 resources, 1 template)",
+        "  file:///a                a     (text/plain)  - A.",
+        "  file:///longer/path.txt  path  (image/png)",
+        "  mem://x",
+        "  file:///{p}              any                 (template: p)",
+    ]
+    assert render_plain(listing).splitlines() == expected
+    out = io.StringIO()
+    render_rich(listing, Console(file=out, force_terminal=True, width=200, color_system=None))
+    assert out.getvalue().splitlines() == expected
+    one = ResourceListing(
+        ({"server": "s", "uri": "u://" + "x" * 80, "mimeType": "text/plain"},), servers=("s",)
+    )
+    assert render_plain(one).splitlines() == ["s (1 resource)", "  u://" + "x" * 80 + "  (text/plain)"]

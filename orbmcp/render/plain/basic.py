@@ -24,6 +24,20 @@ _ANSWERED = {
 }
 
 
+def aligned(rows: list[list[str]], indent: str = "  ", *, cap: int | None = None) -> list[str]:
+    """Rows of cells (already escaped) in columns, two spaces apart; trailing blanks stripped.
+    ``cap``: no column is padded wider than this, so one long URI does not push every row right."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    if cap is not None:
+        widths = [min(w, cap) for w in widths]
+    return [
+        (indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))).rstrip()
+        for row in rows
+    ]
+
+
 def statement(result: Statement) -> str:
     return safe_text(result.message, multiline=True)
 

@@ -17,6 +17,7 @@ from orbmcp.commands.results.status import (
     StatusReport,
     StatusRow,
 )
+from orbmcp.render.plain.basic import aligned
 from orbmcp.text import one_line, safe_text
 
 # Sub-capabilities worth naming beside their capability, as the wire spells them.
@@ -62,14 +63,6 @@ def shows_auth(rows: tuple[StatusRow, ...]) -> bool:
     return any(r.auth != "-" for r in rows)
 
 
-def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [
-        (indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))).rstrip()
-        for row in rows
-    ]
-
-
 def row_notes(r: StatusRow, indent: str = "    ") -> list[str]:
     """What is wrong with a row, under it: the last error or why it did not load, then the hint."""
     out: list[str] = []
@@ -96,10 +89,10 @@ def warning_summary(r: StatusRow) -> str:
     return f"warning: {one_line(r.warning or '', max_len=300)}{more}"
 
 
-def status_table(rows: tuple[StatusRow, ...]) -> list[str]:
+def statusaligned(rows: tuple[StatusRow, ...]) -> list[str]:
     auth = shows_auth(rows)
     header = list(COLUMNS) if auth else [c for c in COLUMNS if c != "auth"]
-    table = _table([header, *(_cells(r, auth=auth) for r in rows)])
+    table = aligned([header, *(_cells(r, auth=auth) for r in rows)])
     lines = [table[0]]
     for r, line in zip(rows, table[1:], strict=True):
         lines.append(line)
@@ -123,7 +116,7 @@ def status_report(result: StatusReport) -> str:
                 )
             lines.append(f"(`{result.paths_command}` lists every file orbmcp reads)")
     else:
-        lines = [f"MCP servers ({len(result.rows)}):", *status_table(result.rows)]
+        lines = [f"MCP servers ({len(result.rows)}):", *statusaligned(result.rows)]
     lines += [one_line(n) for n in result.notices]
     if result.daemon_pid is not None:
         lines.append(f"(daemon: pid {result.daemon_pid})")
@@ -217,7 +210,7 @@ def server_action(a: ServerAction) -> str:
     if len(a.details) == 1:
         lines = [status_line(a.details[0].row())]
     else:
-        lines = status_table(tuple(d.row() for d in a.details)) if a.details else []
+        lines = statusaligned(tuple(d.row() for d in a.details)) if a.details else []
     if a.message:
         lines.append(one_line(a.message))
     return "\n".join(lines)
@@ -236,13 +229,13 @@ def check_report(report: CheckReport) -> str:
         lines += github_annotations(report)
     rows = [[one_line(s.name), s.verdict, _check_detail(s.row)] for s in report.servers]
     if rows:
-        lines += _table(rows)
+        lines += aligned(rows)
     for s in report.servers:
         if not s.ok and s.row.hint:
             lines.append(f"    {one_line(s.name)}: fix: {one_line(s.row.hint, max_len=300)}")
     if report.required:
         lines.append("required tools:")
-        lines += _table([[one_line(r.spec), "ok" if r.found else "MISSING"] for r in report.required])
+        lines += aligned([[one_line(r.spec), "ok" if r.found else "MISSING"] for r in report.required])
     if report.calls:
         lines.append("calls:")
         for c in report.calls:

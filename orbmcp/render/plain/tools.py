@@ -17,7 +17,7 @@ from orbmcp.commands.results.tools import (
     prompt_arguments,
 )
 from orbmcp.core.results import AudioBlock, Block, ImageBlock, ResourceBlobBlock, block_text, format_size
-from orbmcp.render.plain.basic import interaction_notes
+from orbmcp.render.plain.basic import aligned, interaction_notes
 from orbmcp.text import one_line, safe_text
 
 INDENT = "    "
@@ -51,38 +51,48 @@ def tool_listing(listing: ToolListing) -> str:
 
 
 def resource_listing(listing: ResourceListing) -> str:
+    """Per server, one row per resource and template in columns: URI, name, MIME type, description."""
     lines: list[str] = []
     for server in listing.servers:
         mine = [r for r in listing.resources if r.get("server") == server]
         tmpl = [t for t in listing.templates if t.get("server") == server]
-        lines.append(
-            f"{one_line(server)} ({len(mine)} resources" + (f", {len(tmpl)} templates" if tmpl else "") + ")"
-        )
-        for r in mine:
-            lines.append("  " + _resource_line(str(r.get("uri", "")), r))
+        counts = _count(len(mine), "resource") + (f", {_count(len(tmpl), 'template')}" if tmpl else "")
+        lines.append(f"{one_line(server)} ({counts})")
+        rows = [_resource_cells(str(r.get("uri", "")), r) for r in mine]
         for t in tmpl:
             params = t.get("parameters")
             names = ", ".join(str(p) for p in params) if isinstance(params, list) else ""
-            label = f"  (template: {one_line(names, max_len=200)})" if names else "  (template)"
-            lines.append("  " + _resource_line(str(t.get("uriTemplate", "")), t) + label)
+            label = f"(template: {one_line(names, max_len=200)})" if names else "(template)"
+            cells = _resource_cells(str(t.get("uriTemplate", "")), t)
+            rows.append([*cells[:3], f"{cells[3]}  {label}" if cells[3] else label])
+        # A column no row fills (no server gave a MIME type) takes no room.
+        used = [i for i in range(4) if any(row[i] for row in rows)]
+        lines += aligned([[row[i] for i in used] for row in rows], cap=_RESOURCE_COLUMN_CAP)
     if not listing.servers and not listing.notices:
         lines.append("No resources: no server is connected.")
     lines += [one_line(n) for n in listing.notices]
     return "\n".join(lines)
 
 
-def _resource_line(uri: str, row: Mapping[str, Any]) -> str:
-    bits = [one_line(uri)]
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+# The widest a URI, name or MIME type column is padded to: a longer cell overruns its row only.
+_RESOURCE_COLUMN_CAP = 48
+
+
+def _resource_cells(uri: str, row: Mapping[str, Any]) -> list[str]:
+    """URI, name (when it says more than the URI), ``(mime)``, ``- description``; blanks for none."""
     name = row.get("title") or row.get("name")
-    if isinstance(name, str) and name and name != uri:
-        bits.append(one_line(name))
     mime = row.get("mimeType")
-    if isinstance(mime, str):
-        bits.append(f"({one_line(mime)})")
     desc = row.get("description")
-    if isinstance(desc, str) and desc.strip():
-        bits.append("- " + one_line(desc, max_len=160))
-    return "  ".join(bits)
+    return [
+        one_line(uri),
+        one_line(name) if isinstance(name, str) and name and name != uri else "",
+        f"({one_line(mime)})" if isinstance(mime, str) else "",
+        "- " + one_line(desc, max_len=160) if isinstance(desc, str) and desc.strip() else "",
+    ]
 
 
 def resource_contents(result: ResourceContents) -> str:

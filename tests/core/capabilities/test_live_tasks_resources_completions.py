@@ -130,7 +130,10 @@ async def test_templates_with_parameters_and_read_output(world: World, tmp_path:
             assert template["uriTemplate"] == "mem://items/{item_id}" and template["parameters"] == [
                 "item_id"
             ]
-            assert "mem://items/{item_id}  item  (text/plain)  (template: item_id)" in render_plain(listing)
+            assert (
+                "mem://items/{item_id}  item  (text/plain)                (template: item_id)"
+                in render_plain(listing)
+            )
             blob = await resource_handlers.read(ctx, "asks", "mem://blob")
             assert isinstance(blob, ResourceContents)
             assert render_plain(blob).endswith("[binary content: --output FILE saves it]")
