@@ -155,3 +155,31 @@ def test_a_stdio_server_without_stderr_says_so(tmp_path: Path) -> None:
     shown = run_cli("start", "ev", env=env)
     assert shown.code == 0, shown.stderr
     assert "Recent output:\n(no stderr output from ev)" in shown.stdout
+
+
+def test_a_text_blob_resource_is_shown_as_text(tmp_path: Path) -> None:
+    """text/* and JSON sent as a blob read as text; a charset orbmcp does not decode stays a blob."""
+    from orbmcp.commands.results.call import transcript_text
+    from orbmcp.core.results import ResourceBlobBlock, ToolResult
+    from orbmcp.render.plain.tools import wire_block_text
+
+    ref = {"command": PY, "args": [str(Path(__file__).resolve().parents[1] / "servers" / "reference.py")]}
+    env = env_for(write_config(tmp_path, {"ref": ref}), ORB_AGENT_DIR=str(tmp_path / "agent"))
+    text = run_cli("read", "ref", "test://text-blob", env=env)
+    assert text.code == 0, text.stderr
+    assert text.stdout == "plain text, sent as a blob\nsecond line\n"
+    assert run_cli("read", "ref", "test://json-blob", env=env).stdout == '{"a": 1}\n'
+    latin = run_cli("read", "ref", "test://latin1-blob", env=env)
+    assert latin.stdout.splitlines() == [
+        "[resource test://latin1-blob text/plain; charset=iso-8859-1, 4 B]",
+        "[binary content: --output FILE saves it]",
+    ]
+    blob = ResourceBlobBlock("mem://a.txt", "aGVsbG8=", "text/markdown")
+    assert transcript_text(ToolResult(content=[blob]), {}) == "[resource mem://a.txt text/markdown]\nhello"
+    odd = ResourceBlobBlock("mem://b", "/w==", "text/plain")  # not UTF-8: a blob line
+    assert transcript_text(ToolResult(content=[odd]), {}) == "[resource mem://b text/plain, 1 B]"
+    embedded = {
+        "type": "resource",
+        "resource": {"uri": "u", "mimeType": "application/ld+json", "blob": "e30="},
+    }
+    assert wire_block_text(embedded) == "[resource u application/ld+json]\n{}"

@@ -354,6 +354,13 @@ async def list_templates(
     return types.ListResourceTemplatesResult(resource_templates=[template])
 
 
+TEXT_BLOBS = {
+    "test://text-blob": ("text/plain; charset=utf-8", b"plain text, sent as a blob\nsecond line\n"),
+    "test://json-blob": ("application/json", b'{"a": 1}'),
+    "test://latin1-blob": ("text/plain; charset=iso-8859-1", "caf\u00e9".encode("latin-1")),
+}
+
+
 async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
     uri = str(params.uri)
     contents: types.TextResourceContents | types.BlobResourceContents
@@ -361,6 +368,9 @@ async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> ty
         contents = types.TextResourceContents(
             uri=uri, mime_type="text/plain", text="This is the static text resource."
         )
+    elif uri in TEXT_BLOBS:  # not listed: text a server sent as a blob, read by its URI
+        mime, data = TEXT_BLOBS[uri]
+        contents = types.BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(data).decode())
     elif uri == "test://static-binary":
         contents = types.BlobResourceContents(uri=uri, mime_type="image/png", blob=PNG)
     elif uri == WATCHED:

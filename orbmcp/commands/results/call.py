@@ -19,6 +19,7 @@ from orbmcp.core.capabilities import Interaction
 from orbmcp.core.results import (
     AudioBlock,
     ImageBlock,
+    ResourceBlobBlock,
     ResourceLinkBlock,
     ResourceTextBlock,
     TextBlock,
@@ -88,6 +89,9 @@ def transcript(result: ToolResult, saved: Mapping[int, str]) -> list[TranscriptP
             mime = f" {block.mime_type}" if block.mime_type else ""
             label(f"[resource {block.uri}{mime}]")
             text(block.text)
+        elif isinstance(block, ResourceBlobBlock) and (decoded := blob_text(block.blob_b64, block.mime_type)):
+            label(f"[resource {block.uri} {block.mime_type}]")
+            text(decoded)
         elif isinstance(block, ImageBlock | AudioBlock):
             where = saved.get(index)
             label(block_text(block) + (f" saved to {where}" if where else ""))
@@ -108,6 +112,43 @@ def transcript(result: ToolResult, saved: Mapping[int, str]) -> list[TranscriptP
         label("structured content:")
         text(pretty_json(result.structured))
     return parts
+
+
+# Blobs shown as text when their type says they are text: every text/*, JSON, XML, YAML, scripts.
+_TEXT_SUFFIXES = ("+json", "+xml", "+yaml")
+_TEXT_TYPES = frozenset(
+    {
+        "application/json",
+        "application/xml",
+        "application/yaml",
+        "application/x-yaml",
+        "application/javascript",
+    }
+)
+_UTF8 = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+# Larger text blobs keep their one-line summary (``read --output FILE`` saves any size).
+MAX_BLOB_TEXT = 1 << 20
+
+
+def blob_text(blob_b64: str, mime_type: str | None) -> str | None:
+    """A blob's text when its MIME type is a text type (UTF-8, or no charset) and its bytes decode
+    as UTF-8, up to ``MAX_BLOB_TEXT`` bytes; None: show it as a blob."""
+    if not mime_type:
+        return None
+    kind, *params = (p.strip().lower() for p in mime_type.split(";"))
+    if not (kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith(_TEXT_SUFFIXES)):
+        return None
+    charset = next((p.partition("=")[2].strip('"') for p in params if p.startswith("charset=")), "utf-8")
+    compact = "".join(blob_b64.split())
+    if charset not in _UTF8 or len(compact) * 3 // 4 > MAX_BLOB_TEXT:
+        return None
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(compact, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
 
 
 def transcript_text(result: ToolResult, saved: Mapping[int, str]) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from orbmcp.commands.jsonschema import json_preview
-from orbmcp.commands.results.call import pretty_json
+from orbmcp.commands.results.call import blob_text, pretty_json
 from orbmcp.commands.results.tools import (
     PromptListing,
     PromptMessages,
@@ -110,10 +110,13 @@ def resource_contents(result: ResourceContents) -> str:
         uri = str(item.get("uri", result.uri))
         mime = item.get("mimeType")
         label = f"[resource {uri}{' ' + str(mime) if mime else ''}]"
-        if isinstance(item.get("text"), str):
+        text = item.get("text")
+        if not isinstance(text, str):
+            text = blob_text(str(item.get("blob", "")), mime if isinstance(mime, str) else None)
+        if text is not None:
             if many:
                 parts.append(one_line(label))
-            parts.append(safe_text(str(item["text"]), multiline=True))
+            parts.append(safe_text(text, multiline=True))
         else:
             blob = ResourceBlobBlock(uri, str(item.get("blob", "")), mime if isinstance(mime, str) else None)
             parts.append(one_line(block_text(blob)))
@@ -183,6 +186,11 @@ def wire_block_text(block: object) -> str:
                 one_line(f"[resource {res.get('uri', '')}]")
                 + "\n"
                 + safe_text(str(res["text"]), multiline=True)
+            )
+        mime = res.get("mimeType") if isinstance(res, Mapping) else None
+        if isinstance(res, Mapping) and (text := blob_text(str(res.get("blob", "")), str(mime or ""))):
+            return (
+                one_line(f"[resource {res.get('uri', '')} {mime}]") + "\n" + safe_text(text, multiline=True)
             )
         if isinstance(res, Mapping):
             blob = ResourceBlobBlock(
