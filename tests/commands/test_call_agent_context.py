@@ -77,4 +77,7 @@ def test_base64_never_reaches_text_output() -> None:
     result = ToolResult([ImageBlock(png, "image/png"), ResourceBlobBlock("mem://b", png, "application/zip")])
     shown = render_plain(CallOutcome("s", "t", result))
     assert png not in shown
-    assert shown.splitlines() == ["[image image/png, 69 B]", "[resource mem://b application/zip, 69 B]"]
+    assert shown.splitlines() == [
+        "[image image/png, 69 B] (--save-images DIR saves it)",
+        "[resource mem://b application/zip, 69 B]",
+    ]

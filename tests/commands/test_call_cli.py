@@ -231,7 +231,7 @@ async def test_every_content_kind_in_text(session: Session) -> None:
     text = render_plain(await handlers.call(session.ctx(), "e", "mixed"))
     assert text.splitlines() == [
         "mixed text",
-        f"[image image/png, {len(tiny_png())} B]",
+        f"[image image/png, {len(tiny_png())} B] (--save-images DIR saves it)",
         "[resource link: mem://hello] hello (text/plain)",
         "[resource mem://embedded.txt text/plain]",
         "embedded text",

@@ -92,7 +92,7 @@ def test_every_block_kind_in_call_text_and_json() -> None:
     assert render_plain(outcome).splitlines() == [
         "hello",
         "[image image/png, 2.0 KB] saved to /tmp/out/t-2.png",
-        "[audio audio/wav, 3 B]",
+        "[audio audio/wav, 3 B] (--save-images DIR saves it)",
         "[resource file:///a.md text/markdown]",
         "# A",
         "[resource file:///plain]",

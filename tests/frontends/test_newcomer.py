@@ -183,3 +183,14 @@ def test_a_text_blob_resource_is_shown_as_text(tmp_path: Path) -> None:
         "resource": {"uri": "u", "mimeType": "application/ld+json", "blob": "e30="},
     }
     assert wire_block_text(embedded) == "[resource u application/ld+json]\n{}"
+
+
+def test_an_image_line_says_how_to_save_it(tmp_path: Path) -> None:
+    env = env_for(write_config(tmp_path, {"ev": everything_entry()}), ORB_AGENT_DIR=str(tmp_path / "agent"))
+    shown = run_cli("call", "ev", "image", env=env)
+    assert shown.code == 0, shown.stderr
+    assert re.fullmatch(r"\[image image/png, \d+ B\] \(--save-images DIR saves it\)\n", shown.stdout)
+    saved = run_cli("call", "ev", "image", "--save-images", str(tmp_path / "img"), env=env)
+    assert "saved to" in saved.stdout and "--save-images" not in saved.stdout
+    kept = run_cli("call", "ev", "image", "--output", str(tmp_path / "out.txt"), env=env)
+    assert kept.code == 0 and "--save-images" not in (tmp_path / "out.txt").read_text(encoding="utf-8")

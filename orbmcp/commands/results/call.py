@@ -62,6 +62,7 @@ class TranscriptPart:
 
     kind: Literal["text", "label"]
     value: str
+    unsaved_media: bool = False  # an image or audio summary whose data went nowhere
 
 
 def pretty_json(value: object) -> str:
@@ -94,7 +95,10 @@ def transcript(result: ToolResult, saved: Mapping[int, str]) -> list[TranscriptP
             text(decoded)
         elif isinstance(block, ImageBlock | AudioBlock):
             where = saved.get(index)
-            label(block_text(block) + (f" saved to {where}" if where else ""))
+            if where:
+                label(f"{block_text(block)} saved to {where}")
+            else:
+                parts.append(TranscriptPart("label", block_text(block), unsaved_media=True))
         elif isinstance(block, ResourceLinkBlock):
             extra = " ".join(
                 x

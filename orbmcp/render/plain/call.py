@@ -11,9 +11,14 @@ from orbmcp.core.results import format_size
 from orbmcp.render.plain.basic import interaction_notes
 from orbmcp.text import one_line, safe_text
 
+# After an image or audio line that was not saved: how to get the data (``call --save-images``).
+SAVE_HINT = " (--save-images DIR saves it)"
+
 
 def escaped(part: TranscriptPart) -> str:
-    return safe_text(part.value, multiline=True) if part.kind == "text" else one_line(part.value)
+    if part.kind == "text":
+        return safe_text(part.value, multiline=True)
+    return one_line(part.value) + (SAVE_HINT if part.unsaved_media else "")
 
 
 def call_text(outcome: CallOutcome) -> str:
