@@ -174,13 +174,52 @@ def _spelled(text: str | None, front: str) -> str | None:
 
 def launch_of(cfg: ServerConfig) -> Launch:
     """The command and args (secrets masked) or the URL (redacted) a server is reached by."""
-    from orbmcp.redact import redact, redact_argv
-
     if not cfg.is_stdio:
-        return Launch(url=redact(cfg.url or ""), header_names=tuple(cfg.headers))
-    secrets = [v for v in (*cfg.env.values(), *cfg.headers.values()) if len(v) >= 4]
+        return Launch(url=shown_url(cfg), header_names=tuple(cfg.headers))
+    return Launch(command=tuple(shown_argv(cfg)), cwd=cfg.cwd, env_names=tuple(cfg.env))
+
+
+# -- an entry's values as displays show them (config show, status NAME) ---------------------------
+
+
+def shown_value(cfg: ServerConfig, where: str, key: str, value: str) -> str:
+    """An env or header value: its ``${VAR}`` reference as written, a plain path, else masked.
+    ``where`` is ``env`` or ``headers``."""
+    from orbmcp.redact import mask_value
+    from orbmcp.redact.shown import is_plain_path, references_only
+
+    written = cfg.written.get(f"{where}.{key}")
+    if written is not None:
+        return written if references_only(written) else mask_value(value)
+    return value if is_plain_path(value, key) else mask_value(value)
+
+
+def _secrets(cfg: ServerConfig) -> list[str]:
+    """The entry's env and header values that are masked where shown: masked in its other fields."""
+    shown = [("env", k, v) for k, v in cfg.env.items()] + [("headers", k, v) for k, v in cfg.headers.items()]
+    return [v for where, k, v in shown if len(v) >= 4 and shown_value(cfg, where, k, v) != v]
+
+
+def shown_argv(cfg: ServerConfig) -> list[str]:
+    """Command and args, secrets masked; a word a reference expanded is shown as written."""
+    from orbmcp.redact import MASK, redact, redact_argv
+    from orbmcp.redact.shown import references_only
+
+    secrets = _secrets(cfg)
     argv = redact_argv((cfg.command or "", *cfg.args), extra_secrets=secrets)
-    return Launch(command=tuple(argv), cwd=cfg.cwd, env_names=tuple(cfg.env))
+    for index, field in enumerate(("command", *(f"args[{i}]" for i in range(len(cfg.args))))):
+        written = cfg.written.get(field)
+        if written is not None:
+            argv[index] = redact(written, extra_secrets=secrets) if references_only(written) else MASK
+    return argv
+
+
+def shown_url(cfg: ServerConfig) -> str:
+    from orbmcp.redact import redact
+    from orbmcp.redact.shown import references_only
+
+    written = cfg.written.get("url")
+    return redact(written if written is not None and references_only(written) else cfg.url or "")
 
 
 def server_detail(

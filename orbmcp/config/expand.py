@@ -135,16 +135,20 @@ def finalize(
     """Expand ``${VAR}`` in command, args, env, cwd, url and header values; resolve cwd; check the URL."""
     problems = Problems(server.name, server.file)
     missing: list[str] = []
+    written: dict[str, str] = {}
 
     def one(key: str, value: str) -> str:
         try:
-            return expand(value, environ)
+            expanded = expand(value, environ)
         except ExpansionError as exc:
             reason = "env_missing" if isinstance(exc, MissingVariable) else "invalid_variable_reference"
             if isinstance(exc, MissingVariable) and exc.name not in missing:
                 missing.append(exc.name)
             problems.invalid(f'"{key}": {exc}', reason=reason)
             return value
+        if expanded != value:
+            written[key] = value
+        return expanded
 
     command = one("command", server.command) if server.command is not None else None
     args = tuple(one(f"args[{i}]", a) for i, a in enumerate(server.args))
@@ -169,7 +173,7 @@ def finalize(
     if problems.fatal:
         return None, problems.warnings()
     done = replace(server, command=command, args=args, env=env, cwd=work_dir, url=url, headers=headers)
-    return replace(done, roots=roots), []
+    return replace(done, roots=roots, written=written), []
 
 
 def expand_roots(

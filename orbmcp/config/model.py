@@ -89,6 +89,9 @@ class ServerConfig:
     # The directories this server is told it may work in (``roots``), expanded like ``cwd``; None:
     # the settings' roots, else the project directory.
     roots: tuple[str, ...] | None = None
+    # The file's text of each field a ``${VAR}`` reference expanded ("command", "args[1]",
+    # "env.API_KEY", "headers.X", "url", "cwd"): displays show the reference, never its value.
+    written: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def is_stdio(self) -> bool:

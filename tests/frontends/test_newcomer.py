@@ -194,3 +194,49 @@ def test_an_image_line_says_how_to_save_it(tmp_path: Path) -> None:
     assert "saved to" in saved.stdout and "--save-images" not in saved.stdout
     kept = run_cli("call", "ev", "image", "--output", str(tmp_path / "out.txt"), env=env)
     assert kept.code == 0 and "--save-images" not in (tmp_path / "out.txt").read_text(encoding="utf-8")
+
+
+def test_config_display_shows_references_and_paths_not_values_from_the_environment(tmp_path: Path) -> None:
+    """``${VAR}`` as written and plain paths are shown; what the environment gave, and literal
+    values that may be secrets, stay masked (config show, JSON and plain; status NAME)."""
+    secret = "s3cr3t-from-the-env"
+    entry = {
+        "command": PY,
+        "args": [
+            "--token",
+            "${ORB_T}",
+            "${ORB_T}",
+            "/opt/me/server.py",
+            "--key=${ORB_T:-sk-literal-default}",
+        ],
+        "env": {
+            "API_KEY": "${ORB_T}",
+            "AUTH": "Bearer ${env:ORB_T}",
+            "DATA": "${HOME}/data",
+            "HOME_DIR": "/opt/me",
+            "CREDS_FILE": "/opt/me/creds.json",
+            "LITERAL": "sk-literal-123456",
+            "FALLBACK": "${ORB_UNSET:-sk-literal-default}",
+        },
+        "enabled": False,
+    }
+    env = env_for(write_config(tmp_path, {"s": entry}), ORB_T=secret, ORB_AGENT_DIR=str(tmp_path / "agent"))
+    shown = run_cli("config", "show", "--json", env=env)
+    assert shown.code == 0, shown.stderr
+    server = shown.json()["servers"][0]
+    assert server["env"] == {
+        "API_KEY": "${ORB_T}",
+        "AUTH": "Bearer ${env:ORB_T}",
+        "DATA": "${HOME}/data",
+        "HOME_DIR": "/opt/me",
+        "CREDS_FILE": "/opt/me/creds.json",
+        "LITERAL": "<redacted>",
+        "FALLBACK": "<redacted>",
+    }
+    assert server["args"] == ["--token", "${ORB_T}", "${ORB_T}", "/opt/me/server.py", "<redacted>"]
+    plain = run_cli("config", "show", env=env)
+    detail = run_cli("status", "s", env=env)
+    for text in (shown.stdout, plain.stdout, detail.stdout):
+        assert secret not in text and "sk-literal" not in text
+    assert "env DATA=${HOME}/data" in plain.stdout
+    assert "/opt/me/server.py" in detail.stdout and "'${ORB_T}'" in detail.stdout

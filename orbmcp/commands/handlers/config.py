@@ -16,12 +16,6 @@ from orbmcp.config.model import ResolvedConfig, ServerConfig
 from orbmcp.errors import UsageError, cmd
 
 
-def _mask(values: dict[str, str] | Any) -> dict[str, str]:
-    from orbmcp.redact import mask_value
-
-    return {k: mask_value(v) for k, v in dict(values).items()}
-
-
 def server_json(s: ServerConfig) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": s.name,
@@ -32,12 +26,15 @@ def server_json(s: ServerConfig) -> dict[str, Any]:
         "file": s.file,
         "overrideFile": s.override_file,
     }
-    if s.is_stdio:
-        out |= {"command": s.command, "args": list(s.args), "cwd": s.cwd, "env": _mask(s.env)}
-    else:
-        from orbmcp.redact import redact  # masks URL userinfo and credential query parameters
+    from orbmcp.commands.views import shown_argv, shown_url, shown_value
 
-        out |= {"url": redact(s.url or ""), "headers": _mask(s.headers)}
+    if s.is_stdio:
+        command, *args = shown_argv(s)
+        env = {k: shown_value(s, "env", k, v) for k, v in s.env.items()}
+        out |= {"command": command, "args": args, "cwd": s.cwd, "env": env}
+    else:
+        headers = {k: shown_value(s, "headers", k, v) for k, v in s.headers.items()}
+        out |= {"url": shown_url(s), "headers": headers}
     out |= {
         "timeoutMs": s.timeout_ms,
         "requestTimeoutMs": s.request_timeout_ms,
