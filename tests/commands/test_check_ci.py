@@ -188,6 +188,26 @@ def test_junit_report_validates_and_carries_failures_and_the_stderr_tail(tmp_pat
     assert "Bearer <redacted>" in ok_err and "SECRET123" not in ok_err  # masked like status NAME
     assert cases[("orbmcp.servers", "off")].find("skipped") is not None
     assert cases[("orbmcp.tools", "ok/nope")].find("failure") is not None
+    # Wall times: a failed server's case carries the time its connection took, and the suite's
+    # time covers every case (the servers connect at once: it is no sum of theirs).
+    times = {key: float(case.get("time") or "nan") for key, case in cases.items()}
+    assert times[("orbmcp.servers", "crashy")] > 0 and times[("orbmcp.servers", "ok")] > 0
+    assert float(suite.get("time") or "nan") >= max(times.values())
+    assert root.get("time") == suite.get("time")
+
+
+def test_the_junit_suite_time_is_the_checks_wall_time() -> None:
+    from orbmcp.commands.results import CheckedServer, CheckReport, StatusRow, ToolCounts
+    from orbmcp.commands.results.check_formats import junit_xml
+
+    def server(name: str, state: str) -> CheckedServer:
+        row = StatusRow(name, "eager", state, ToolCounts(0, 0), "-", "config", error="boom")
+        return CheckedServer(row, "ok" if state == "ready" else "failed", seconds=1.5)
+
+    report = CheckReport((server("a", "ready"), server("b", "failed")), seconds=1.75)
+    root = ET.fromstring(junit_xml(report, timestamp="2026-01-02T03:04:05"))
+    assert root.get("time") == "1.750"
+    assert [c.get("time") for c in root.iter("testcase")] == ["1.500", "1.500"]
 
 
 def test_github_format_annotates_and_appends_a_step_summary(mixed: Path, tmp_path: Path) -> None:

@@ -60,24 +60,42 @@ def _names(ctx: CommandContext, config: ResolvedConfig, servers: list[str] | Non
     return [*config.servers, *config.unavailable]
 
 
-async def _connect(manager: Manager, names: list[str], deadline: float | None) -> None:
-    """Start ``names``; until ``deadline`` (monotonic), try the ones that did not get ready again."""
-    await manager.start_many(names)
+async def _connect(manager: Manager, names: list[str], deadline: float | None) -> dict[str, float]:
+    """Start ``names``; until ``deadline`` (monotonic), try the ones that did not get ready again.
+    Returns each server's wall time from the start until its last attempt settled (ready or not):
+    its JUnit testcase's ``time``, a failed one's included."""
+    began = time.monotonic()
+    took: dict[str, float] = {}
+
+    async def attempt_one(name: str, first: bool) -> None:
+        await (manager.start_many([name]) if first else manager.start(name))
+        took[name] = time.monotonic() - began
+
+    async with anyio.create_task_group() as tg:
+        for name in names:
+            tg.start_soon(attempt_one, name, True)
     attempt = 0
     while deadline is not None:
         pending = [n for n in names if str(manager.get(n).state) not in ("ready", "needs-auth")]
         left = deadline - time.monotonic()
         if not pending or left <= 0:
-            return
+            break
         await anyio.sleep(min(WAIT_SCHEDULE_S[min(attempt, len(WAIT_SCHEDULE_S) - 1)], left))
         attempt += 1
         async with anyio.create_task_group() as tg:
             for name in pending:
-                tg.start_soon(manager.start, name)
+                tg.start_soon(attempt_one, name, False)
+    return took
 
 
 def _checked(
-    ctx: CommandContext, config: ResolvedConfig, manager: Manager | None, name: str, *, connected: bool
+    ctx: CommandContext,
+    config: ResolvedConfig,
+    manager: Manager | None,
+    name: str,
+    *,
+    connected: bool,
+    seconds: float = 0.0,
 ) -> CheckedServer:
     entry = config.unavailable.get(name)
     if entry is not None:
@@ -89,8 +107,6 @@ def _checked(
     sup = manager.get(name)
     row = replace(status_row(cfg, config, sup, front=ctx.front), file=cfg.file)
     verdict: Verdict = "ok" if row.state == "ready" else "failed"
-    began = sup.snap.started_at or time.time()
-    seconds = (sup.snap.ready_at or time.time()) - began if verdict == "ok" else 0.0
     stderr = tuple(sup.stderr_tail()[-20:])
     return CheckedServer(row, verdict, stderr=stderr, seconds=max(0.0, seconds))
 
@@ -126,18 +142,22 @@ async def check(
         )
 
     timeout_s = apply_timeout(ctx, timeout)
+    started = time.monotonic()  # the suite's wall time runs from here to the report
     config = ctx.config()
     names = _names(ctx, config, servers)
     # A disabled server is skipped, unless named: then it is checked, as `start` would connect it.
     to_connect = [n for n in names if n in config.servers and (servers or config.servers[n].enabled)]
     manager = None
     waited = None
+    took: dict[str, float] = {}
     if to_connect or smoke:
         manager = await ctx.manager()
         begin = time.monotonic()
-        await _connect(manager, to_connect, None if wait_s is None else begin + wait_s)
+        took = await _connect(manager, to_connect, None if wait_s is None else begin + wait_s)
         waited = time.monotonic() - begin if wait_s is not None else None
-    checked = tuple(_checked(ctx, config, manager, n, connected=n in to_connect) for n in names)
+    checked = tuple(
+        _checked(ctx, config, manager, n, connected=n in to_connect, seconds=took.get(n, 0.0)) for n in names
+    )
     required = tuple(_required(manager, spec, names) for spec in require_tool or [])
     calls = []
     for s in smoke:
@@ -156,6 +176,7 @@ async def check(
         workdir=workdir,
         lock_file=None if lock_path is None else str(lock_path),
         lock_changes=tuple(changes),
+        seconds=time.monotonic() - started,
     )
     return _write_reports(report, junit_path)
 

@@ -117,6 +117,7 @@ class CheckReport(Result):
     workdir: str | None = None
     lock_file: str | None = None  # --lock FILE: the tool lock the servers were compared with
     lock_changes: tuple[ToolChange, ...] = ()  # tools added, removed or changed since that lock
+    seconds: float = 0.0  # the whole check's wall time (servers connect concurrently)
 
     @property
     def problems(self) -> tuple[str, ...]:
