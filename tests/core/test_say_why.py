@@ -185,7 +185,7 @@ def test_an_unknown_tool_argument_is_refused_unless_the_schema_allows_more(tmp_p
     typo = orbmcp(config, "call", "raw", "echo", "text=hi", "txet=x")
     assert typo.code == 2 and typo.stdout == ""
     assert typo.stderr.splitlines() == [
-        "orbmcp: error: unknown argument 'txet' — did you mean 'text'?",
+        "orbmcp: error: tool 'echo' on server 'raw': unknown argument 'txet' — did you mean 'text'?",
         "hint: the arguments are text (string, required); --no-check sends arguments as given",
     ]
     unchecked = orbmcp(config, "call", "raw", "echo", "text=hi", "txet=x", "--no-check")

@@ -240,3 +240,16 @@ def test_config_display_shows_references_and_paths_not_values_from_the_environme
         assert secret not in text and "sk-literal" not in text
     assert "env DATA=${HOME}/data" in plain.stdout
     assert "/opt/me/server.py" in detail.stdout and "'${ORB_T}'" in detail.stdout
+
+
+def test_an_argument_error_names_the_server_and_the_tool(tmp_path: Path) -> None:
+    env = env_for(write_config(tmp_path, {"ev": everything_entry()}), ORB_AGENT_DIR=str(tmp_path / "agent"))
+    unknown = run_cli("call", "ev", "echo", "txt=hi", "--json", env=env)
+    assert unknown.code == 2 and unknown.stdout == ""
+    error = json.loads(unknown.stderr)["error"]
+    assert error["server"] == "ev" and error["reason"] == "unknown_argument"
+    assert error["message"] == "tool 'echo' on server 'ev': unknown argument 'txt' — did you mean 'text'?"
+    typed = json.loads(run_cli("call", "ev", "add", "a=x", "b=1", "--json", env=env).stderr)["error"]
+    assert typed["server"] == "ev" and typed["message"].startswith("tool 'add' on server 'ev': argument 'a'")
+    prompt = json.loads(run_cli("prompt", "ev", "greet", "nope=1", "--json", env=env).stderr)["error"]
+    assert prompt["server"] == "ev" and prompt["message"].startswith("prompt 'greet' on server 'ev': ")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -217,6 +218,21 @@ def find_tool(manager: Manager, server: str, name: str) -> BridgedTool:
     raise UsageError(f"unknown tool '{name}' on server '{server}'", server=server, hint=err.hint)
 
 
+@contextmanager
+def naming_the_tool(server: str, what: str) -> Iterator[None]:
+    """Arguments checked against a schema: their errors name the tool (or prompt) and its server,
+    in the message and in JSON's ``server``, so a script running several calls knows which."""
+    try:
+        yield
+    except UsageError as exc:
+        raise UsageError(
+            f"{what} on server '{server}': {exc.template}",
+            server=server,
+            hint=exc.hint_template,
+            reason=exc.reason,
+        ) from None
+
+
 def checked_log_level(value: str | None) -> str | None:
     """``--log-level``'s value as a protocol level, or a usage error listing the levels."""
     if value is None:
@@ -275,14 +291,15 @@ async def call(
     from orbmcp.commands.handlers.lock import check_call
 
     check_call(ctx, sup, bridged.name)
-    values = parse_call_arguments(
-        tokens,
-        bridged.input_schema,
-        args_json=args,
-        stdin_text=stdin_text,
-        read_file=read_file,
-        strict=not no_check,
-    )
+    with naming_the_tool(server, f"tool '{bridged.name}'"):
+        values = parse_call_arguments(
+            tokens,
+            bridged.input_schema,
+            args_json=args,
+            stdin_text=stdin_text,
+            read_file=read_file,
+            strict=not no_check,
+        )
 
     def on_progress(value: float, total: float | None, message: str | None) -> None:
         ctx.ui.progress(server, bridged.name, value, total, message)
@@ -412,7 +429,10 @@ async def prompt(
     if found is None:
         err = unknown("prompt", name, [str(p.get("name")) for p in offered], server=server)
         raise UsageError(f"unknown prompt '{name}' on server '{server}'", server=server, hint=err.hint)
-    values = parse_call_arguments(tokens, prompt_schema(found), stdin_text=stdin_text, read_file=read_file)
+    with naming_the_tool(server, f"prompt '{name}'"):
+        values = parse_call_arguments(
+            tokens, prompt_schema(found), stdin_text=stdin_text, read_file=read_file
+        )
     strings: dict[str, str] = {}
     for key, value in values.items():
         if not isinstance(value, str):

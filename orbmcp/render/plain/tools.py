@@ -132,7 +132,7 @@ def prompt_listing(listing: PromptListing) -> str:
     lines: list[str] = []
     for server in listing.servers:
         mine = [p for p in listing.prompts if p.get("server") == server]
-        lines.append(f"{one_line(server)} ({len(mine)} prompts)")
+        lines.append(f"{one_line(server)} ({_count(len(mine), 'prompt')})")
         for p in mine:
             lines.append("  " + one_line(prompt_signature(p)))
             desc = p.get("description")
