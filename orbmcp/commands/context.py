@@ -141,6 +141,9 @@ class CommandContext:
     emit: Callable[[Result], None] | None = field(default=None, repr=False)
     # A server the person named on the command line (commands/adhoc.py): the command's only one.
     adhoc: ServerConfig | None = None
+    # A shell front writing to a pipe (a CI log): a long call notes this often that it still
+    # waits (commands/pipe_notes.py). None: a terminal's live progress, or an agent's, shows it.
+    pipe_notes_s: float | None = None
     _config: ResolvedConfig | None = field(default=None, repr=False)
 
     def config(self, *, reload: bool = False) -> ResolvedConfig:

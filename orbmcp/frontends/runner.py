@@ -101,6 +101,7 @@ def shell_context(
     no_input: bool = False,
 ) -> CommandContext:
     """The context of a shell command, one-shot or in the daemon: the person is at ``console``."""
+    from orbmcp.commands.pipe_notes import PIPE_NOTE_EVERY_S
     from orbmcp.frontends.terminal import TerminalUI
     from orbmcp.render import present
 
@@ -123,6 +124,7 @@ def shell_context(
         read_stdin=console.read_stdin,
         input_limit=environment.max_input_bytes(console.env),
         emit=lambda result: emit_result(result, console, json_output=json_output, no_color=no_color),
+        pipe_notes_s=None if console.stderr_isatty or json_output else PIPE_NOTE_EVERY_S,
     )
 
 

@@ -327,12 +327,15 @@ async def call(
             as_task=task,
             log_level=level,
         )
+        from orbmcp.commands.pipe_notes import noting
+
+        waiting = noting(ctx, f"{server}/{bridged.name}", call)
         if timeout is not None and (task or bridged.task_support == "required"):
             # A task's requests are bounded one by one; --timeout bounds the whole task too.
             with anyio.fail_after(timeout):
-                result = await call
+                result = await waiting
         else:
-            result = await call
+            result = await waiting
     except (TimeoutFailed, TimeoutError):
         seconds = timeout if timeout is not None else sup.cfg.request_timeout_ms / 1000
         raise TimeoutFailed(
