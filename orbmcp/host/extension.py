@@ -7,7 +7,7 @@ answers slash commands with this session's connections. See ``orbmcp.host`` for 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -291,9 +291,10 @@ class McpExtension:
                     if tool.name not in self._table:
                         self._table.add(tool)
                     self._table.set_active(tool.name, True)
-                await first_attempts(manager, [s.name for s in config.eager_servers()], self._notify_spelled)
+                eager = [s.name for s in config.eager_servers()]
+                await self._unless_stopped(lambda: first_attempts(manager, eager, self._notify_spelled))
                 self._starting = False
-                await self._prompter.offer(manager, self.ui)
+                await self._unless_stopped(lambda: self._prompter.offer(manager, self.ui))
                 task_status.started()
                 while (next_config := await self._next_config(watch)) is not None:
                     try:
@@ -308,6 +309,22 @@ class McpExtension:
             for name in (STATUS_TOOL, CONNECT_TOOL):
                 if name in self._table:
                     self._table.set_active(name, False)
+
+    async def _unless_stopped(self, work: Callable[[], Awaitable[object]]) -> None:
+        """Run a start-up step, cut short by ``shutdown``: a login waiting for the browser's
+        callback (300 s) or a slow eager server must not hold the agent's exit (seed 003:
+        shutdown cancels pending authorization; the callback server closes as it unwinds)."""
+        stop = self._stop
+        assert stop is not None
+        async with anyio.create_task_group() as tg:
+
+            async def stopped() -> None:
+                await stop.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stopped)
+            await work()
+            tg.cancel_scope.cancel()
 
     async def _next_config(self, watch: RegistryWatch | None) -> ResolvedConfig | None:
         """The configuration after the next registry change; None once the extension stops."""
