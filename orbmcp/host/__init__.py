@@ -66,6 +66,7 @@ from orbmcp.core.results import ToolResult
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL
 from orbmcp.host.extension import McpExtension
 from orbmcp.host.protocol import ActiveToolNames, Elicits, Host, OpensUrls, Prompts, Samples
+from orbmcp.host.schemas import normalize_schema
 from orbmcp.host.spelling import agent_message, agent_spelling
 from orbmcp.host.tools import HostTool, ProgressCallback, error_result, text_result
 from orbmcp.host.ui import HostUI
@@ -87,5 +88,6 @@ __all__ = [
     "agent_message",
     "agent_spelling",
     "error_result",
+    "normalize_schema",
     "text_result",
 ]

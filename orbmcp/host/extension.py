@@ -49,6 +49,8 @@ class McpExtension:
     ``config`` hands over one already resolved instead (the extension then does not follow the
     server registry: that config is the caller's). ``enabled=False`` (``--no-extensions``) makes the
     extension inert. ``retries=False`` reports a server's first failure instead of retrying it.
+    ``normalize_schemas=True`` gives the host tools' input schemas without ``$ref``, ``allOf`` and
+    nullable unions, for model providers that reject them (``orbmcp.host.normalize_schema``).
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class McpExtension:
         config: ResolvedConfig | None = None,
         enabled: bool = True,
         retries: bool = True,
+        normalize_schemas: bool = False,
     ) -> None:
         self.ui = HostUI(host)
         self.enabled = enabled
@@ -70,7 +73,9 @@ class McpExtension:
         self._config = config
         self._follows_registry = config is None
         self._manager: Manager | None = None
-        self._table = ToolTable(host, lambda tool: bridged_host_tool(tool, lambda: self._manager))
+        self._table = ToolTable(
+            host, lambda tool: bridged_host_tool(tool, lambda: self._manager, normalize=normalize_schemas)
+        )
         self._stop: anyio.Event | None = None  # created on the loop, by __aenter__/start
         self._stack: AsyncExitStack | None = None
         self._task: Any = None  # the asyncio.Task of start()
