@@ -274,7 +274,7 @@ class McpExtension:
         from orbmcp.core.startup import first_attempts
         from orbmcp.core.tools import ToolRegistry
 
-        registry = ToolRegistry(prefix=config.settings.tool_prefix)
+        registry = ToolRegistry(prefix=config.settings.tool_prefix, naming=config.settings.tool_naming)
         registry.external_active = self._table.externally_active
         registry.add_listener(self._table)
         manager = Manager(
