@@ -16,7 +16,6 @@ import anyio
 import pytest
 
 from orbmcp import log
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
 from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW
 from orbmcp.core.state import State
@@ -34,6 +33,7 @@ from orbmcp.host import (
     error_result,
     text_result,
 )
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, running_server
 from tests.core.live import raw_entry, stdio_entry, write_config
 from tests.host.example_host import ExampleHost
