@@ -25,6 +25,11 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orbmcp.config.model import ResolvedConfig
+    from orbmcp.host import McpExtension
 
 ROOT = Path(__file__).resolve().parent.parent
 IN_PROCESS_BUDGET = 1.10
@@ -63,7 +68,7 @@ async def _in_process(calls: int, home: Path) -> dict[str, list[float]]:
     async with (
         Client(StdioServerParameters(command=command, args=args)) as client,
         Manager(config, retries=False) as manager,
-        McpExtension(host, config=config, retries=False) as ext,
+        _handed(McpExtension(host, retries=False), config) as ext,
     ):
         sup = await manager.ready("e")
         echo = next(t for t in ext.tools if t.tool_name == "echo")
@@ -238,3 +243,9 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _handed(ext: McpExtension, config: ResolvedConfig) -> McpExtension:
+    """The extension on the configuration the Manager above uses (orbmcp's own hook, not API)."""
+    ext._config, ext._follows_registry = config, False
+    return ext

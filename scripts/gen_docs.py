@@ -63,7 +63,12 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
 
 FILES: tuple[tuple[str, str], ...] = (
     ("<global dir>/settings.json", "Global settings and mcpServers (JSONC/JSON5)."),
-    ("<global dir>/mcp.json", "Global settings and mcpServers; wins over settings.json."),
+    (
+        "<global dir>/mcp.json",
+        "Global settings and mcpServers; wins over settings.json. Bridged tool names: settings.toolPrefix "
+        '(default mcp) and settings.toolNaming, "hashed" (default: <prefix>__<server>__<tool>_<hash>) or '
+        '"pi" (<prefix>_<server>_<tool>, as pi-mcp-extension names them; a hash only when cut or taken).',
+    ),
     (
         "<project>/.orb/settings.json, <project>/.orb/mcp.json",
         "Project config, read only once the project is trusted (orbmcp trust).",

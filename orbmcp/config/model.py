@@ -136,6 +136,7 @@ class SamplingConfig:
 @dataclass(frozen=True)
 class Settings:
     tool_prefix: str = DEFAULT_TOOL_PREFIX
+    tool_naming: str = "hashed"  # "pi": <prefix>_<server>_<tool>, as pi-mcp-extension names tools
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
     max_retries: int = DEFAULT_MAX_RETRIES
     extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off

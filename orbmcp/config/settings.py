@@ -24,6 +24,10 @@ def _tool_prefix(value: object) -> str | None:
     return value if isinstance(value, str) and _TOOL_PREFIX.fullmatch(value) else None
 
 
+def _tool_naming(value: object) -> str | None:
+    return value if value in ("hashed", "pi") else None
+
+
 def _duration_ms(value: object) -> int | None:
     number = as_int(value)
     return number if number is not None and 0 < number <= MAX_DURATION_MS else None
@@ -72,6 +76,7 @@ def _sampling(value: object) -> SamplingConfig | None:
 # settings key, Settings field, checker (None = invalid), what it must be
 _SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
     ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
+    ("toolNaming", "tool_naming", _tool_naming, '"hashed" or "pi"'),
     ("requestTimeoutMs", "request_timeout_ms", _duration_ms, f"a positive integer up to {MAX_DURATION_MS}"),
     ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
     ("daemon", "daemon", _daemon, '"auto" or "off"'),

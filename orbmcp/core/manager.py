@@ -85,7 +85,8 @@ class Manager:
         log.configure_default(config.global_dir)
         self.runtime = Runtime(
             global_dir=config.global_dir,
-            tools=tools or ToolRegistry(prefix=config.settings.tool_prefix),
+            tools=tools
+            or ToolRegistry(prefix=config.settings.tool_prefix, naming=config.settings.tool_naming),
             retries_enabled=retries,
             interactive=interactive,
             extra_secrets=_secrets_of(config.servers.values()),

@@ -51,6 +51,25 @@ def bridged_name(prefix: str, server: str, tool: str) -> str:
     return f"{head}{safe_server}__{safe_tool}{suffix}"
 
 
+_PI_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+def pi_name(prefix: str, server: str, tool: str, *, hashed: bool = False) -> str:
+    """``<prefix>_<server>_<tool>`` as pi-mcp-extension names tools (the ``toolNaming: "pi"``
+    setting): ``[A-Za-z0-9_]`` only, at most 64 characters. The 8-hex hash of the raw names ends
+    it only when the name had to be cut, or when ``hashed`` (the plain name is another tool's)."""
+    parts = (
+        _PI_UNSAFE.sub("_", prefix)[:_MAX_PREFIX_LENGTH],
+        _PI_UNSAFE.sub("_", server),
+        _PI_UNSAFE.sub("_", tool),
+    )
+    plain = "_".join(p for p in parts if p)
+    if not hashed and len(plain) <= MAX_NAME_LENGTH:
+        return plain
+    suffix = "_" + name_hash(server, tool)
+    return plain[: MAX_NAME_LENGTH - len(suffix)] + suffix
+
+
 def _share(first: str, second: str, room: int) -> tuple[str, str]:
     if len(first) + len(second) <= room:
         return first, second

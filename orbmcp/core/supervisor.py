@@ -43,6 +43,7 @@ class Supervisor:
         self.settings = settings
         self.runtime = runtime
         self.snap = Snapshot()
+        self._state_since = time.monotonic()  # the debug log's ``ms``: time in the current state
         self.client: Any = None  # mcp.Client while ready
         self.listings: ToolListingSalvage | None = None  # the connection's raw tool listings
         self.process: ManagedProcess | None = None
@@ -481,6 +482,8 @@ class Supervisor:
         if old == state:
             return
         self.snap.state = state
+        now = time.monotonic()
+        ms, self._state_since = round((now - self._state_since) * 1000), now
         message = f"Server {self.name} state {old} -> {state}"
-        _log("server.state", server=self.name, message=message, **{"from": str(old), "to": str(state)})
+        _log("server.state", server=self.name, message=message, ms=ms, **{"from": str(old), "to": str(state)})
         self.runtime.state_changed(self, old, state)

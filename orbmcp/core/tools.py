@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from orbmcp.core.discovery import wire
-from orbmcp.core.naming import bridged_name, describe_tool
+from orbmcp.core.naming import bridged_name, describe_tool, pi_name
 
 
 def tool_json(
@@ -112,6 +112,10 @@ class ToolListener(Protocol):
 @dataclass
 class ToolRegistry:
     prefix: str = "mcp"
+    # The toolNaming setting: "hashed" (<prefix>__<server>__<tool>_<hash8>) or "pi"
+    # (<prefix>_<server>_<tool>, hashed only when cut or taken).
+    naming: str = "hashed"
+    _names: set[str] = field(default_factory=set)  # every bridged name given out, for "pi"
     # server -> tool name -> tool, in discovery order: a re-discovery touches one server's tools.
     _servers: dict[str, dict[str, BridgedTool]] = field(default_factory=dict)
     _listeners: list[ToolListener] = field(default_factory=list)
@@ -143,6 +147,16 @@ class ToolRegistry:
                     return t
         return None
 
+    def _new_name(self, server: str, tool: str) -> str:
+        """The bridged name of a tool seen for the first time; a tool keeps it for the session."""
+        if self.naming != "pi":
+            return bridged_name(self.prefix, server, tool)
+        name = pi_name(self.prefix, server, tool)
+        if name in self._names:  # sanitising made two tools' names one: the later one is hashed
+            name = pi_name(self.prefix, server, tool, hashed=True)
+        self._names.add(name)
+        return name
+
     def sync(self, server: str, tools: Iterable[ListedTool], *, active: bool) -> tuple[int, int]:
         """Make the registry match a fresh listing (SDK ``Tool`` models). Returns (added, removed).
 
@@ -165,7 +179,7 @@ class ToolRegistry:
                 existing = known[name] = BridgedTool(
                     server=server,
                     name=name,
-                    bridged_name=bridged_name(self.prefix, server, name),
+                    bridged_name=self._new_name(server, name),
                     description="",
                     raw_description=None,
                     input_schema={},

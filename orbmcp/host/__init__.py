@@ -35,6 +35,10 @@ An agent implements ``Host`` (and any of the optional ``ActiveToolNames``, ``Ope
         result = await search.call({"q": "orbmcp"})  # a ToolResult
         print(await ext.slash("/mcp"))  # the text of a slash command
 
+``ext.config`` (a ``SessionConfig``) and ``ext.server(name)`` (a ``ServerInfo``) say what is
+configured and each server's state; ``ext.slash_reply(line)`` gives a slash line's ``SlashReply``.
+Only the names exported here are public (README, "Stability").
+
 Tools are registered with the host once and then only toggled as servers connect, disconnect,
 die or change their tool lists, so a reconnect never churns the host's tool table. Besides the
 servers' tools the host gets ``mcp_status`` and ``mcp_connect`` for the model.
@@ -62,30 +66,60 @@ concurrently with another.
 
 from __future__ import annotations
 
-from orbmcp.core.results import ToolResult
+from orbmcp.core.capabilities.elicitation import Choice, ElicitationAnswer, ElicitationRequest, FormField
+from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+from orbmcp.core.results import (
+    AudioBlock,
+    ImageBlock,
+    ResourceBlobBlock,
+    ResourceLinkBlock,
+    ResourceTextBlock,
+    TextBlock,
+    ToolResult,
+)
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL
 from orbmcp.host.extension import McpExtension
 from orbmcp.host.protocol import ActiveToolNames, Elicits, Host, OpensUrls, Prompts, Samples
+from orbmcp.host.schemas import normalize_schema
 from orbmcp.host.spelling import agent_message, agent_spelling
-from orbmcp.host.tools import HostTool, ProgressCallback, error_result, text_result
-from orbmcp.host.ui import HostUI
+from orbmcp.host.tools import HostTool, ProgressCallback, ToolRunner, error_result, text_result
+from orbmcp.host.views import ServerInfo, SessionConfig, SlashReply
 
+# The public API (README, "Stability"): these names, their signatures and the fields of the values
+# they return. The value types defined lower in orbmcp (tool results and their content blocks, a
+# server's questions and their answers) are public as exported here.
 __all__ = [
     "CONNECT_TOOL",
     "STATUS_TOOL",
     "ActiveToolNames",
+    "AudioBlock",
+    "Choice",
+    "ElicitationAnswer",
+    "ElicitationRequest",
     "Elicits",
+    "FormField",
     "Host",
     "HostTool",
-    "HostUI",
+    "ImageBlock",
     "McpExtension",
     "OpensUrls",
     "ProgressCallback",
     "Prompts",
+    "ResourceBlobBlock",
+    "ResourceLinkBlock",
+    "ResourceTextBlock",
     "Samples",
+    "SamplingAnswer",
+    "SamplingRequest",
+    "ServerInfo",
+    "SessionConfig",
+    "SlashReply",
+    "TextBlock",
     "ToolResult",
+    "ToolRunner",
     "agent_message",
     "agent_spelling",
     "error_result",
+    "normalize_schema",
     "text_result",
 ]

@@ -38,14 +38,15 @@ class _ConnectTool(HostTool):
         ) -> ToolResult:
             server = args.get("server")
             if not isinstance(server, str) or not server:
-                names = ", ".join(sorted(ext.config.servers)) if ext.config else ""
+                config = ext._resolved()
+                names = ", ".join(sorted(config.servers)) if config else ""
                 return text_result(
                     f"mcp_connect needs 'server', one of: {names or 'none configured'}", error=True
                 )
             return await ext.connect(server)
 
         super().__init__(CONNECT_TOOL, run, description=CONNECT_DESCRIPTION)
-        self._config_of: Callable[[], ResolvedConfig | None] = lambda: ext.config
+        self._config_of: Callable[[], ResolvedConfig | None] = ext._resolved
 
     @property
     def input_schema(self) -> Mapping[str, Any]:

@@ -7,7 +7,7 @@ answers slash commands with this session's connections. See ``orbmcp.host`` for 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -24,6 +24,7 @@ from orbmcp.host.spelling import agent_message
 from orbmcp.host.table import ToolTable
 from orbmcp.host.tools import HostTool, bridged_host_tool, text_result
 from orbmcp.host.ui import HostUI
+from orbmcp.host.views import ServerInfo, SessionConfig, SlashReply, server_info, session_config
 
 if TYPE_CHECKING:
     from anyio.abc import TaskStatus
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from orbmcp.core.results import ToolResult
     from orbmcp.core.state import State
     from orbmcp.core.supervisor import Supervisor
-    from orbmcp.frontends.slash import SlashReply
     from orbmcp.host.follow import RegistryWatch
     from orbmcp.host.protocol import Host
 
@@ -45,10 +45,11 @@ class McpExtension:
     Use it as ``async with McpExtension(host) as ext:`` (any anyio backend), or ``await ext.start()``
     ... ``await ext.shutdown()`` (asyncio; the two may come from different tasks).
 
-    ``project`` and ``config_file`` choose the configuration as ``--project`` and ``--config`` do;
-    ``config`` hands over one already resolved instead (the extension then does not follow the
-    server registry: that config is the caller's). ``enabled=False`` (``--no-extensions``) makes the
+    ``project`` and ``config_file`` choose the configuration as ``--project`` and ``--config`` do.
+    ``enabled=False`` (``--no-extensions``) makes the
     extension inert. ``retries=False`` reports a server's first failure instead of retrying it.
+    ``normalize_schemas=True`` gives the host tools' input schemas without ``$ref``, ``allOf`` and
+    nullable unions, for model providers that reject them (``orbmcp.host.normalize_schema``).
     """
 
     def __init__(
@@ -57,20 +58,24 @@ class McpExtension:
         *,
         project: Path | None = None,
         config_file: Path | None = None,
-        config: ResolvedConfig | None = None,
         enabled: bool = True,
         retries: bool = True,
+        normalize_schemas: bool = False,
     ) -> None:
-        self.ui = HostUI(host)
+        self._ui = HostUI(host)
         self.enabled = enabled
         self.retries = retries
         self.config_error: OrbError | None = None
         """The configuration error that left the extension inert, if any."""
-        self._source = ConfigSource(project, config_file, self.ui.notify)
-        self._config = config
-        self._follows_registry = config is None
+        self._source = ConfigSource(project, config_file, self._ui.notify)
+        # orbmcp's own callers (benchmarks, tests) may set a resolved configuration here before
+        # start; the extension then does not follow the server registry: that config is theirs.
+        self._config: ResolvedConfig | None = None
+        self._follows_registry = True
         self._manager: Manager | None = None
-        self._table = ToolTable(host, lambda tool: bridged_host_tool(tool, lambda: self._manager))
+        self._table = ToolTable(
+            host, lambda tool: bridged_host_tool(tool, lambda: self._manager, normalize=normalize_schemas)
+        )
         self._stop: anyio.Event | None = None  # created on the loop, by __aenter__/start
         self._stack: AsyncExitStack | None = None
         self._task: Any = None  # the asyncio.Task of start()
@@ -95,15 +100,22 @@ class McpExtension:
         return self._source.config_file
 
     @property
-    def config(self) -> ResolvedConfig | None:
-        """The configuration in effect; None before start, when inert by choice, or broken. While
-        servers are managed, the session's own (a command such as ``/mcp:disable`` changes it)."""
-        return self._manager.config if self._manager is not None else self._config
+    def config(self) -> SessionConfig | None:
+        """The configuration in effect, with each server's state; None before start, when inert
+        by choice, or broken. While servers are managed, the session's own (a command such as
+        ``/mcp:disable`` changes it)."""
+        config = self._resolved()
+        return session_config(config, self._manager) if config is not None else None
 
-    @property
-    def manager(self) -> Manager | None:
-        """The session's connections while servers are managed, else None."""
-        return self._manager
+    def server(self, name: str) -> ServerInfo | None:
+        """One configured server as the session sees it now; None when no entry has that name."""
+        config = self._resolved()
+        if config is None or name not in config.servers:
+            return None
+        return server_info(config, self._manager, name)
+
+    def _resolved(self) -> ResolvedConfig | None:
+        return self._manager.config if self._manager is not None else self._config
 
     @property
     def active(self) -> bool:
@@ -211,10 +223,10 @@ class McpExtension:
         the active ones, and from now on every callback goes to ``host`` instead of the previous
         one. Call it on the event loop.
         """
-        self.ui.use(host)
+        self._ui.use(host)
         self._table.register_into(host)
         if self._manager is not None:
-            self._manager.runtime.interactive = self.ui.interactive
+            self._manager.runtime.interactive = self._ui.interactive
 
     def _prepare(self) -> bool:
         """Load the config; False (and nothing built) when there is nothing to run or follow."""
@@ -230,7 +242,7 @@ class McpExtension:
                 self._source.config_error(err)
                 return False
             for warning in self._config.warnings:
-                self.ui.notify(f"MCP config: {warning}", "warning")
+                self._ui.notify(f"MCP config: {warning}", "warning")
         if not self._config.settings.extension_enabled:
             return False
         return bool(self._config.enabled_servers()) or self._follows_registry
@@ -269,16 +281,16 @@ class McpExtension:
         from orbmcp.core.startup import first_attempts
         from orbmcp.core.tools import ToolRegistry
 
-        registry = ToolRegistry(prefix=config.settings.tool_prefix)
+        registry = ToolRegistry(prefix=config.settings.tool_prefix, naming=config.settings.tool_naming)
         registry.external_active = self._table.externally_active
         registry.add_listener(self._table)
         manager = Manager(
             config,
             retries=self.retries,
-            interactive=self.ui.interactive,
-            auth_ui=self.ui,
+            interactive=self._ui.interactive,
+            auth_ui=self._ui,
             tools=registry,
-            asker=self.ui,
+            asker=self._ui,
             features=host_features(self.host, config),
             # The project is the servers' root only when the agent named it (never a bare cwd).
             project_roots=self.project is not None,
@@ -291,15 +303,16 @@ class McpExtension:
                     if tool.name not in self._table:
                         self._table.add(tool)
                     self._table.set_active(tool.name, True)
-                await first_attempts(manager, [s.name for s in config.eager_servers()], self._notify_spelled)
+                eager = [s.name for s in config.eager_servers()]
+                await self._unless_stopped(lambda: first_attempts(manager, eager, self._notify_spelled))
                 self._starting = False
-                await self._prompter.offer(manager, self.ui)
+                await self._unless_stopped(lambda: self._prompter.offer(manager, self._ui))
                 task_status.started()
                 while (next_config := await self._next_config(watch)) is not None:
                     try:
                         change = await manager.apply_config(next_config)
                     except OrbError as err:  # the session goes on with the servers it has
-                        self.ui.notify(f"MCP servers could not be updated: {agent_message(err)}", "error")
+                        self._ui.notify(f"MCP servers could not be updated: {agent_message(err)}", "error")
                         continue
                     self._config = next_config
                     await first_attempts(manager, change.started, self._notify_spelled, start=False)
@@ -309,6 +322,22 @@ class McpExtension:
                 if name in self._table:
                     self._table.set_active(name, False)
 
+    async def _unless_stopped(self, work: Callable[[], Awaitable[object]]) -> None:
+        """Run a start-up step, cut short by ``shutdown``: a login waiting for the browser's
+        callback (300 s) or a slow eager server must not hold the agent's exit (seed 003:
+        shutdown cancels pending authorization; the callback server closes as it unwinds)."""
+        stop = self._stop
+        assert stop is not None
+        async with anyio.create_task_group() as tg:
+
+            async def stopped() -> None:
+                await stop.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stopped)
+            await work()
+            tg.cancel_scope.cancel()
+
     async def _next_config(self, watch: RegistryWatch | None) -> ResolvedConfig | None:
         """The configuration after the next registry change; None once the extension stops."""
         assert self._stop is not None and self._config is not None
@@ -317,7 +346,7 @@ class McpExtension:
     def _notify_spelled(self, message: str, level: str) -> None:
         from orbmcp.host.spelling import agent_text
 
-        self.ui.notify(agent_text(message), level)
+        self._ui.notify(agent_text(message), level)
 
     async def set_project(self, project: Path) -> None:
         """The agent moved to another project directory: load its configuration (asking the host
@@ -352,15 +381,15 @@ class McpExtension:
         from orbmcp.host.spelling import agent_text
 
         if new == State.NEEDS_AUTH:
-            if self._starting and self.ui.interactive:
+            if self._starting and self._ui.interactive:
                 return  # asked after startup, one server at a time
             if sup.name not in self._prompter.declined:
                 run = agent_text(cmd("auth", sup.name))
-                self.ui.notify(f"MCP server '{sup.name}' needs authorization: run {run}", "warning")
+                self._ui.notify(f"MCP server '{sup.name}' needs authorization: run {run}", "warning")
         elif new == State.FAILED:
             hint = hint_for(sup)
             error = agent_text(sup.snap.last_error or "failed")
-            self.ui.notify(
+            self._ui.notify(
                 f"MCP server '{sup.name}' failed: {error}" + (f" — {agent_text(hint)}" if hint else ""),
                 "warning",
             )
@@ -369,41 +398,43 @@ class McpExtension:
 
     def status_rows(self) -> list[dict[str, Any]]:
         """``mcp_status``'s rows: every configured server (the JSON of ``orbmcp status --json``)."""
-        return status_rows(self.config, self._manager)
+        return status_rows(self._resolved(), self._manager)
 
     async def connect(self, server: str) -> ToolResult:
         """``mcp_connect``: connect a configured server (lazy ones too) and report honestly when
         some of its tools are inactive. Failures come back as ``is_error`` results."""
-        manager, config = self._manager, self.config
+        manager, config = self._manager, self._resolved()
         if manager is None or config is None:
             return text_result("MCP is not running in this session.", error=True)
         return await connect_server(manager, config, server, self._table.externally_active)
 
     # -- slash commands --------------------------------------------------------------------------
 
-    def command_context(self, *, json_output: bool = False) -> CommandContext:
+    def _command_context(self, *, json_output: bool = False) -> CommandContext:
         """A command context on this session's connections, for running commands directly."""
         from orbmcp.commands.context import CommandContext
 
         ctx = CommandContext(
-            ui=self.ui,
+            ui=self._ui,
             sessions=_HostSessions(self),
             project=self.project,
             config_file=self.config_file,
             json=json_output,
             front="slash",
         )
-        if self.config is not None:
-            ctx.set_config(self.config)
+        config = self._resolved()
+        if config is not None:
+            ctx.set_config(config)
         return ctx
 
     async def slash_reply(self, line: str, *, json_output: bool | None = None) -> SlashReply:
         """Run one ``/mcp...`` line with this session's servers: text, exit code and error."""
         from orbmcp.frontends.slash import run_slash
 
-        return await run_slash(
-            line, self.command_context(json_output=bool(json_output)), json_output=json_output
+        reply = await run_slash(
+            line, self._command_context(json_output=bool(json_output)), json_output=json_output
         )
+        return SlashReply(reply.text, reply.exit_code, reply.error)
 
     async def slash(self, line: str, *, json_output: bool | None = None) -> str:
         """Run one ``/mcp...`` line with this session's servers; the text to show the user."""
@@ -433,7 +464,7 @@ class _HostSessions:
         self._ext = ext
 
     async def manager(self, ctx: CommandContext) -> Manager:
-        manager = self._ext.manager
+        manager = self._ext._manager
         if manager is None:
             raise UsageError(
                 "MCP is not running in this session: no enabled server is configured",

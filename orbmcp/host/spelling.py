@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from orbmcp.commands.spelling import agent_message, agent_text, slash_spelling
 
-agent_spelling = slash_spelling
+
+def agent_spelling(command: str) -> str:
+    """How the agent's user types ``command`` (``"auth gh"`` -> ``/mcp:auth gh``); commands with
+    no slash form keep their shell form (``orbmcp trust``)."""
+    return slash_spelling(command)
+
 
 __all__ = ["agent_message", "agent_spelling", "agent_text"]

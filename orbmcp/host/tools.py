@@ -36,13 +36,14 @@ class HostTool:
         name: str,
         run: ToolRunner,
         *,
-        bridged: BridgedTool | None = None,
         description: str = "",
         input_schema: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
         self._run = run
-        self._bridged = bridged
+        self._bridged: BridgedTool | None = None  # set by ``bridged_host_tool``
+        self._normalize = False  # ``McpExtension(normalize_schemas=True)``
+        self._normalized: tuple[Mapping[str, Any], dict[str, Any]] | None = None  # (from, to)
         self._description = description
         self._schema: Mapping[str, Any] = input_schema or {"type": "object"}
 
@@ -53,8 +54,18 @@ class HostTool:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        """The JSON Schema of the arguments, as the server gave it."""
-        return self._bridged.input_schema if self._bridged is not None else self._schema
+        """The JSON Schema of the arguments: as the server gave it, or, with the extension's
+        ``normalize_schemas``, without ``$ref``, ``allOf`` and nullable unions (``normalize_schema``)."""
+        if self._bridged is None:
+            return self._schema
+        schema = self._bridged.input_schema
+        if not self._normalize:
+            return schema
+        if self._normalized is None or self._normalized[0] is not schema:
+            from orbmcp.host.schemas import normalize_schema
+
+            self._normalized = (schema, normalize_schema(schema))  # again after a re-discovery
+        return self._normalized[1]
 
     @property
     def annotations(self) -> Mapping[str, Any] | None:
@@ -98,8 +109,11 @@ class HostTool:
         return f"HostTool({self.name!r})"
 
 
-def bridged_host_tool(tool: BridgedTool, manager_of: Callable[[], Manager | None]) -> HostTool:
-    """The HostTool of a discovered MCP tool; calls go through the session ``manager_of()`` gives."""
+def bridged_host_tool(
+    tool: BridgedTool, manager_of: Callable[[], Manager | None], *, normalize: bool = False
+) -> HostTool:
+    """The HostTool of a discovered MCP tool; calls go through the session ``manager_of()`` gives.
+    ``normalize``: its input schema without ``$ref``, ``allOf`` and nullable unions."""
 
     async def run(
         args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
@@ -116,4 +130,7 @@ def bridged_host_tool(tool: BridgedTool, manager_of: Callable[[], Manager | None
             owner_of(manager, tool), tool.name, args, timeout_s=timeout_s, progress=progress
         )
 
-    return HostTool(tool.bridged_name, run, bridged=tool)
+    host_tool = HostTool(tool.bridged_name, run)
+    host_tool._bridged = tool
+    host_tool._normalize = normalize
+    return host_tool

@@ -21,12 +21,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from orbmcp.core.results import ToolResult
     from orbmcp.testing.session import McpSession, ToolCallFailed
+    from orbmcp.testing.values import AdhocServer, ToolInfo
 
-__all__ = ["McpSession", "ToolCallFailed"]
+# The public API (README, "Stability"); ToolResult is orbmcp.host's, exported here too.
+__all__ = ["AdhocServer", "McpSession", "ToolCallFailed", "ToolInfo", "ToolResult"]
 
 
 def __getattr__(name: str) -> Any:
+    # Lazy: the plugin module loads in every pytest session of an environment with orbmcp.
+    if name in ("AdhocServer", "ToolInfo"):
+        from orbmcp.testing import values
+
+        return getattr(values, name)
+    if name == "ToolResult":
+        from orbmcp.core.results import ToolResult
+
+        return ToolResult
     if name in __all__:
         from orbmcp.testing import session
 

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from orbmcp.testing.values import AdhocServer
+
 if TYPE_CHECKING:
-    from orbmcp.config.model import ServerConfig
     from orbmcp.core.results import ToolResult
     from orbmcp.testing.session import McpSession
 
@@ -54,13 +55,20 @@ class _Sessions:
     def __init__(self) -> None:
         self._open: dict[object, McpSession] = {}
 
-    def get(self, config_file: Path | None, server: ServerConfig | None = None) -> McpSession:
-        key = (config_file, None if server is None else server.definition_hash())
+    def get(self, config_file: Path | None, server: AdhocServer | None = None) -> McpSession:
+        key = (config_file, None if server is None else server.key())
         session = self._open.get(key)
         if session is None:
+            from orbmcp.errors import OrbError
             from orbmcp.testing.session import McpSession
 
-            session = self._open[key] = McpSession(config_file, server=server)
+            try:
+                session = McpSession(config_file, server=server)
+            except OrbError as exc:
+                if server is None:
+                    raise
+                raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER}: {exc.message}") from None
+            self._open[key] = session
         return session
 
     def close(self) -> None:
@@ -93,25 +101,23 @@ def _config_file(request: pytest.FixtureRequest) -> Path | None:
     return ini[0] if ini else None
 
 
-def _adhoc_server(request: pytest.FixtureRequest) -> ServerConfig | None:
-    """The ``mcp_server`` marker's server, checked like ``orbmcp call --stdio`` checks it."""
+def _adhoc_server(request: pytest.FixtureRequest) -> AdhocServer | None:
+    """The ``mcp_server`` marker's server (checked when its session is made)."""
     marker = request.node.get_closest_marker(SERVER_MARKER)
     if marker is None:
         return None
     target = marker.args[0] if marker.args else None
     if not isinstance(target, str) or not target.strip():
         raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER} needs the server's command line or URL")
-    from orbmcp.commands.adhoc import entry, is_url
-    from orbmcp.errors import OrbError
-
     options: dict[str, Any] = dict(marker.kwargs)
-    kind = "sse" if options.get("transport") == "sse" else ("http" if is_url(target) else "stdio")
-    env = [f"{k}={v}" for k, v in (options.get("env") or {}).items()]
-    headers = [f"{k}={v}" for k, v in (options.get("headers") or {}).items()]
-    try:
-        return entry([(kind, target)], env, headers, options.get("name"), cwd=request.path.parent)
-    except OrbError as exc:
-        raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER}: {exc.message}") from None
+    return AdhocServer(
+        target,
+        name=options.get("name"),
+        env=dict(options.get("env") or {}),
+        headers=dict(options.get("headers") or {}),
+        transport="sse" if options.get("transport") == "sse" else None,
+        cwd=request.path.parent,
+    )
 
 
 @pytest.fixture

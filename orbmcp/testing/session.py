@@ -12,11 +12,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.core.results import ToolResult
+from orbmcp.testing.values import AdhocServer, ToolInfo
+
 if TYPE_CHECKING:
-    from orbmcp.config.model import ResolvedConfig, ServerConfig
+    from orbmcp.config.model import ResolvedConfig
     from orbmcp.core.manager import Manager
-    from orbmcp.core.results import ToolResult
-    from orbmcp.core.tools import BridgedTool
 
 
 class ToolCallFailed(AssertionError):
@@ -39,14 +40,16 @@ class McpSession:
         config_file: Path | None = None,
         *,
         project: Path | None = None,
-        server: ServerConfig | None = None,
+        server: AdhocServer | None = None,
     ) -> None:
-        """``server``: an ad-hoc server (``orbmcp.commands.adhoc``), this session's only one."""
+        """``server``: this session's only server, without a config file. Raises ``OrbError``
+        (``UsageError``) for a server that cannot be run as given, ``ConfigError`` for a broken
+        config file."""
         from orbmcp.config.loader import load_config
 
-        self.config: ResolvedConfig = load_config(config_file=config_file, project=project)
+        self._config: ResolvedConfig = load_config(config_file=config_file, project=project)
         if server is not None:
-            self.config = self.config.only(server)
+            self._config = self._config.only(_adhoc_entry(server))
         self._stack = ExitStack()
         self._manager: Manager | None = None
 
@@ -59,14 +62,14 @@ class McpSession:
             portal = self._stack.enter_context(start_blocking_portal())
             self._portal = portal
             # retries off: a test wants a server's first failure, not the retry schedule
-            manager = Manager(self.config, retries=False)
+            manager = Manager(self._config, retries=False)
             self._manager = self._stack.enter_context(portal.wrap_async_context_manager(manager))
         return self._manager
 
     @property
     def servers(self) -> list[str]:
         """Every configured server's name."""
-        return list(self.config.servers)
+        return list(self._config.servers)
 
     def start(self, server: str) -> str:
         """Connect ``server`` (if it is not connected yet); its state, e.g. ``ready``."""
@@ -74,10 +77,21 @@ class McpSession:
         sup = self._portal.call(manager.ready, server)
         return str(sup.state)
 
-    def tools(self, server: str) -> list[BridgedTool]:
+    def tools(self, server: str) -> list[ToolInfo]:
         """The tools ``server`` offers (it connects first)."""
         self.start(server)
-        return [t for t in self._open().tools.for_server(server) if t.present]
+        return [
+            ToolInfo(
+                name=t.name,
+                description=t.raw_description,
+                title=t.title,
+                input_schema=t.input_schema,
+                output_schema=t.output_schema,
+                annotations=t.annotations,
+            )
+            for t in self._open().tools.for_server(server)
+            if t.present
+        ]
 
     def call(
         self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, allow_error: bool = False
@@ -109,3 +123,13 @@ class McpSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _adhoc_entry(server: AdhocServer) -> Any:
+    """The server entry of ``server``, as ``orbmcp call --stdio/--http/--sse`` builds it."""
+    from orbmcp.commands.adhoc import entry, is_url
+
+    kind = server.transport or ("http" if is_url(server.target) else "stdio")
+    env = [f"{k}={v}" for k, v in server.env.items()]
+    headers = [f"{k}={v}" for k, v in server.headers.items()]
+    return entry([(kind, server.target)], env, headers, server.name, cwd=server.cwd or Path.cwd())

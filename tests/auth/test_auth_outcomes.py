@@ -16,7 +16,6 @@ import anyio
 import anyio.abc
 import pytest
 
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
 from orbmcp.auth.record import record_path
 from orbmcp.auth.status import (
@@ -34,6 +33,7 @@ from orbmcp.config.loader import load_config
 from orbmcp.config.model import AuthConfig, ServerConfig
 from orbmcp.errors import AuthError, ConnectionFailed, TimeoutFailed, UsageError
 from orbmcp.frontends.sessions import PersistentSessions
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 from tests.servers.launch import http_server
 

@@ -12,13 +12,13 @@ import anyio.abc
 import httpx2
 import pytest
 
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
 from orbmcp.auth.provider import build_auth
 from orbmcp.auth.status import auth_status
 from orbmcp.auth.storage import AuthStore
 from orbmcp.auth.ui import AuthChallenge
 from orbmcp.errors import AuthError
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ISSUER_PATH, ASOptions, OAuthTestServer, make_cfg, running_server
 
 INIT = {

@@ -18,12 +18,12 @@ from keyring.backends import fail
 from mcp.shared.auth import OAuthToken
 
 from orbmcp.auth import keyring_store
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
 from orbmcp.auth.provider import build_auth
 from orbmcp.auth.status import CREDENTIALS_STORED, MAY_BE_REQUIRED, auth_status
 from orbmcp.auth.storage import AuthStore
 from orbmcp.config.loader import load_config
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import OAuthTestServer, make_cfg, running_server
 
 INIT = {

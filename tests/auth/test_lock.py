@@ -159,8 +159,8 @@ anyio.run(main)
 
 
 async def test_two_processes_refresh_once(tmp_path: Path) -> None:
-    from orbmcp.auth.callback import HeadlessBrowser
     from orbmcp.auth.flow import authorize
+    from tests.auth.browser import HeadlessBrowser
 
     async with running_server(ASOptions(rotate_refresh=True, refresh_delay_s=0.5)) as srv:
         cfg = make_cfg(srv.mcp_url)

@@ -12,10 +12,10 @@ from typing import Any
 import anyio
 import pytest
 
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
 from orbmcp.auth.storage import AuthStore
 from orbmcp.commands.results.auth import LoggedOut
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, OAuthTestServer, make_cfg, running_server, server_thread
 from tests.cli import run_cli
 

@@ -12,11 +12,11 @@ import httpx2
 import pytest
 
 from orbmcp import log
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize, logout
 from orbmcp.auth.provider import build_auth
 from orbmcp.auth.storage import AuthStore
 from orbmcp.errors import AuthError
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, OAuthTestServer, leaked, make_cfg, running_server
 
 CONFIGURED_SECRET = "cs-configured-" + "R2d2C3po" * 5

@@ -10,9 +10,9 @@ from typing import Any
 import anyio
 import pytest
 
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize
 from orbmcp.errors import AuthError
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, OAuthTestServer, make_cfg, running_server
 
 

@@ -11,7 +11,6 @@ import anyio
 import httpx2
 import pytest
 
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize
 from orbmcp.auth.urlpolicy import (
     check_browser_url,
@@ -23,6 +22,7 @@ from orbmcp.auth.urlpolicy import (
     open_in_browser,
 )
 from orbmcp.errors import AuthError
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 
 REJECTED_FOR_BROWSER = [

@@ -40,8 +40,8 @@ from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerC
 from orbmcp.errors import AuthError, OrbError, ToolError, UsageError
 
 if TYPE_CHECKING:
-    from orbmcp.auth.callback import HeadlessBrowser
     from orbmcp.core.manager import Manager
+    from tests.auth.browser import HeadlessBrowser
 
 SERVER_NAME = "conformance"
 SCENARIO_ENV = "MCP_CONFORMANCE_SCENARIO"
@@ -185,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
 
 async def run_plan(url: str, global_dir: Path, plan: Plan) -> Report:
     """Connect through the Manager, make the scenario's call, and report what happened."""
-    from orbmcp.auth.callback import HeadlessBrowser
     from orbmcp.core.manager import Manager
+    from tests.auth.browser import HeadlessBrowser
 
     browser = HeadlessBrowser(mode="callback", timeout_s=BROWSER_TIMEOUT_S)
     config = scenario_config(url, global_dir, plan)

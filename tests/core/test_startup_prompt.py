@@ -10,11 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
-from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
 from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW, AuthPrompter
 from orbmcp.core.manager import Manager
 from orbmcp.core.state import State
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, running_server
 
 pytestmark = pytest.mark.anyio

@@ -313,7 +313,7 @@ def test_terminal_session_offers_authorization_then_runs_lines(
 ) -> None:
     import readline
 
-    from orbmcp.auth.callback import HeadlessBrowser
+    from tests.auth.browser import HeadlessBrowser
 
     monkeypatch.setattr("sys.stdin", TtyInput("/mcp --json\n/mcp bogus\n"))
     ui = ScriptedUI(answers=[answer], browser=HeadlessBrowser())

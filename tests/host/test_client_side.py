@@ -82,7 +82,7 @@ async def test_the_hosts_ui_answers_and_its_answers_are_checked(tmp_path: Path) 
             assert text(await tool(host, "sample").call({})) == "agent-model: sure"
             assert host.sampled[0].system_prompt == "You are a test."
             assert ext.instructions()["asks"].startswith("Use the form tool")
-            sup = ext.manager.supervisors["asks"]  # type: ignore[union-attr]
+            sup = ext._manager.supervisors["asks"]  # type: ignore[union-attr]
             # No project named by the agent and no roots configured: no roots capability.
             assert sup.snap.advertised == {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
             # A slash line inside the agent asks through the same UI.
@@ -98,7 +98,7 @@ async def test_a_host_that_cannot_ask_advertises_nothing_it_cannot_honour(tmp_pa
     assert not isinstance(host, Elicits)
     with anyio.fail_after(BOUND_S):
         async with McpExtension(host, config_file=cfg) as ext:
-            sup = ext.manager.supervisors["asks"]  # type: ignore[union-attr]
+            sup = ext._manager.supervisors["asks"]  # type: ignore[union-attr]
             assert sup.snap.advertised == {}
             assert "asks" in ext.instructions()
 
@@ -142,7 +142,7 @@ class Wrong(ExampleHost):
 
 async def test_a_faulty_host_never_breaks_orbmcp(tmp_path: Path) -> None:
     from orbmcp.core.capabilities.elicitation import parse_form
-    from orbmcp.host import HostUI
+    from orbmcp.host.ui import HostUI
     from tests.servers.asks import FORM_SCHEMA
 
     form = ElicitationRequest("s", "form", "m", parse_form(FORM_SCHEMA))
@@ -165,7 +165,7 @@ async def test_a_faulty_host_never_breaks_orbmcp(tmp_path: Path) -> None:
 async def test_a_host_without_a_model_uses_the_sampling_command(tmp_path: Path) -> None:
     import sys
 
-    from orbmcp.host import HostUI
+    from orbmcp.host.ui import HostUI
 
     script = tmp_path / "m.py"
     script.write_text('print(\'{"content": {"type": "text", "text": "ok"}, "model": "cmd"}\')')

@@ -17,6 +17,7 @@ from orbmcp.config.trust import approve, describe_project
 from orbmcp.core.results import ImageBlock, TextBlock
 from orbmcp.errors import ConnectionFailed
 from orbmcp.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
+from tests.host import handed
 from tests.host.example_host import ExampleHost
 from tests.servers.everything import MARKER_ENV
 from tests.servers.launch import server_cmd
@@ -85,7 +86,7 @@ async def test_mcp_turned_off_or_no_extensions_is_inert(tmp_path: Path) -> None:
     for ext_kwargs in ({"config_file": off}, {"config_file": enabled, "enabled": False}):
         host = ExampleHost()
         async with McpExtension(host, **ext_kwargs) as ext:
-            assert not ext.active and ext.manager is None
+            assert not ext.active and ext._manager is None
         assert host.registrations == [] and host.activations == []
 
 
@@ -124,7 +125,7 @@ async def test_host_trust_answer_wins_over_orbmcp_store(tmp_path: Path, _isolate
     async with McpExtension(host, project=project) as ext:
         assert host.trust_asked == [project.absolute()]
         assert ext.config is not None and "p" not in ext.config.servers
-        assert not ext.config.project.loaded and not ext.active
+        assert not ext.config.project_loaded and not ext.active
 
 
 # -- one long-lived extension --------------------------------------------------------------------
@@ -150,7 +151,7 @@ async def session(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ses
     # A module outlives the per-test agent dir, so this session names its own.
     loaded = load_config(config_file=config, global_dir=home / "agent")
     # Startup is bounded by each server's timeoutMs (a cancel scope cannot span the yield).
-    async with McpExtension(host, config=loaded, retries=False) as ext:
+    async with handed(McpExtension(host, retries=False), loaded) as ext:
         yield Session(ext, host, markers)
     # Shutting down deactivated every tool the host had.
     assert host.active == set()
@@ -294,7 +295,7 @@ async def test_crash_deactivates_then_reconnect_reactivates_without_reregisterin
     finally:
         async with anyio.create_task_group() as tg:  # shutdown from another task is fine
             tg.start_soon(ext.shutdown)
-    assert host.active == set() and ext.manager is None
+    assert host.active == set() and ext._manager is None
     echo = next(t for t in host.tools.values() if t.tool_name == "echo")
     with pytest.raises(ConnectionFailed, match="shut down"):
         await echo.call({"text": "late"})
@@ -309,7 +310,7 @@ async def test_a_dead_eager_server_neither_blocks_startup_nor_the_others(tmp_pat
     with anyio.fail_after(20):
         async with McpExtension(host, config_file=config) as ext:  # retries on, as in a real agent
             assert anyio.current_time() - started < 8  # not the ~50 s retry schedule
-            assert ext.manager is not None and ext.manager.get("good").state == "ready"
+            assert ext._manager is not None and ext._manager.get("good").state == "ready"
             assert names_of(host, "good") <= host.active and not names_of(host, "dead")
             warnings = [m for level, m in host.notifications if level == "warning"]
             assert any("'dead' failed to start" in m and "retrying" in m for m in warnings)

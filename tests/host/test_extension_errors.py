@@ -16,8 +16,6 @@ import anyio
 import pytest
 
 from orbmcp import log
-from orbmcp.auth.callback import HeadlessBrowser
-from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
 from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW
 from orbmcp.core.state import State
 from orbmcp.errors import AuthError, ConnectionFailed, TimeoutFailed, UsageError, cmd
@@ -26,7 +24,6 @@ from orbmcp.host import (
     STATUS_TOOL,
     ActiveToolNames,
     HostTool,
-    HostUI,
     McpExtension,
     OpensUrls,
     Prompts,
@@ -34,6 +31,8 @@ from orbmcp.host import (
     error_result,
     text_result,
 )
+from orbmcp.host.ui import HostUI
+from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, running_server
 from tests.core.live import raw_entry, stdio_entry, write_config
 from tests.host.example_host import ExampleHost
@@ -216,10 +215,10 @@ async def test_a_host_that_cannot_answer_trust_leaves_the_project_unloaded(tmp_p
     (project / ".orb").mkdir(parents=True)
     (project / ".orb" / "mcp.json").write_text(json.dumps({"mcpServers": {"p": raw_entry()}}))
     async with McpExtension(MinimalHost(), project=project) as ext:
-        assert ext.config is not None and not ext.config.project.loaded
+        assert ext.config is not None and not ext.config.project_loaded
         assert "p" not in ext.config.servers and not ext.active
     async with McpExtension(FaultyHost(), project=project) as ext:
-        assert ext.config is not None and not ext.config.project.loaded and not ext.active
+        assert ext.config is not None and not ext.config.project_loaded and not ext.active
     plain = tmp_path / "plain"
     plain.mkdir()
     host = ExampleHost(trust=True)
@@ -248,7 +247,7 @@ async def test_a_faulty_host_never_breaks_the_extension(
             assert connected.text() == "Server 'lz' is connected: 2 tools active."
             echo = next(t for t in ext.tools if t.tool_name == "echo")
             assert echo.active and (await echo.call({"text": "hi"})).text() == "hi"
-            assert ext.ui.confirm("Proceed?", default=True) is True  # choose() raised: the default
+            assert ext._ui.confirm("Proceed?", default=True) is True  # choose() raised: the default
     assert ("register", echo.name) in host.calls and ("active", echo.name) in host.calls
     assert any(kind == "notify" and "'bad'" in text for kind, text in host.calls)  # the config warning
     records = [
@@ -310,7 +309,7 @@ async def test_failed_servers_are_notified_and_mcp_connect_reports_them(tmp_path
             assert nameless.text() == "mcp_connect needs 'server', one of: dead, empty, lzdead"
             empty = await host.call(CONNECT_TOOL, {"server": "empty"})
             assert not empty.is_error and empty.text() == "Server 'empty' is connected; it offers no tools."
-            assert ext.manager is not None and ext.manager.get("empty").state == State.READY
+            assert (info := ext.server("empty")) is not None and info.state == "ready"
             detail = await ext.slash("/mcp dead")
             assert "failed" in detail and "dead" in detail
 
@@ -340,15 +339,10 @@ async def test_an_agent_that_cancels_startup_leaves_no_process_behind(tmp_path: 
 # -- OAuth servers that need authorization -------------------------------------------------------
 
 
-def oauth_config(global_dir: Path, url: str, name: str) -> ResolvedConfig:
-    server = ServerConfig(name=name, transport="streamable-http", url=url, auth=AuthConfig(), timeout_ms=8000)
-    return ResolvedConfig(
-        servers={name: server},
-        settings=Settings(),
-        warnings=(),
-        project=ProjectInfo(global_dir, (), trusted=False, loaded=False),
-        global_dir=global_dir,
-    )
+def oauth_config(global_dir: Path, url: str, name: str) -> Path:
+    """A config file with one eager OAuth server (no credentials yet)."""
+    entry = {"url": url, "auth": {"type": "oauth"}, "timeoutMs": 8000}
+    return write_config(global_dir.parent / f"{name}-mcp.json", {name: entry})
 
 
 async def test_needs_auth_is_notified_to_a_non_interactive_host(_isolated_agent_dir: Path) -> None:
@@ -356,8 +350,8 @@ async def test_needs_auth_is_notified_to_a_non_interactive_host(_isolated_agent_
         host = ExampleHost()
         config = oauth_config(_isolated_agent_dir, srv.mcp_url, "gh")
         with anyio.fail_after(30):
-            async with McpExtension(host, config=config, retries=False) as ext:
-                assert ext.manager is not None and ext.manager.get("gh").state == State.NEEDS_AUTH
+            async with McpExtension(host, config_file=config, retries=False) as ext:
+                assert (info := ext.server("gh")) is not None and info.state == "needs-auth"
                 assert (
                     "warning",
                     "MCP server 'gh' needs authorization: run /mcp:auth gh",
@@ -375,7 +369,7 @@ async def test_interactive_host_declines_at_startup_then_authorizes_by_slash(
         host = BrowsingHost(answers={"needs authorization": NOT_NOW})
         config = oauth_config(_isolated_agent_dir, srv.mcp_url, "gh")
         with anyio.fail_after(30):
-            async with McpExtension(host, config=config, retries=False) as ext:
+            async with McpExtension(host, config_file=config, retries=False) as ext:
                 # Asked once, after startup; no "needs authorization" warning besides the question.
                 assert host.questions == [("gh needs authorization", [AUTHORIZE_NOW, NOT_NOW])]
                 assert not any("needs authorization" in m for _, m in host.notifications)
@@ -386,8 +380,9 @@ async def test_interactive_host_declines_at_startup_then_authorizes_by_slash(
                 assert not any(t.server == "gh" for t in ext.tools)
                 # Declined: starting it again fails as before, without nagging about it.
                 again = await ext.slash_reply("/mcp:start gh")
-                assert again.exit_code == 5 and ext.manager is not None
-                assert ext.manager.get("gh").state == State.NEEDS_AUTH
+                assert again.exit_code == 5 and ext._manager is not None
+                assert (gh := ext.server("gh")) is not None and gh.state == "needs-auth"
+                assert gh.source == "config" and gh.enabled and gh.transport == "streamable-http"
                 assert not any("needs authorization" in m for _, m in host.notifications)
 
                 reply = await ext.slash_reply("/mcp:auth gh")
@@ -404,8 +399,8 @@ async def test_interactive_host_authorizes_at_startup(_isolated_agent_dir: Path)
         host = BrowsingHost(answers={"needs authorization": AUTHORIZE_NOW})
         config = oauth_config(_isolated_agent_dir, srv.mcp_url, "gh")
         with anyio.fail_after(30):
-            async with McpExtension(host, config=config, retries=False) as ext:
-                assert ext.manager is not None and ext.manager.get("gh").state == State.READY
+            async with McpExtension(host, config_file=config, retries=False) as ext:
+                assert (info := ext.server("gh")) is not None and info.state == "ready"
                 assert any(t.tool_name == "whoami" and t.name in host.active for t in ext.tools)
         assert srv.count("/register") == 1
 
@@ -444,7 +439,7 @@ async def test_removed_tools_refuse_calls_and_come_back_as_the_same_host_tool(tm
             with pytest.raises(ConnectionFailed):
                 await by_tool["crash"].call()
             assert not any(t.active for t in ext.tools if t.server == "e")
-            manager = ext.manager
+            manager = ext._manager
             assert manager is not None
             await wait_until(lambda: manager.get("e").state == State.FAILED)  # retries off
             again = await host.call(CONNECT_TOOL, {"server": "e"})

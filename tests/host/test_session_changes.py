@@ -19,6 +19,7 @@ from orbmcp.core.state import State
 from orbmcp.errors import UsageError
 from orbmcp.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
 from tests.core.live import raw_entry, write_config
+from tests.host import handed
 from tests.host.example_host import ExampleHost
 from tests.servers.launch import LivenessServer
 
@@ -113,7 +114,7 @@ async def test_an_idle_extension_wakes_for_a_server_registered_from_another_thre
             await anyio.to_thread.run_sync(register)
             await wait_until(lambda: active_tools(host, "late") == {"echo", "never"})
             assert ext.active and STATUS_TOOL in host.active
-            assert ext.manager is not None and ext.manager.get("late").state == State.READY
+            assert ext._manager is not None and ext._manager.get("late").state == State.READY
     assert host.active == set()
 
 
@@ -122,7 +123,7 @@ async def test_a_given_config_is_not_replaced_by_registry_changes(tmp_path: Path
 
     path = write_config(tmp_path / "mcp.json", {"lz": raw_entry(lifecycle="lazy")})
     listeners_before = len(registry._listeners)
-    async with McpExtension(ExampleHost(), config=load_config(config_file=path), retries=False) as ext:
+    async with handed(McpExtension(ExampleHost(), retries=False), load_config(config_file=path)) as ext:
         assert ext.active and len(registry._listeners) == listeners_before  # nothing subscribed
     async with McpExtension(ExampleHost(), config_file=path, retries=False) as ext:
         assert len(registry._listeners) == listeners_before + 1

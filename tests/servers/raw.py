@@ -77,6 +77,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--open-tool", action="store_true", help="a tool 'open' whose schema allows any key")
     p.add_argument("--big-tool", action="store_true", help="a tool 'big' answering size=N characters")
     p.add_argument("--rich-tool", action="store_true", help="a tool 'configure' with every schema detail")
+    p.add_argument(
+        "--ref-tool", action="store_true", help="a tool 'book' whose schema has $ref, allOf, anyOf null"
+    )
     p.add_argument("--annotated", action="store_true", help="echo's content carries annotations and _meta")
     p.add_argument(
         "--fail-first",
@@ -207,6 +210,23 @@ RICH_TOOL = {
     "execution": {"taskSupport": "optional"},
     "annotations": {"readOnlyHint": True},
 }
+# What an SDK (pydantic) server emits for typed parameters: $defs/$ref, allOf, Optional as anyOf null.
+REF_TOOL = {
+    "name": "book",
+    "description": "Book a room",
+    "inputSchema": {
+        "type": "object",
+        "$defs": {
+            "Room": {"type": "object", "properties": {"floor": {"type": "integer"}}, "required": ["floor"]},
+            "Named": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+        "properties": {
+            "room": {"allOf": [{"$ref": "#/$defs/Room"}, {"$ref": "#/$defs/Named"}], "description": "Where"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        },
+        "required": ["room"],
+    },
+}
 
 
 BIG_TOOL: dict[str, Any] = {
@@ -230,6 +250,7 @@ def tool_list(args: argparse.Namespace) -> list[dict[str, Any]]:
         ]
     extra = ([OPEN_TOOL] if args.open_tool else []) + ([RICH_TOOL] if args.rich_tool else [])
     extra += [BIG_TOOL] if args.big_tool else []
+    extra += [REF_TOOL] if args.ref_tool else []
     return [
         *extra,
         {
@@ -364,7 +385,7 @@ class RawServer:
                 block["_meta"] = {"example.com/trace": "t-1"}
         elif name == "big" and self.args.big_tool:
             block["text"] = big_text(int(arguments.get("size", 0)))
-        elif name in ("open", "configure"):
+        elif name in ("open", "configure", "book"):
             block["text"] = json.dumps(arguments, sort_keys=True)
         elif any(t["name"] == name for t in self.tools):
             block["text"] = str(name)
