@@ -25,13 +25,21 @@ HANG_GUARD_S = 30.0
 class Agent:
     """An agent at the other end of ``orbmcp slash --stdio``: writes requests, reads messages."""
 
-    def __init__(self, config: Path, **env: str) -> None:
+    def __init__(
+        self,
+        config: Path | None,
+        *,
+        environ: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        **env: str,
+    ) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "orbmcp", "slash", "--stdio"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env_for(config, **env),
+            env={**environ, **env} if environ is not None else env_for(config, **env),
+            cwd=cwd,
         )
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
