@@ -81,6 +81,17 @@ def test_lines_and_questions_go_through_the_daemon(scoped: Scoped, tmp_path: Pat
             content = {"name": "Ann", "agree": True}
             agent.send({"type": "answer", "id": again["id"], "action": "accept", "content": content})
             assert '"name": "Ann"' in agent.reply("f")["text"]
+            agent.send({"type": "run", "id": "u", "line": "/mcp call asks open_url"})
+            ask = agent.expect(lambda m: m["type"] == "ask")
+            assert (ask["kind"], ask["run"], ask["url"]) == ("url", "u", "https://example.com/connect")
+            agent.send({"type": "answer", "id": ask["id"], "action": "decline"})
+            assert agent.reply("u")["text"].splitlines()[0] == "decline"
+            # cancelling a run withdraws its question
+            agent.send({"type": "run", "id": "f2", "line": "/mcp call asks form"})
+            ask = agent.expect(lambda m: m["type"] == "ask")
+            agent.send({"type": "cancel", "id": "f2"})
+            agent.expect(lambda m: m == {"type": "ask_cancelled", "id": ask["id"]})
+            assert agent.reply("f2")["exit"] == 130
 
             # completion through the daemon's live session
             agent.send({"type": "complete", "id": "c1", "line": "/mcp call everything ad"})
@@ -112,7 +123,7 @@ def test_lines_and_questions_go_through_the_daemon(scoped: Scoped, tmp_path: Pat
         finally:
             agent.finish()
         status = scoped.run("daemon", "status", "--json").json()
-        assert status["pid"] == info["pid"] and status["agentRequests"] == 6
+        assert status["pid"] == info["pid"] and status["agentRequests"] == 8
         assert {"name": "everything", "state": "ready"} in status["servers"]
 
 
