@@ -1,16 +1,18 @@
 """An agent-protocol request inside the daemon: ``orbmcp slash --stdio`` runs its lines here.
 
 The agent's process (``frontends/agent_via_daemon.py``) sends one ``agent`` request per line on a
-connection of its own: ``{"t": "agent", "op": "run" | "complete", "line", "argv", "cwd", "env",
-"envDigests", "envSalt"}`` (``argv`` holds only the program options that pick the scope). The line
+connection of its own: ``{"t": "agent", "op": "run" | "complete", "line", "run", "agent",
+"argv", "cwd", "env", "envDigests", "envSalt"}`` (``run``: the agent's id of the run; ``agent``:
+which agent process; ``argv`` holds only the program options that pick the scope). The line
 runs in the session of its directory, as the agent protocol runs it in a session of its own
 (``agent_reply.run_line``: the same envelope), with an ``AgentUI`` whose questions are frames:
 
 - daemon -> client: ``ask`` ``{"id", "kind", "server", "message", "fields"}`` (a server's
-  question, as the protocol's ``ask`` says it), ``ask_cancelled`` ``{"id"}`` (no longer waited
-  for), ``post`` ``{"message"}`` (progress or a notice), then the last frame: ``result``
-  ``{"envelope"}`` or ``completions`` ``{"items"}``; ``local`` when the line is not this daemon's
-  (another configuration).
+  question, as the protocol's ``ask`` says it; ``fields.runs``: the agent's runs it may be for,
+  when it names no request and several of them wait on its server), ``ask_cancelled``
+  ``{"id"}`` (no longer waited for), ``post`` ``{"message"}`` (progress or a notice), then the
+  last frame: ``result`` ``{"envelope"}`` or ``completions`` ``{"items"}``; ``local`` when the
+  line is not this daemon's (another configuration).
 - client -> daemon: ``answer`` ``{"id", "answer"}`` (the agent's answer), ``cancel``. The client
   closing the connection cancels the line too: that is how a cancelled run or a dropped agent
   reaches the daemon's side.
@@ -41,12 +43,19 @@ class RemoteAsks:
     """``frontends.agent_ui.AgentAsks`` over a connection: a question is an ``ask`` frame and
     waits for the client's ``answer`` frame (bounded; the client leaving ends every wait)."""
 
-    def __init__(self, conn: Connection, *, timeout_s: float = ASK_TIMEOUT_S) -> None:
+    def __init__(self, conn: Connection, agent: str, *, timeout_s: float = ASK_TIMEOUT_S) -> None:
         self._conn = conn
+        self._agent = agent
         self._timeout_s = timeout_s
 
+    @property
+    def agent(self) -> str:
+        """The agent process the line came from: its runs waiting on one server may be asked
+        together (``AgentUI.joint``), each on its own connection."""
+        return self._agent
+
     async def ask(
-        self, run: str, kind: str, server: str | None, message: str, **fields: Any
+        self, run: str | None, kind: str, server: str | None, message: str, **fields: Any
     ) -> dict[str, Any] | None:
         qid, event, box = self._conn.answers.open()
         self._conn.writer.send_nowait(
@@ -101,9 +110,10 @@ async def _answer(
     from orbmcp.errors import OrbError
     from orbmcp.frontends.agent_reply import error_envelope, internal_error, run_line
 
-    asks = RemoteAsks(conn)
+    agent, run = request.get("agent"), request.get("run")
+    asks = RemoteAsks(conn, agent[:100] if isinstance(agent, str) and agent else f"connection-{id(conn)}")
     try:
-        ctx = await _context(conn, request, scope, asks)
+        ctx = await _context(conn, request, scope, asks, run[:200] if isinstance(run, str) else "daemon")
     except OrbError as err:  # the session of the directory (its project's configuration)
         if op == "complete":
             return {"t": "completions", "items": []}
@@ -118,7 +128,7 @@ async def _answer(
 
 
 async def _context(
-    conn: Connection, request: Mapping[str, Any], scope: Any, asks: RemoteAsks
+    conn: Connection, request: Mapping[str, Any], scope: Any, asks: RemoteAsks, run: str
 ) -> CommandContext:
     """The command context of the line: the session of its directory, brought up to date with the
     config files (their warnings and the client's variable drift said as notices)."""
@@ -135,7 +145,7 @@ async def _context(
             f"${name} differs from the value the session daemon started with; "
             "run /mcp daemon restart to use yours"
         )
-    ui = AgentUI(asks, "daemon")
+    ui = AgentUI(asks, run)
     for note in notes:
         ui.notify(note, level="warning")
     ctx = CommandContext(

@@ -63,6 +63,7 @@ class AgentSession:
         self._ctx = ctx
         self._link = link
         self._said_here = False  # the notice that lines run in this process's own session
+        self._agent = os.urandom(8).hex()
         self._tg = tg
         self._ask_timeout_s = ask_timeout_s
         self._outbox, self._out_reader = anyio.create_memory_object_stream[bytes](OUTBOX)
@@ -110,11 +111,21 @@ class AgentSession:
 
     # -- questions ---------------------------------------------------------------------------------
 
+    @property
+    def agent(self) -> str:
+        return self._agent
+
     async def ask(
-        self, run: str, kind: str, server: str | None, message: str, **fields: Any
+        self, run: str | None, kind: str, server: str | None, message: str, **fields: Any
     ) -> dict[str, Any] | None:
         from orbmcp.text import safe_text
 
+        if run is None:  # one of these runs' question; runs that ended meanwhile are left out
+            runs = [r for r in fields.pop("runs", ()) if isinstance(r, str) and r in self._runs]
+            if len(runs) == 1:
+                run = runs[0]
+            else:
+                fields["runs"] = runs
         qid = f"q{next(self._ids)}"
         event, box = anyio.Event(), list[dict[str, Any]]()
         self._questions[qid] = (event, box)

@@ -131,7 +131,7 @@ class DaemonLink:
         scope = self._scope(project)
         stream, reader, hello = await self._open(scope)
         request = {**request_frame("agent", self._argv(project), hello, scope, self._environ), "op": op}
-        request["line"] = line
+        request.update(line=line, run=rid, agent=asks.agent)
         answer: dict[str, Any] = {}
         async with stream, anyio.create_task_group() as tg:
             relay = _Relay(stream, tg, rid, asks)
@@ -217,7 +217,12 @@ class _Relay:
                     assert isinstance(kind, str)
                     server = _bounded(frame.get("server"), 200)
                     message = _bounded(frame.get("message"), 4000, multiline=True) or ""
-                    answer = await self._asks.ask(self._rid, kind, server, message, **fields)
+                    runs = frame["fields"].get("runs")
+                    if isinstance(runs, list) and runs:  # one of these runs' (the agent keeps its own)
+                        fields["runs"] = [r for r in runs[:64] if isinstance(r, str)]
+                        answer = await self._asks.ask(None, kind, server, message, **fields)
+                    else:
+                        answer = await self._asks.ask(self._rid, kind, server, message, **fields)
         finally:
             self._questions.pop(qid, None)
         if not scope.cancelled_caught:

@@ -186,3 +186,27 @@ def test_frames_from_the_daemon_are_checked() -> None:
     assert items_from([{"value": "a", "kind": "tool", "replace_from": 0}, {"value": 1}, "x"]) == [
         {"value": "a", "description": "", "kind": "tool", "replace_from": 0}
     ]
+
+
+def test_a_question_of_one_of_two_runs_is_said_to_be_theirs_through_the_daemon(scoped: Scoped) -> None:
+    yes = {"action": "accept", "content": {"ok": True}}
+    with daemon(scoped):
+        agent = agent_in(scoped)
+        try:
+            agent.expect(lambda m: m["type"] == "ready")
+            agent.send({"type": "run", "id": "l1", "line": "/mcp call asks two_forms"})
+            first = agent.expect(lambda m: m["type"] == "ask")
+            assert (first["run"], first["message"]) == ("l1", "First?")
+            agent.send({"type": "run", "id": "l2", "line": "/mcp call asks form"})
+            other = agent.expect(lambda m: m["type"] == "ask")
+            assert other["run"] is None and sorted(other["runs"]) == ["l1", "l2"]
+            agent.send({"type": "answer", "id": first["id"], **yes})
+            second = agent.expect(lambda m: m["type"] == "ask")
+            assert second["message"] == "Second?" and second["run"] is None
+            assert sorted(second["runs"]) == ["l1", "l2"]
+            agent.send({"type": "answer", "id": second["id"], **yes})
+            assert agent.reply("l1")["text"] == "accept accept"
+            agent.send({"type": "cancel", "id": "l2"})
+            assert agent.reply("l2")["exit"] == 130
+        finally:
+            agent.finish()
