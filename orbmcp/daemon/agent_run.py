@@ -133,6 +133,8 @@ async def _context(
     """The command context of the line: the session of its directory, brought up to date with the
     config files (their warnings and the client's variable drift said as notices)."""
     from orbmcp.commands.context import CommandContext
+    from orbmcp.commands.spelling import spell_for
+    from orbmcp.errors import cmd
     from orbmcp.frontends.agent_ui import AgentUI
     from orbmcp.render import present
 
@@ -143,7 +145,7 @@ async def _context(
     for name in session.env_drift(digests if isinstance(digests, dict) else {}, salt):
         notes.append(
             f"${name} differs from the value the session daemon started with; "
-            "run /mcp daemon restart to use yours"
+            f"run {spell_for(cmd('daemon', 'restart'), 'slash')} to use yours"
         )
     ui = AgentUI(asks, run)
     for note in notes:
