@@ -133,13 +133,21 @@ class DaemonLink:
         request = {**request_frame("agent", self._argv(project), hello, scope, self._environ), "op": op}
         request.update(line=line, run=rid, agent=asks.agent)
         answer: dict[str, Any] = {}
+        failure: Exception | None = None  # raised outside the task group: no ExceptionGroup
         async with stream, anyio.create_task_group() as tg:
             relay = _Relay(stream, tg, rid, asks)
             try:
-                await relay.send(request)
+                try:
+                    await relay.send(request)
+                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    raise NoDaemon("the session daemon closed the connection") from None
                 answer = await relay.play(reader)
+            except (NoDaemon, ConnectionFailed) as exc:
+                failure = exc
             finally:
                 tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         return answer
 
 

@@ -210,3 +210,191 @@ def test_a_question_of_one_of_two_runs_is_said_to_be_theirs_through_the_daemon(s
             assert agent.reply("l2")["exit"] == 130
         finally:
             agent.finish()
+
+
+# -- a hostile daemon (this user's, verified): what its frames can do ------------------------------
+
+
+def short_dir() -> Path:
+    """A runtime dir whose socket paths stay under the OS limit (a worker's tmp_path may not):
+    a longer one would put the socket in the shared ``/tmp/orbmcp-<uid>``."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="oad-", dir="/tmp"))
+    _made.append(path)
+    return path
+
+
+_made: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _remove_short_dirs() -> Any:
+    yield
+    import shutil
+
+    while _made:
+        shutil.rmtree(_made.pop(), ignore_errors=True)
+
+
+class Asks:
+    """The agent's side of a run, recorded."""
+
+    agent = "agent-1"
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[Any, ...]] = []
+        self.posted: list[dict[str, Any]] = []
+
+    async def ask(self, run: Any, kind: str, server: Any, message: str, **fields: Any) -> dict[str, Any]:
+        self.asked.append((run, kind, server, message, fields))
+        return {"action": "accept", "content": {"ok": True}, "extra": "dropped"}
+
+    def post(self, message: dict[str, Any]) -> None:
+        self.posted.append(message)
+
+
+async def fake_daemon(tmp_path: Path, script: Any) -> tuple[Any, dict[str, str], Any]:
+    """A listener where the link looks for this user's daemon, answering with ``script``."""
+    import anyio
+
+    from orbmcp.daemon import protocol
+    from orbmcp.daemon.frames import FrameReader
+    from orbmcp.daemon.scope import current_scope, socket_path
+    from orbmcp.frontends.agent_via_daemon import DaemonLink
+
+    runtime = short_dir()
+    (runtime / "orbmcp").mkdir(mode=0o700)
+    environ = {"XDG_RUNTIME_DIR": str(runtime), "ORB_AGENT_DIR": str(tmp_path / "agent")}
+    path = socket_path(current_scope(project=tmp_path, environ=environ), environ)
+    old = os.umask(0o177)
+    try:
+        listener = await anyio.create_unix_listener(path)
+    finally:
+        os.umask(old)
+    received: list[dict[str, Any]] = []
+
+    async def serve(stream: Any) -> None:
+        async with stream:
+            reader = FrameReader(stream)
+            await reader.receive()  # hello
+            await stream.send(
+                protocol.encode({"t": "hello", "protocol": protocol.PROTOCOL_VERSION, "pid": 7})
+            )
+            request = await reader.receive()
+            if request is None:
+                return
+            received.append(request)
+            await script(stream, reader, received)
+
+    link = DaemonLink(project=tmp_path, config_file=None, environ=environ)
+    return listener, {"serve": serve, "received": received}, link  # type: ignore[return-value]
+
+
+@pytest.mark.anyio
+async def test_a_hostile_daemons_frames_are_checked_and_its_questions_relayed(tmp_path: Path) -> None:
+    import anyio
+
+    from orbmcp.daemon import protocol
+
+    async def script(stream: Any, reader: Any, received: list[dict[str, Any]]) -> None:
+        async def send(frame: dict[str, Any]) -> None:
+            await stream.send(protocol.encode(frame))
+
+        await send({"t": "post", "message": {"type": "notice", "level": "evil", "message": "hi\x1b[2J"}})
+        await send({"t": "post", "message": {"type": "progress", "progress": "x"}})
+        await send({"t": "post", "message": {"type": "progress", "progress": 1, "total": 2, "tool": "t"}})
+        await send({"t": "post", "message": "junk"})
+        await send({"t": "ask", "id": 1, "kind": "shell", "fields": {}})  # no such kind: answered cancel
+        await send({"t": "ask", "id": "x", "kind": "url", "fields": {"url": "https://a"}})  # bad id: dropped
+        await send(
+            {"t": "ask", "id": 2, "kind": "form", "server": "s", "message": "m", "fields": {"schema": {}}}
+        )
+        await send({"t": "ask_cancelled", "id": 99})
+        await send({"t": "mystery"})
+        answers = [await reader.receive(), await reader.receive()]
+        received.extend(a for a in answers if a is not None)
+        await send({"t": "result", "envelope": {"exit": -1, "text": 5, "error": "no", "content": {}}})
+
+    listener, fake, link = await fake_daemon(tmp_path, script)
+    asks = Asks()
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, fake["serve"])
+        assert await link.probe() == 7
+        envelope = await link.request("run", "r1", "/mcp", tmp_path, asks)
+        tg.cancel_scope.cancel()
+    request = fake["received"][0]
+    assert (request["t"], request["op"], request["line"], request["run"], request["agent"]) == (
+        "agent",
+        "run",
+        "/mcp",
+        "r1",
+        "agent-1",
+    )
+    answers = {a["id"]: a["answer"] for a in fake["received"][1:]}
+    assert answers == {1: {"action": "cancel"}, 2: {"action": "accept", "content": {"ok": True}}}
+    assert asks.asked == [("r1", "form", "s", "m", {"schema": {}})]
+    assert asks.posted[0] == {"type": "notice", "run": "r1", "level": "info", "message": "hi"}
+    assert [p["type"] for p in asks.posted] == ["notice", "progress"]
+    assert envelope == {"exit": 70, "text": "", "json": None, "error": _error_from_no(), "content": []}
+
+
+def _error_from_no() -> dict[str, Any]:
+    from orbmcp.frontends.agent_via_daemon import _error_from
+
+    return _error_from("no")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("frames", "outcome"),
+    [
+        ([{"t": "local"}], "another configuration"),
+        ([{"t": "error", "message": "unknown request type 'agent'"}], "refused"),
+        ([], "closed the connection"),
+        ([{"t": "post", "message": {}}], "daemon_gone"),
+        ([{"t": "post", "message": {}}, {"t": "error", "message": "bad"}], "daemon_error"),
+        ([{"t": "completions", "items": [{"value": "a", "kind": "tool", "replace_from": 1}, 3]}], "items"),
+    ],
+)
+async def test_what_a_daemon_ends_a_line_with(tmp_path: Path, frames: list[Any], outcome: str) -> None:
+    import anyio
+
+    from orbmcp.daemon import protocol
+    from orbmcp.errors import ConnectionFailed
+    from orbmcp.frontends.agent_via_daemon import NoDaemon
+
+    async def script(stream: Any, reader: Any, received: list[dict[str, Any]]) -> None:
+        for frame in frames:
+            await stream.send(protocol.encode(frame))
+
+    listener, fake, link = await fake_daemon(tmp_path, script)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, fake["serve"])
+        try:
+            answer: Any = await link.request("complete", "c1", "/mcp ", None, Asks())
+        except (NoDaemon, ConnectionFailed) as exc:
+            answer = exc
+        tg.cancel_scope.cancel()
+    if outcome == "items":
+        assert answer == {"items": [{"value": "a", "description": "", "kind": "tool", "replace_from": 1}]}
+    elif outcome.startswith("daemon_"):
+        assert isinstance(answer, ConnectionFailed) and answer.reason == outcome
+    else:
+        assert isinstance(answer, NoDaemon) and outcome in str(answer)
+
+
+@pytest.mark.anyio
+async def test_an_untrusted_or_absent_daemon_is_not_used(tmp_path: Path) -> None:
+    from orbmcp.frontends.agent_via_daemon import DaemonLink, NoDaemon
+
+    runtime = short_dir()
+    environ = {"XDG_RUNTIME_DIR": str(runtime), "ORB_AGENT_DIR": str(tmp_path / "agent")}
+    link = DaemonLink(project=tmp_path, config_file=None, environ=environ)
+    assert await link.probe() is None
+    with pytest.raises(NoDaemon, match="no session daemon runs"):
+        await link.request("run", "r1", "/mcp", None, Asks())
+    (runtime / "orbmcp").mkdir(mode=0o755)
+    (runtime / "orbmcp").chmod(0o755)
+    with pytest.raises(NoDaemon, match=r"not using the session daemon at .*open to group or others"):
+        await link.request("run", "r1", "/mcp", None, Asks())
