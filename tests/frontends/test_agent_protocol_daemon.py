@@ -6,6 +6,7 @@ session takes over, said once."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,16 @@ def scoped(tmp_path: Path) -> Scoped:
     markers = tmp_path / "markers"
     markers.mkdir()
     s = Scoped(home=tmp_path / "agent", project=project)
+    sampler = (
+        "import json,sys; json.load(sys.stdin); "
+        "print(json.dumps({'role':'assistant','model':'m1','content':{'type':'text','text':'hi'}}))"
+    )
     s.write(
         {
             "everything": stdio_entry("everything", env={"ORB_TEST_MARKER_DIR": str(markers)}),
             "asks": stdio_entry("asks"),
-        }
+        },
+        settings={"sampling": {"command": [sys.executable, "-c", sampler]}},
     )
     return s
 
@@ -86,6 +92,12 @@ def test_lines_and_questions_go_through_the_daemon(scoped: Scoped, tmp_path: Pat
             assert (ask["kind"], ask["run"], ask["url"]) == ("url", "u", "https://example.com/connect")
             agent.send({"type": "answer", "id": ask["id"], "action": "decline"})
             assert agent.reply("u")["text"].splitlines()[0] == "decline"
+            # sampling consent, then the configured command answers
+            agent.send({"type": "run", "id": "s", "line": "/mcp call asks sample prompt=hello"})
+            ask = agent.expect(lambda m: m["type"] == "ask")
+            assert (ask["kind"], ask["run"]) == ("confirm", "s") and "user: hello" in ask["detail"]
+            agent.send({"type": "answer", "id": ask["id"], "action": "accept"})
+            assert agent.reply("s")["text"] == "m1: hi"
             # cancelling a run withdraws its question
             agent.send({"type": "run", "id": "f2", "line": "/mcp call asks form"})
             ask = agent.expect(lambda m: m["type"] == "ask")
@@ -123,7 +135,7 @@ def test_lines_and_questions_go_through_the_daemon(scoped: Scoped, tmp_path: Pat
         finally:
             agent.finish()
         status = scoped.run("daemon", "status", "--json").json()
-        assert status["pid"] == info["pid"] and status["agentRequests"] == 8
+        assert status["pid"] == info["pid"] and status["agentRequests"] == 9
         assert {"name": "everything", "state": "ready"} in status["servers"]
 
 
