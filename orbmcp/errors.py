@@ -75,6 +75,14 @@ class OrbError(Exception):
     def hint_in(self, speller: Speller) -> str | None:
         return None if self.hint_template is None else spell(self.hint_template, speller)
 
+    def spelled(self, speller: Speller) -> OrbError:
+        """This error with its command references spelled once and for all by ``speller`` (for
+        a front whose error boundary is another's: ``orbmcp slash LINE`` prints through the
+        shell's)."""
+        self.template = self.message_in(speller)
+        self.hint_template = self.hint_in(speller)
+        return self
+
     def __str__(self) -> str:
         return self.message
 

@@ -49,8 +49,9 @@ def hint_for(sup: Supervisor, *, detail: bool = True) -> str | None:
         return cmd("auth", name)
     if state != State.FAILED:
         return None
-    # ORBMCP_DEBUG is an environment variable, so that advice is a shell command on every front.
-    debug = f"ORBMCP_DEBUG=1 orbmcp status {name}"
+    # ORBMCP_DEBUG is an environment variable of the orbmcp process: an agent's user sets it where
+    # the agent starts orbmcp, so the command is spelled for the front and the variable said apart.
+    debug = f"{cmd('status', name)} with ORBMCP_DEBUG=1 set"
     if code == "timeout":
         return (
             "the server did not answer in time; check it starts on its own, or raise timeoutMs; "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp.core.capabilities.askers import asked_by_nobody
 from orbmcp.core.capabilities.client_side import ClientSide
 from orbmcp.core.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
 from orbmcp.core.exits import ExitRace
@@ -201,6 +202,7 @@ class Supervisor:
     # -- the owner task --------------------------------------------------------------------------
 
     async def _lifecycle(self) -> None:
+        asked_by_nobody()  # started from a command's task: the questions this task hears are not its
         done = self._done
         assert done is not None
         attempt = 0

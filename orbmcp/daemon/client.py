@@ -223,37 +223,10 @@ class Conversation:
             return self._play()
 
     def _request(self, argv: list[str], hello: Mapping[str, Any]) -> dict[str, Any]:
-        salt = os.urandom(16).hex()
-        asked = hello.get("env")
-        wanted = {n for n in asked if isinstance(n, str)} if isinstance(asked, list) else None
-        names = [n for n in self.config_variables() if wanted is None or n in wanted]
-        return {
-            "t": self.kind,
-            "argv": argv,
-            "cwd": os.getcwd(),
-            "env": {
-                k: v for k, v in self.env.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIXES)
-            },
-            "envDigests": env_digests(self.env, names, digest_key(str(hello.get("nonce", ""))[:200], salt)),
-            "envSalt": salt,
-            "tty": {
-                "stdin": _isatty(sys.stdin),
-                "stdout": _isatty(sys.stdout),
-                "stderr": _isatty(sys.stderr),
-            },
-            "columns": _columns(self.env),
-        }
+        return request_frame(self.kind, argv, hello, self.scope, self.env)
 
     def config_variables(self) -> list[str]:
-        """The variables this scope's own config files reference (read here, not asked for)."""
-        from orbmcp.config.paths import global_files, project_files
-
-        if self.scope.config_file is not None:
-            return variables_in([self.scope.config_file])
-        from pathlib import Path
-
-        files = (*global_files(Path(self.scope.global_dir)), *project_files(Path(self.scope.project_dir)))
-        return variables_in(str(f) for f in files)
+        return config_variables(self.scope)
 
     def _play(self) -> int | None:
         out = sys.stdout.buffer
@@ -295,6 +268,43 @@ class Conversation:
                 problem = one_line(str(message.get("message", "protocol error")), max_len=500)
                 sys.stderr.write(f"orbmcp: session daemon: {problem}\n")
                 return 70
+
+
+def request_frame(
+    kind: str, argv: list[str], hello: Mapping[str, Any], scope: Scope, env: Mapping[str, str]
+) -> dict[str, Any]:
+    """What a client sends after the hellos: its line and what of its environment the daemon may
+    know (the forwarded variables, salted digests of those its config files reference, its tty)."""
+    salt = os.urandom(16).hex()
+    asked = hello.get("env")
+    wanted = {n for n in asked if isinstance(n, str)} if isinstance(asked, list) else None
+    names = [n for n in config_variables(scope) if wanted is None or n in wanted]
+    return {
+        "t": kind,
+        "argv": argv,
+        "cwd": os.getcwd(),
+        "env": {k: v for k, v in env.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIXES)},
+        "envDigests": env_digests(env, names, digest_key(str(hello.get("nonce", ""))[:200], salt)),
+        "envSalt": salt,
+        "tty": {
+            "stdin": _isatty(sys.stdin),
+            "stdout": _isatty(sys.stdout),
+            "stderr": _isatty(sys.stderr),
+        },
+        "columns": _columns(env),
+    }
+
+
+def config_variables(scope: Scope) -> list[str]:
+    """The variables this scope's own config files reference (read here, not asked for)."""
+    from orbmcp.config.paths import global_files, project_files
+
+    if scope.config_file is not None:
+        return variables_in([scope.config_file])
+    from pathlib import Path
+
+    files = (*global_files(Path(scope.global_dir)), *project_files(Path(scope.project_dir)))
+    return variables_in(str(f) for f in files)
 
 
 @contextlib.contextmanager

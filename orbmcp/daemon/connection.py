@@ -110,6 +110,10 @@ class Connection:
         elif kind == "stop":
             self.writer.send_nowait({"t": "stopping", "pid": os.getpid()})
             self.daemon.request_stop("a client asked")
+        elif kind == "agent":
+            from orbmcp.daemon.agent_run import agent_request
+
+            await agent_request(self, request)
         elif kind == "ping":
             self.writer.send_nowait({"t": "pong"})
         else:

@@ -32,7 +32,7 @@ from orbmcp.config.clients import client_files
 from orbmcp.config.paths import project_files
 from orbmcp.daemon.scope import Scope
 from orbmcp.daemon.session import DaemonSession
-from orbmcp.errors import ConnectionFailed
+from orbmcp.errors import ConnectionFailed, cmd
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
@@ -93,7 +93,7 @@ class SessionMap:
                 if len(self.sessions) > MAX_PROJECT_SESSIONS:
                     raise ConnectionFailed(
                         f"the session daemon already holds {MAX_PROJECT_SESSIONS} project sessions",
-                        hint="run `orbmcp daemon restart` to drop them, or use --no-daemon",
+                        hint=f"run `{cmd('daemon', 'restart')}` to drop them, or use --no-daemon",
                         reason="daemon_sessions_full",
                     )
                 found = await self._open(identity, scope)

@@ -5,7 +5,8 @@ A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON 
 ends that connection with an error frame; the daemon keeps serving everyone else.
 
 Client -> daemon: ``hello`` (protocol, version), then one of ``run`` (a command), ``serve`` (an
-``orbmcp serve`` line), ``status``, ``stop``; during a run: ``answer`` (to a ``prompt``), ``stdin``
+``orbmcp serve`` line), ``agent`` (a line of ``slash --stdio``: ``agent_run.py`` has its frames),
+``status``, ``stop``; during a run: ``answer`` (to a ``prompt``), ``stdin``
 (data asked for), ``cancel`` (Ctrl-C). Daemon -> client: ``hello``; during a run: ``out``/``err``
 (text for stdout/stderr), ``prompt`` (a question for the person), ``read_stdin``, ``exit`` (the
 status; last frame); ``error`` (a protocol error; the daemon closes the connection after it).

@@ -56,6 +56,10 @@ class Answers:
             entry[1].append(message)
             entry[0].set()
 
+    def forget(self, qid: int) -> None:
+        """A question no longer waited for (timed out): a late answer to it is dropped."""
+        self._waiting.pop(qid, None)
+
     def abandon(self) -> None:
         """The client is gone: every question gets no answer."""
         for event, _box in self._waiting.values():

@@ -100,6 +100,7 @@ class Daemon:
         self.sessions: Any = None  # SessionMap, once serving
         self.started_at = time.time()
         self.clients_served = 0
+        self.agent_requests = 0  # lines of agent protocols (``slash --stdio``) run here
         self.active = 0  # connections that asked for something and are being served
         self.connections = 0  # every open connection, silent ones included (the cap counts these)
         self.refused = 0
@@ -304,6 +305,7 @@ class Daemon:
                 for identity, session in by_identity.items()
             ],
             "clientsServed": self.clients_served,
+            "agentRequests": self.agent_requests,
             "activeClients": max(self.active - 1, 0),  # the asker itself does not count
             "refusedClients": self.refused,
             "acceptFailures": self.accept_failures,

@@ -8,8 +8,12 @@ agent sends is untrusted: a line over ``MAX_LINE_BYTES``, bad JSON, an unknown t
 field or an answer to no question gets an ``error`` line, and the process goes on serving. When
 stdin closes, every run is cancelled and the servers are stopped.
 
-The servers run in a ``PersistentSessions`` of this process (one per project directory a run
-names with ``cwd``; the process's own project by default), kept for its lifetime.
+When a session daemon of this configuration runs (one this user's client trusts), each ``run``
+and ``complete`` goes through it (``frontends/agent_via_daemon.py``): the agent shares its warm
+servers with the shell and other agents, and the daemon's questions reach the agent as ``ask``.
+Otherwise (no daemon, or it went away) the servers run in a ``PersistentSessions`` of this
+process (one per project directory a run names with ``cwd``; the process's own project by
+default), kept for its lifetime; a ``notice`` says so once each time the lines move here.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from orbmcp.core.lines import OverlongLine, read_lines_skipping
 from orbmcp.errors import ConfigError, Interrupted, OrbError
 from orbmcp.frontends.agent_reply import PROTOCOL_VERSION, error_envelope, internal_error, run_line
 from orbmcp.frontends.agent_ui import AgentUI
+from orbmcp.frontends.agent_via_daemon import DaemonLink, NoDaemon, daemon_link
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
@@ -47,8 +52,18 @@ OUTBOX = 4096  # messages waiting for stdout; past it, progress and notices are 
 class AgentSession:
     """One agent on one stdin/stdout pair: its runs, its open questions and the outbox."""
 
-    def __init__(self, ctx: CommandContext, tg: TaskGroup, *, ask_timeout_s: float = ASK_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        ctx: CommandContext,
+        tg: TaskGroup,
+        *,
+        ask_timeout_s: float = ASK_TIMEOUT_S,
+        link: DaemonLink | None = None,
+    ) -> None:
         self._ctx = ctx
+        self._link = link
+        self._said_here = False  # the notice that lines run in this process's own session
+        self._agent = os.urandom(8).hex()
         self._tg = tg
         self._ask_timeout_s = ask_timeout_s
         self._outbox, self._out_reader = anyio.create_memory_object_stream[bytes](OUTBOX)
@@ -96,11 +111,21 @@ class AgentSession:
 
     # -- questions ---------------------------------------------------------------------------------
 
+    @property
+    def agent(self) -> str:
+        return self._agent
+
     async def ask(
-        self, run: str, kind: str, server: str | None, message: str, **fields: Any
+        self, run: str | None, kind: str, server: str | None, message: str, **fields: Any
     ) -> dict[str, Any] | None:
         from orbmcp.text import safe_text
 
+        if run is None:  # one of these runs' question; runs that ended meanwhile are left out
+            runs = [r for r in fields.pop("runs", ()) if isinstance(r, str) and r in self._runs]
+            if len(runs) == 1:
+                run = runs[0]
+            else:
+                fields["runs"] = runs
         qid = f"q{next(self._ids)}"
         event, box = anyio.Event(), list[dict[str, Any]]()
         self._questions[qid] = (event, box)
@@ -206,8 +231,8 @@ class AgentSession:
         envelope: dict[str, Any] | None = None
         try:
             with scope:
-                envelope = await run_line(line, await self._context(rid, cwd))
-        except OrbError as err:  # opening the session (the project's config)
+                envelope = await self._line("run", rid, line, cwd)
+        except OrbError as err:  # opening the session (the project's config), the daemon gone
             envelope = error_envelope(err)
         except Exception as exc:
             envelope = error_envelope(internal_error(exc))
@@ -217,17 +242,40 @@ class AgentSession:
             envelope = error_envelope(Interrupted("cancelled by the agent", reason="cancelled"))
         await self.send({"type": "result", "id": rid, **envelope})
 
-    async def _context(self, rid: str, cwd: str | None) -> CommandContext:
+    async def _line(self, op: str, rid: str, line: str, cwd: str | None) -> dict[str, Any]:
+        """A run's envelope, or a completion's ``{"items"}``: in the daemon when one takes the
+        line, else in this process's own session."""
+        project = self._project(cwd)
+        if self._link is not None:
+            try:
+                answer = await self._link.request(op, rid, line, project, self)
+            except NoDaemon as why:
+                self._say_here(rid, str(why))
+            else:
+                self._said_here = False
+                return answer
+        ctx = await self._context(rid, project)
+        if op == "complete":
+            return {"items": await self._complete_here(ctx, line)}
+        return await run_line(line, ctx)
+
+    def _say_here(self, rid: str, why: str) -> None:
+        if not self._said_here:
+            self._said_here = True
+            message = f"{why}: lines run in this process's own session (/mcp daemon start shares one)"
+            self.post({"type": "notice", "run": rid, "level": "info", "message": message})
+
+    def _project(self, cwd: str | None) -> Path | None:
+        if cwd is None:
+            return self._ctx.project
+        path = Path(cwd)
+        if not path.is_absolute() or not path.is_dir():
+            raise ConfigError(f"cwd {cwd[:200]!r} is not an absolute path of a directory", reason="bad_cwd")
+        return path
+
+    async def _context(self, rid: str, project: Path | None) -> CommandContext:
         from orbmcp.render import present
 
-        project = self._ctx.project
-        if cwd is not None:
-            path = Path(cwd)
-            if not path.is_absolute() or not path.is_dir():
-                raise ConfigError(
-                    f"cwd {cwd[:200]!r} is not an absolute path of a directory", reason="bad_cwd"
-                )
-            project = path
         sessions = await self.sessions_for(project)
         ctx = CommandContext(
             ui=AgentUI(self, rid),
@@ -253,22 +301,24 @@ class AgentSession:
             self._tg.start_soon(self._completions, request["id"], line)
 
     async def _completions(self, rid: str, line: str) -> None:
-        from orbmcp.commands.table import find
-        from orbmcp.frontends.runner import call_handler
-
         items: list[Any] = []
         try:
-            sessions = await self.sessions_for(self._ctx.project)
-            ctx = CommandContext(ui=AgentUI(self, rid), sessions=sessions, project=self._ctx.project)
-            ctx.set_config(sessions.config)
-            spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
-            assert spec is not None
-            items = (await call_handler(spec, ctx, {"line": line})).to_json()["items"]
+            items = (await self._line("complete", rid, line, None))["items"]
         except Exception as exc:  # completion never breaks the agent's line
             from orbmcp.log import log_event
 
             log_event("agent.complete_failed", reason=type(exc).__name__)
         await self.send({"type": "completions", "id": rid, "items": items})
+
+    @staticmethod
+    async def _complete_here(ctx: CommandContext, line: str) -> list[Any]:
+        from orbmcp.commands.table import find
+        from orbmcp.frontends.runner import call_handler
+
+        spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
+        assert spec is not None
+        items: list[Any] = (await call_handler(spec, ctx, {"line": line})).to_json()["items"]
+        return items
 
     def _commands(self, request: dict[str, Any]) -> None:
         from orbmcp.commands.slash_catalog import slash_catalog
@@ -302,13 +352,14 @@ async def serve_agent(ctx: CommandContext) -> None:
         try:
             async with anyio.create_task_group() as outer:
                 async with anyio.create_task_group() as tg:  # runs, completions, sessions
-                    session = AgentSession(ctx, tg)
+                    link = daemon_link(project=ctx.project, config_file=ctx.config_file)
+                    session = AgentSession(ctx, tg, link=link)
                     outer.start_soon(session.write_out, send)
                     ready = {
                         "type": "ready",
                         "protocol": PROTOCOL_VERSION,
                         "orbmcp": __version__,
-                        "daemon": None,
+                        "daemon": await link.probe() if link is not None else None,
                     }
                     await session.send(ready)
                     async with aclosing(read_lines_skipping(receive, MAX_LINE_BYTES)) as lines:

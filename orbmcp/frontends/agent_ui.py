@@ -10,7 +10,7 @@ loop itself they take their "no" at once, since waiting there would stop every o
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -24,10 +24,16 @@ ELICIT_ATTEMPTS = 3
 class AgentAsks(Protocol):
     """What a run's UI needs from the protocol session (``frontends/agent_protocol.py``)."""
 
+    @property
+    def agent(self) -> str:
+        """Which agent this is (runs of one agent may be asked together)."""
+        ...
+
     async def ask(
-        self, run: str, kind: str, server: str | None, message: str, **fields: Any
+        self, run: str | None, kind: str, server: str | None, message: str, **fields: Any
     ) -> dict[str, Any] | None:
-        """The agent's answer, or None (no answer in time, the run cancelled, the agent gone)."""
+        """The agent's answer, or None (no answer in time, the run cancelled, the agent gone).
+        ``run`` None with ``runs=[...]`` in ``fields``: a question of one of those runs."""
         ...
 
     def post(self, message: dict[str, Any]) -> None:
@@ -65,10 +71,26 @@ class AgentUI:
 
     interactive = True
 
-    def __init__(self, session: AgentAsks, run: str) -> None:
+    def __init__(self, session: AgentAsks, run: str | None, *, runs: tuple[str, ...] = ()) -> None:
         self._session = session
         self.run = run
+        self._runs = runs  # with run None: the runs one of which the question is for
         self._loop_thread = threading.get_ident()
+
+    def joint(self, others: Sequence[object]) -> AgentUI | None:
+        """The UI of a question that may be this run's or the ``others``' (runs of this agent
+        waiting on one server whose question names no request): asked with ``run`` null and
+        ``runs`` listing them. None when another waits too (a shell client of the daemon)."""
+        runs = [self.run]
+        for other in others:
+            if not isinstance(other, AgentUI) or other._session.agent != self._session.agent:
+                return None
+            runs.append(other.run)
+        named = tuple(r for r in runs if r is not None)
+        return AgentUI(self._session, None, runs=named) if len(named) == len(runs) else None
+
+    def _who(self) -> dict[str, Any]:
+        return {"runs": list(self._runs)} if self.run is None else {}
 
     def _ask_blocking(self, kind: str, message: str, **fields: Any) -> dict[str, Any] | None:
         if threading.get_ident() == self._loop_thread:
@@ -76,7 +98,7 @@ class AgentUI:
         import anyio.from_thread
 
         answer: dict[str, Any] | None = anyio.from_thread.run(
-            lambda: self._session.ask(self.run, kind, None, message, **fields)
+            lambda: self._session.ask(self.run, kind, None, message, **fields, **self._who())
         )
         return answer
 
@@ -128,7 +150,7 @@ class AgentUI:
 
         if request.mode == "url":
             answer = await self._session.ask(
-                self.run, "url", request.server, request.message, url=request.url
+                self.run, "url", request.server, request.message, url=request.url, **self._who()
             )
             return ElicitationAnswer(_action(answer))  # type: ignore[arg-type]
         schema = dict(request.schema) if request.schema is not None else {}
@@ -136,7 +158,7 @@ class AgentUI:
         for _attempt in range(ELICIT_ATTEMPTS):
             extra = {"errors": errors} if errors else {}
             answer = await self._session.ask(
-                self.run, "form", request.server, request.message, schema=schema, **extra
+                self.run, "form", request.server, request.message, schema=schema, **extra, **self._who()
             )
             action = _action(answer)
             if action != "accept":
@@ -161,6 +183,7 @@ class AgentUI:
                 request.server,
                 f"MCP server '{request.server}' asks for a model's answer",
                 detail=_sampling_detail(request),
+                **self._who(),
             )
             if _action(answer) != "accept":
                 return SamplingAnswer("reject", reason="declined by the agent")

@@ -51,15 +51,21 @@ async def slash(
         await serve_agent(ctx)
         return None
     assert line is not None
+    ctx = replace(ctx, front="slash")  # an agent's line: what it names is spelled /mcp...
     if ctx.json:
         from orbmcp.frontends.agent_reply import run_line
 
         envelope = await run_line(line, replace(ctx, json=False))
         return JsonText(envelope, int(envelope["exit"]))
+    from orbmcp.commands.spelling import slash_spelling
+    from orbmcp.errors import OrbError
     from orbmcp.frontends.slash import parse_slash, run_invocation
 
-    inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
-    result, code = await run_invocation(inv, ctx)
+    try:
+        inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
+        result, code = await run_invocation(inv, ctx)
+    except OrbError as err:
+        raise err.spelled(slash_spelling) from None  # the shell's error boundary prints it
     if inv.json and not ctx.json and result is not None:
         return JsonText(result.to_json(), code)
     return result

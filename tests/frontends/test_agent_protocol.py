@@ -25,13 +25,21 @@ HANG_GUARD_S = 30.0
 class Agent:
     """An agent at the other end of ``orbmcp slash --stdio``: writes requests, reads messages."""
 
-    def __init__(self, config: Path, **env: str) -> None:
+    def __init__(
+        self,
+        config: Path | None,
+        *,
+        environ: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        **env: str,
+    ) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "orbmcp", "slash", "--stdio"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env_for(config, **env),
+            env={**environ, **env} if environ is not None else env_for(config, **env),
+            cwd=cwd,
         )
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
@@ -89,6 +97,7 @@ def config(tmp_path: Path) -> Path:
         "everything": everything_entry(),
         "asks": {"command": PY, "args": [str(SERVERS / "asks.py")]},
         "choices": {"command": PY, "args": [str(SERVERS / "choices.py")]},
+        "modern": {"command": PY, "args": [str(SERVERS / "asks.py"), "--modern"]},
     }
     path = tmp_path / "mcp.json"
     path.write_text(
@@ -137,7 +146,7 @@ def test_images_come_as_content_blocks_and_errors_as_the_error_tree(agent: Agent
         "code": "usage",
         "reason": "unknown_server",
         "message": "unknown server 'nope'",
-        "hint": "known servers: asks, choices, everything",
+        "hint": "known servers: asks, choices, everything, modern",
         "server": None,
     }
     agent.send({"type": "run", "id": "fail", "line": "/mcp call everything fail message=broken"})
@@ -225,6 +234,42 @@ def test_cancelling_a_run_withdraws_its_question(agent: Agent) -> None:
     agent.send({"type": "answer", "id": ask["id"], "action": "accept", "content": {}})
     late = agent.reply(ask["id"])
     assert late["type"] == "error" and late["error"]["reason"] == "unknown-id"
+
+
+def test_a_question_carries_the_run_that_caused_it(agent: Agent) -> None:
+    """Two runs wait on one server; the first one's next question arrives after the second began
+    waiting. A 2026-07-28 server's question is asked from the calling run itself: it is that
+    run's. A 2025-era server's question over stdio names no request: it is said to be one of the
+    runs waiting, never labelled as the other run's."""
+    yes = {"action": "accept", "content": {"ok": True}}
+    agent.send({"type": "run", "id": "m1", "line": "/mcp call modern modern_two_forms"})
+    first = agent.expect(lambda m: m["type"] == "ask")
+    assert (first["run"], first["message"]) == ("m1", "Modern first?")
+    agent.send({"type": "run", "id": "m2", "line": "/mcp call modern modern_form"})
+    other = agent.expect(lambda m: m["type"] == "ask")
+    assert (other["run"], other["message"]) == ("m2", "Modern?")
+    agent.send({"type": "answer", "id": first["id"], **yes})
+    second = agent.expect(lambda m: m["type"] == "ask")
+    assert (second["run"], second["message"]) == ("m1", "Modern second?")
+    agent.send({"type": "answer", "id": second["id"], **yes})
+    assert agent.reply("m1")["text"] == "done"
+    agent.send({"type": "answer", "id": other["id"], **yes})
+    assert agent.reply("m2")["exit"] == 0
+
+    agent.send({"type": "run", "id": "l1", "line": "/mcp call asks two_forms"})
+    first = agent.expect(lambda m: m["type"] == "ask")
+    assert (first["run"], first["message"]) == ("l1", "First?")
+    agent.send({"type": "run", "id": "l2", "line": "/mcp call asks form"})
+    other = agent.expect(lambda m: m["type"] == "ask")
+    assert other["run"] is None and sorted(other["runs"]) == ["l1", "l2"]
+    agent.send({"type": "answer", "id": first["id"], **yes})
+    second = agent.expect(lambda m: m["type"] == "ask")
+    assert second["message"] == "Second?" and second["run"] != "l2"
+    assert second["run"] is None and sorted(second["runs"]) == ["l1", "l2"]
+    agent.send({"type": "answer", "id": second["id"], **yes})
+    assert agent.reply("l1")["text"] == "accept accept"
+    agent.send({"type": "cancel", "id": "l2"})
+    assert agent.reply("l2")["exit"] == 130
 
 
 # -- complete / commands --------------------------------------------------------------------------

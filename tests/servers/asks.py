@@ -2,7 +2,8 @@
 
     python tests/servers/asks.py [--http PORT] [--modern]
 
-Tools: ``form`` (an elicitation with one field of every kind), ``odd_form`` (a schema outside the
+Tools: ``form`` (an elicitation with one field of every kind), ``two_forms`` (two questions in
+turn; ``modern_two_forms`` as two input-required rounds), ``odd_form`` (a schema outside the
 form subset), ``open_url`` (URL-mode elicitation), ``needs_url`` (-32042 on the first call, the
 answer on the retry), ``sample`` (sampling/createMessage), ``roots`` (roots/list), ``log`` (log
 messages at several levels), ``level`` (the level the client last set), ``touch`` (a
@@ -113,6 +114,31 @@ async def modern_form(ctx: Context) -> Any:
         params=types.ElicitRequestFormParams(message="Modern?", requested_schema=schema)
     )
     return types.InputRequiredResult(input_requests={"q": question})
+
+
+_YES_NO: Any = {"type": "object", "properties": {"ok": {"type": "boolean", "title": "OK?"}}}
+
+
+@server.tool()
+async def two_forms(ctx: Context) -> str:
+    """Two questions, one after the other; both actions."""
+    session = ctx.request_context.session
+    first = await session.elicit_form("First?", _YES_NO, ctx.request_id)
+    second = await session.elicit_form("Second?", _YES_NO, ctx.request_id)
+    return f"{first.action} {second.action}"
+
+
+@server.tool(structured_output=False)
+async def modern_two_forms(ctx: Context) -> Any:
+    """``--modern``: two rounds of InputRequiredResult, one question each; then "done"."""
+    responses = ctx.input_responses or {}
+    if "second" in responses:
+        return "done"
+    key = "second" if "first" in responses else "first"
+    question = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message=f"Modern {key}?", requested_schema=_YES_NO)
+    )
+    return types.InputRequiredResult(input_requests={key: question})
 
 
 @server.tool()

@@ -94,7 +94,8 @@ async def lock(
     )
     if changes and not update:
         # Shown, not written: the person reviews the diff, then ``lock --update`` writes it.
-        return LockReport(str(path), tuple(names), changes, written=False)
+        again = spell_for(cmd("lock", *names, "--update"), ctx.front)
+        return LockReport(str(path), tuple(names), changes, written=False, update_command=again)
     merged = dict(previous or {}) | entries
     try:
         toollock.write(path, merged)

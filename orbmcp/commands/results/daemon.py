@@ -51,6 +51,7 @@ class DaemonStatus(Result):
                         "servers",
                         "projects",
                         "clientsServed",
+                        "agentRequests",
                         "activeClients",
                         "refusedClients",
                         "acceptFailures",

@@ -19,6 +19,7 @@ class LockReport(Result):
     changes: tuple[ToolChange, ...] = ()
     written: bool = True
     created: bool = False  # there was no lock file before
+    update_command: str = "orbmcp lock --update"  # spelled for the front that shows it
 
     @property
     def exit_code(self) -> int:

@@ -4,14 +4,22 @@ A question (an elicitation, a sampling request) is asked of the person whose com
 on that server: a handler that sends a request on a person's behalf enters ``route.asking(ui)``
 for the length of it. With nobody waiting, the session's own front answers (an agent host, the
 REPL, a one-shot command's terminal); a session daemon has none, so a question that arrives
-between commands is declined. When two commands wait on one server at once, the newer one is
-asked: the protocol does not say which request a question belongs to.
+between commands is declined.
+
+When two commands wait on one server at once, a question is theirs only when it says so: a
+2026-07-28 server's question comes back in the answer to the command's own request (an
+input-required round; likewise a -32042 retry), and the SDK asks it from the command's task, so
+``asking`` marks that task (a context variable). A 2025-era question over stdio names no
+request: with several commands waiting it belongs to one of them, unknown which, and is never
+given to one by guess. An asker that can ask on behalf of several (``joint``: an agent's runs)
+asks it as theirs; otherwise the newest waiting command is asked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -33,6 +41,14 @@ class Asker(Protocol):
     async def sample(self, request: SamplingRequest) -> SamplingAnswer: ...
 
 
+class JointAsker(Protocol):
+    """An asker that can ask a question on behalf of several waiting commands at once."""
+
+    def joint(self, others: Sequence[Asker]) -> Asker | None:
+        """One asker for this command and ``others`` (None: it cannot speak for them)."""
+        ...
+
+
 class _Waiting:
     __slots__ = ("asker", "logs", "record")
 
@@ -45,6 +61,16 @@ class _Waiting:
         self.asker = asker
         self.record = record
         self.logs = logs
+
+
+# The command whose own task (or a task it started) is running: set by ``asking``.
+_ASKING: ContextVar[_Waiting | None] = ContextVar("orbmcp_asking", default=None)
+
+
+def asked_by_nobody() -> None:
+    """For a long-lived task started while a command waited (a server's supervisor and the SDK
+    tasks under it): the questions it receives are not that command's."""
+    _ASKING.set(None)
 
 
 class AskerRoute:
@@ -66,19 +92,40 @@ class AskerRoute:
         and the server's log messages to ``logs`` (``call --verbose``)."""
         entry = _Waiting(asker, record, logs)
         self._waiting.append(entry)
+        token = _ASKING.set(entry)
         try:
             yield
         finally:
+            _ASKING.reset(token)
             self._waiting.remove(entry)
 
+    def _own(self) -> _Waiting | None:
+        """The waiting command whose task asks, when it is one of this server's."""
+        mine = _ASKING.get()
+        return mine if mine is not None and any(e is mine for e in self._waiting) else None
+
     def current(self) -> Asker | None:
-        for entry in reversed(self._waiting):
-            if entry.asker is not None:
-                return entry.asker
-        return self._default()
+        mine = self._own()
+        if mine is not None and mine.asker is not None:
+            return mine.asker
+        askers: list[Asker] = []
+        for entry in reversed(self._waiting):  # newest first
+            if entry.asker is not None and not any(a is entry.asker for a in askers):
+                askers.append(entry.asker)
+        if not askers:
+            return self._default()
+        if len(askers) == 1:
+            return askers[0]
+        joint = getattr(askers[0], "joint", None)
+        together = joint(askers[1:]) if callable(joint) else None
+        return together if together is not None else askers[0]
 
     def note(self, interaction: Interaction) -> None:
-        """Tell the newest waiting command how a question was answered."""
+        """Tell the command the question was asked for (else the newest waiting) how it was answered."""
+        mine = self._own()
+        if mine is not None and mine.record is not None:
+            mine.record.append(interaction)
+            return
         for entry in reversed(self._waiting):
             if entry.record is not None:
                 entry.record.append(interaction)
@@ -94,4 +141,4 @@ class AskerRoute:
                 entry.logs(message)
 
 
-__all__ = ["Asker", "AskerRoute"]
+__all__ = ["Asker", "AskerRoute", "JointAsker", "asked_by_nobody"]

@@ -153,7 +153,10 @@ class Orbmcp {
 	/** A server's question, in pi's dialogs (one per form field), answered on the protocol. */
 	private async ask(message: Json): Promise<void> {
 		const id = String(message.id);
-		const ctx = this.runs.get(String(message.run));
+		// `run` names the run that asks; null with `runs` when the server's question names no
+		// request and several runs wait on it (asked in the dialogs of the first still running).
+		const runs: unknown[] = message.run == null && Array.isArray(message.runs) ? message.runs : [message.run];
+		const ctx = runs.map((run) => this.runs.get(String(run))).find((found) => found?.ui);
 		if (!ctx?.ui) {
 			this.send({ type: "answer", id, action: "cancel" });
 			return;

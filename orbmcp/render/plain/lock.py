@@ -32,7 +32,7 @@ def lock_report(result: LockReport) -> str:
         head = f"{verb} {one_line(result.file)}: {len(result.changes)} tool(s) changed since the lock"
     lines = [head, *change_lines(result.changes)]
     if result.changes and not result.written:
-        lines.append("nothing written: review the diff, then `orbmcp lock --update` writes it")
+        lines.append(f"nothing written: review the diff, then `{result.update_command}` writes it")
     return "\n".join(lines)
 
 

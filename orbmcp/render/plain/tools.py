@@ -205,7 +205,7 @@ def wire_block_text(block: object) -> str:
 
 
 _TASKS = {
-    "required": "required: the server accepts only task-augmented calls, and `orbmcp call` makes plain ones",
+    "required": "required: the server accepts only task-augmented calls, and orbmcp's call makes plain ones",
     "optional": "optional: it may be called as a task (a task-augmented call) or directly",
     "forbidden": "no: it is called directly",
 }
