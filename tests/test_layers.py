@@ -17,7 +17,15 @@ PACKAGE = ROOT / "orbmcp"
 
 # Lowest first. A module belongs to the first entry that is its name or a prefix of it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("orbmcp.errors", "orbmcp._version", "orbmcp.text", "orbmcp.fs", "orbmcp.suggest", "orbmcp.environment"),
+    (
+        "orbmcp.errors",
+        "orbmcp._version",
+        "orbmcp.text",
+        "orbmcp.fs",
+        "orbmcp.processes",
+        "orbmcp.suggest",
+        "orbmcp.environment",
+    ),
     ("orbmcp.redact", "orbmcp.log"),
     ("orbmcp.config", "orbmcp.integrate"),
     ("orbmcp.net",),

@@ -22,6 +22,7 @@ from types import TracebackType
 
 import anyio
 
+from orbmcp import processes
 from orbmcp.auth.messages import log_auth_event
 from orbmcp.auth.storage import ensure_auth_dir
 from orbmcp.errors import AuthError
@@ -39,15 +40,6 @@ class LockHolder:
     create_time: float | None
     heartbeat: float
     host: str | None = None
-
-
-def process_create_time(pid: int) -> float | None:
-    try:
-        import psutil
-
-        return float(psutil.Process(pid).create_time())
-    except Exception:
-        return None
 
 
 def _hostname() -> str:
@@ -74,16 +66,7 @@ def holder_is_stale(holder: LockHolder, *, stale_after_s: float, now: float | No
         return True
     if holder.host not in (None, _hostname()):
         return False  # another machine's pid says nothing here; only the heartbeat counts
-    try:
-        os.kill(holder.pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass
-    if holder.create_time is None:
-        return False
-    current = process_create_time(holder.pid)
-    return current is not None and abs(current - holder.create_time) > 1.0
+    return not processes.same_process(holder.pid, holder.create_time)
 
 
 class AuthLock:
@@ -222,7 +205,7 @@ class AuthLock:
         body = json.dumps(
             {
                 "pid": os.getpid(),
-                "create_time": process_create_time(os.getpid()),
+                "create_time": processes.create_time(os.getpid()),
                 "heartbeat": time.time(),
                 "host": _hostname(),
             }

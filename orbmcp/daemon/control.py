@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orbmcp import processes
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.daemon import protocol
@@ -86,21 +87,6 @@ def status_of(sock_path: Path, *, settled: bool = False, timeout: float = 5.0) -
     """The daemon's status answer; ``settled``: after its eager servers' first attempts."""
     answer = ask(sock_path, {"t": "status", "settled": settled}, timeout=timeout)
     return answer if answer is not None and answer.get("t") == "status" else None
-
-
-def _pid_alive(pid: int) -> bool:
-    """Running (a zombie, exited but not yet reaped by its parent, counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rpartition(")")[2].split()[:1] != ["Z"]
-    except OSError:
-        return True  # no /proc (not Linux): kill(0) is all we know
 
 
 def _state_pid(sock_path: Path) -> int | None:
@@ -255,17 +241,19 @@ def stop_scope(scope: Scope) -> DaemonStatus:
     info = status_of(sock)
     if info is None:
         pid = _state_pid(sock)
-        if pid is not None and _pid_alive(pid) and sock.exists():
+        if pid is not None and processes.alive(pid) and sock.exists():
             # It does not answer (hung, or another protocol version): ask the process itself.
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGTERM)
-            _wait(lambda: not _pid_alive(pid), STOP_TIMEOUT_S, "stop")
+            _wait(lambda: not processes.alive(pid), STOP_TIMEOUT_S, "stop")
             return DaemonStatus("stopped", str(sock))
         return DaemonStatus("not-running", str(sock))
     pid = info.get("pid")
     ask(sock, {"t": "stop"})
     _wait(
-        lambda: not sock.exists() and not (isinstance(pid, int) and _pid_alive(pid)), STOP_TIMEOUT_S, "stop"
+        lambda: not sock.exists() and not (isinstance(pid, int) and processes.alive(pid)),
+        STOP_TIMEOUT_S,
+        "stop",
     )
     return DaemonStatus("stopped", str(sock), None)
 

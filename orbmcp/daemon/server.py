@@ -39,7 +39,7 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute, SocketStream
 
-from orbmcp import fs, log
+from orbmcp import fs, log, processes
 from orbmcp._version import __version__
 from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
@@ -308,7 +308,7 @@ class Daemon:
             "refusedClients": self.refused,
             "acceptFailures": self.accept_failures,
             "outputBacklogBytes": sum(writer.backlog for writer in self.writers),
-            "residentMemoryBytes": _rss_bytes(),
+            "residentMemoryBytes": processes.own_rss_bytes(),
         }
 
     def scope_of(self, line: ProgramLine, request: Mapping[str, Any]) -> Scope:
@@ -332,15 +332,6 @@ def _server_rows(session: Any) -> list[dict[str, Any]]:
         sup = manager.supervisors.get(name) if manager is not None else None
         rows.append({"name": name, "state": str(sup.state) if sup is not None else "stopped"})
     return rows
-
-
-def _rss_bytes() -> int | None:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as f:
-            pages = int(f.read().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def run_foreground(
