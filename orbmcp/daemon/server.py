@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import signal
@@ -34,7 +33,7 @@ import time
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import SocketAttribute, SocketStream
@@ -45,6 +44,9 @@ from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
 from orbmcp.daemon.owner import OwnerHandle
 from orbmcp.daemon.scope import Scope, current_scope, make_private_dir, socket_path, state_path
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
 HELLO_TIMEOUT_S = 10.0
@@ -108,29 +110,25 @@ class Daemon:
         self._last_activity = time.monotonic()
         self._stop = anyio.Event()
         self._stop_reason = ""
-        self._lock_fd: int | None = None
+        self._lock: FileLock | None = None
 
     # -- lifetime --------------------------------------------------------------------------------
 
     def acquire(self) -> None:
         """Take the scope's lock (``AlreadyRunning`` when another daemon has it)."""
         make_private_dir(self.socket_file.parent)
-        lock = self.socket_file.with_suffix(".lock")
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise AlreadyRunning(str(self.socket_file)) from None
-        self._lock_fd = fd
+        lock = fs.try_lock(self.socket_file.with_suffix(".lock"))
+        if lock is None:
+            raise AlreadyRunning(str(self.socket_file))
+        self._lock = lock
 
     def release(self) -> None:
         for path in (self.socket_file, Path(state_path(self.socket_file))):
             with contextlib.suppress(OSError):
                 path.unlink()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
     async def serve(self, *, on_ready: Any = None) -> str:
         """Serve until stopped; returns why it stopped. The caller holds the lock (``acquire``)."""
