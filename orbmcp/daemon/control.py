@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 
 from orbmcp import processes
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.durations import parse_duration
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.daemon import protocol
 from orbmcp.daemon.scope import Scope, UnsafeDirectory, current_scope, socket_path, state_path
@@ -33,21 +33,15 @@ START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
 STARTUP_SETTLE_TIMEOUT_S = 300.0
 ALREADY_RUNNING_STATUS = 75  # what a daemon that lost the race for the lock exits with
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
-def parse_duration(text: str | None, *, default: float) -> float:
-    """``30m``, ``90s``, ``1h``, ``1.5h``, ``500ms``, ``0`` (never), or a number of seconds."""
+def idle_timeout_s(text: str | None) -> float:
+    """``--idle-timeout``: ``30m``, ``90s``, ``1h``, ``0`` (never); the default when not given."""
     if text is None:
-        return default
-    match = _DURATION.match(text)
-    if match is None:
-        raise UsageError(
-            f"--idle-timeout: expected a duration like 30m, 90s, 1h or 0 (never), got {text!r}",
-            reason="bad_duration",
-        )
-    return float(match.group(1)) * _UNIT_S[match.group(2)]
+        from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
+
+        return DEFAULT_IDLE_TIMEOUT_S
+    return parse_duration(text, option="--idle-timeout", zero="never")
 
 
 def _scope(ctx: CommandContext) -> Scope:
@@ -196,9 +190,8 @@ def start(
     owner_pid: int | None = None,
 ) -> DaemonStatus:
     from orbmcp.daemon.owner import OwnerGone, check_owner
-    from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
 
-    timeout = parse_duration(idle_timeout, default=DEFAULT_IDLE_TIMEOUT_S)
+    timeout = idle_timeout_s(idle_timeout)
     if owner_pid is not None:
         try:
             check_owner(owner_pid)
@@ -278,8 +271,6 @@ def _serving_here(ctx: CommandContext) -> Any:
 
 
 def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatus:
-    from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
-
     if _serving_here(ctx) is not None:
         raise UsageError(
             "the session daemon cannot restart itself from a command it runs",
@@ -287,7 +278,7 @@ def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatu
             reason="daemon_restart_inside",
         )
     scope = _scope(ctx)
-    timeout = parse_duration(idle_timeout, default=DEFAULT_IDLE_TIMEOUT_S)
+    timeout = idle_timeout_s(idle_timeout)
     stop_scope(scope)
     started = spawn(scope, idle_timeout_s=timeout)
     return DaemonStatus("restarted", started.socket, started.info)
