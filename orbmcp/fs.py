@@ -149,6 +149,33 @@ def read_private(path: Path, *, max_bytes: int | None = None) -> bytes | None:
         os.close(fd)
 
 
+def open_private(path: Path, *, append: bool = False) -> int:
+    """A descriptor writing to a private file that is not replaced whole (a log, a child's stderr):
+    created 0600 or truncated (``append`` keeps it), never through a symlink, a FIFO or anything
+    but a regular file (``UnsafePathError``), a looser mode tightened."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    # O_NONBLOCK: a FIFO planted at the path fails the check instead of hanging the open.
+    flags |= os.O_APPEND | os.O_NONBLOCK if append else os.O_TRUNC | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, FILE_MODE)
+    except OSError:
+        if path.is_symlink():
+            raise UnsafePathError(f"refusing to write {path}: it is a symbolic link") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            if stat.S_IMODE(info.st_mode) & 0o077:
+                os.fchmod(fd, FILE_MODE)
+            os.set_blocking(fd, True)
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    raise UnsafePathError(f"refusing to write {path}: not a regular file")
+
+
 def lock_path(path: Path) -> Path:
     return path.with_name(path.name + ".lock")
 
@@ -280,6 +307,7 @@ __all__ = [
     "json_update",
     "lock_path",
     "locked",
+    "open_private",
     "read_json_object",
     "read_private",
     "try_lock",

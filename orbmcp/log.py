@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 import threading
 import time
 from collections.abc import Mapping
@@ -67,17 +66,7 @@ ALLOWED_FIELDS = frozenset(
         "kind",
     }
 )
-_FILE_MODE = 0o600
 _LOCK_TIMEOUT_S = 30.0  # held for one write; past this the log is given up (never a command)
-# O_NONBLOCK: a FIFO planted at the log path fails the open instead of hanging the process.
-_OPEN_FLAGS = (
-    os.O_WRONLY
-    | os.O_APPEND
-    | os.O_CREAT
-    | os.O_NONBLOCK
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 
 
 class _State:
@@ -322,15 +311,4 @@ def _prepare_dir(log_dir: Path) -> None:
 
 
 def _open_log(path: Path) -> int:
-    fd = os.open(path, _OPEN_FLAGS, _FILE_MODE)
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise OSError(f"{path} is not a regular file")
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        try:
-            os.fchmod(fd, _FILE_MODE)
-        except OSError:
-            os.close(fd)
-            raise
-    return fd
+    return fs.open_private(path, append=True)

@@ -102,3 +102,29 @@ def test_the_daemons_runtime_dir_is_made_private_and_a_loose_one_refused_not_rep
     (tmp_path / "link").symlink_to(runtime)
     with pytest.raises(UnsafeDirectory):
         make_private_dir(tmp_path / "link")
+
+
+def test_open_private_writes_only_a_private_regular_file(tmp_path: Path) -> None:
+    path = tmp_path / "child.err"
+    fd = fs.open_private(path)
+    os.write(fd, b"one\n")
+    os.close(fd)
+    path.chmod(0o644)
+    fd = fs.open_private(path, append=True)
+    os.write(fd, b"two\n")
+    os.close(fd)
+    assert path.read_bytes() == b"one\ntwo\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # a looser mode is tightened
+    os.close(fs.open_private(path))
+    assert path.read_bytes() == b""  # without append: truncated
+    target = tmp_path / "elsewhere"
+    target.write_text("precious")
+    (tmp_path / "link").symlink_to(target)
+    with pytest.raises(fs.UnsafePathError, match="symbolic link"):
+        fs.open_private(tmp_path / "link")
+    assert target.read_text() == "precious"
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(OSError):  # fails at once (no reader): never hangs the writer
+        fs.open_private(tmp_path / "fifo", append=True)
+    with pytest.raises(fs.UnsafePathError, match="not a regular file"):
+        fs.open_private(Path("/dev/null"))

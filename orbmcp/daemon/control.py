@@ -135,8 +135,9 @@ def spawn(
         make_private_dir(sock.parent)
     except UnsafeDirectory as exc:
         raise ConfigError(str(exc), reason="unsafe_runtime_dir") from None
-    with open(errors, "wb") as err_file:
-        os.chmod(errors, 0o600)
+    from orbmcp import fs
+
+    with os.fdopen(fs.open_private(errors), "wb") as err_file:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,

@@ -305,9 +305,8 @@ def _setup_readline(shell: Shell, history: Path) -> Callable[[], None] | None:
     def save() -> None:
         try:
             fs.ensure_private_dir(history.parent)
-            os.close(os.open(history, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+            os.close(fs.open_private(history, append=True))  # 0600 before readline writes it
             readline.write_history_file(history)
-            os.chmod(history, 0o600)
         except OSError:
             pass
 
