@@ -16,9 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
-from orbmcp.daemon.client import forwarded_command, maybe_forward
 from orbmcp.daemon.control import ask, idle_timeout_s
 from orbmcp.daemon.frames import FrameWriter
 from orbmcp.daemon.policy import digest, env_digests, forwardable, slash_runs_here
@@ -32,6 +30,8 @@ from orbmcp.daemon.scope import (
 )
 from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S, AlreadyRunning, Daemon
 from orbmcp.errors import UsageError
+from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.daemon_client import forwarded_command, maybe_forward
 
 
 @asynccontextmanager
