@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,16 +47,22 @@ sys.exit(entry.run(sys.argv[2:], own_process=True))
 """
 
 
-def _run(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
-    start = time.perf_counter()
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall time, CPU time of the process (what a loaded machine disturbs least), its output."""
+    start, cpu = time.perf_counter(), _cpu()
     done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{argv[3:]} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
-    return elapsed, done.stdout
+    return elapsed, _cpu() - cpu, done.stdout
 
 
-def measure(repeat: int) -> dict[str, list[float]]:
+def measure(repeat: int) -> dict[str, list[tuple[float, float]]]:
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ORBMCP_")}
@@ -82,11 +89,12 @@ def measure(repeat: int) -> dict[str, list[float]]:
                 ]
         modules: dict[str, str] = {}
         for name, argv in runs.items():  # warm caches; record the module counts
-            modules[name] = _run(argv, env)[1].strip()
-        samples: dict[str, list[float]] = {name: [] for name in runs}
+            modules[name] = _run(argv, env)[2].strip()
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
         for _ in range(repeat):
             for name, argv in runs.items():
-                samples[name].append(_run(argv, env)[0])
+                wall, cpu, _ = _run(argv, env)
+                samples[name].append((wall, cpu))
     for name in ("SDK client import, trimmed", "SDK client import, whole"):
         print(f"{name}: {modules[name]} modules")
     return samples
@@ -97,9 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "10")))
     args, _ = parser.parse_known_args(argv)
     samples = measure(args.repeat)
-    print(f"{'run':<45} {'median ms':>10} {'min ms':>8}")
+    print(f"{'run':<45} {'wall median ms':>15} {'wall min ms':>12} {'cpu median ms':>14}")
     for name, values in samples.items():
-        print(f"{name:<45} {statistics.median(values) * 1000:>10.1f} {min(values) * 1000:>8.1f}")
+        walls, cpus = [w for w, _ in values], [c for _, c in values]
+        wall_med, wall_min, cpu_med = statistics.median(walls), min(walls), statistics.median(cpus)
+        print(f"{name:<45} {wall_med * 1000:>15.1f} {wall_min * 1000:>12.1f} {cpu_med * 1000:>14.1f}")
     return 0
 
 
