@@ -1,8 +1,9 @@
 """Start-up time of the commands people and shells run most, against ``import typer, rich.console``.
 
 Budget (issue 25): ``orbmcp complete "/mcp:start "``, ``--help`` and ``--version`` take at most
-1.3x the time of ``python -c "import typer, rich.console"``; the config-only commands at most 3x. Each command runs many times, interleaved so
-that machine noise hits every command alike; the verdict uses the median, the minimum is shown too.
+1.3x the time of ``python -c "import typer, rich.console"``; the config-only commands at most 3x.
+Each command runs many times, interleaved so that machine noise hits every command alike; the
+verdict uses the median, the minimum is shown too.
 
     python -m bench.bench_startup [--repeat N]
 """
