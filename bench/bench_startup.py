@@ -1,8 +1,9 @@
 """Start-up time of the commands people and shells run most, against ``import typer, rich.console``.
 
-Budget: ``orbmcp complete "/mcp:start "`` and ``orbmcp --help`` take at most 1.3x the
-time of ``python -c "import typer, rich.console"``. Each command runs many times, interleaved so
-that machine noise hits every command alike; the verdict uses the median, the minimum is shown too.
+Budget (issue 25): ``orbmcp complete "/mcp:start "``, ``--help`` and ``--version`` take at most
+1.3x the time of ``python -c "import typer, rich.console"``; the config-only commands at most 3x.
+Each command runs many times, interleaved so that machine noise hits every command alike; the
+verdict uses the median, the minimum is shown too.
 
     python -m bench.bench_startup [--repeat N]
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET = 1.3
+CONFIG_BUDGET = 3.0  # config-only commands read and validate files: more than a fast path
 BASELINE = "import typer, rich.console"
 
 
@@ -91,10 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         med, low = statistics.median(samples[name]), min(samples[name])
         ratio = med / base_med
         print(f"{name:<40} {med * 1000:>10.1f} {low * 1000:>8.1f} {ratio:>9.2f} {low / base_min:>7.2f}")
-        budgeted = name.startswith("orbmcp ")
-        if budgeted and ratio > BUDGET:
+        budget = CONFIG_BUDGET if name.startswith("orbmcp config") else BUDGET
+        if name.startswith("orbmcp ") and ratio > budget:
             over.append(name)
-    print(f"budget: every orbmcp command here <= {BUDGET}x baseline (median of {args.repeat} runs)")
+    print(
+        f"budget: complete, --help, --version <= {BUDGET}x baseline, config commands <= {CONFIG_BUDGET}x "
+        f"(median of {args.repeat} runs)"
+    )
     for name in over:
         print(f"OVER BUDGET: {name}")
     return 1 if over else 0

@@ -1,4 +1,4 @@
-from orbmcp.frontends.cli import main
+from orbmcp.fastpath.entry import main
 
 if __name__ == "__main__":
     main()

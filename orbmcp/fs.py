@@ -3,9 +3,14 @@
 Credentials, caches, process records, the trust store and installed scripts all go through
 ``atomic_write``: a temp file created beside the target with ``O_EXCL|O_NOFOLLOW`` and the final
 mode, written whole, fsynced, renamed over the target (a symlink planted there is replaced, never
-followed), the directory fsynced; on any failure the temp file is removed. ``locked`` serialises
-read-modify-write cycles of two processes (``<file>.lock`` beside the file). Stdlib only, except
-the lock, which imports ``filelock`` when first taken.
+followed), the directory fsynced; on any failure the temp file is removed.
+
+The one cross-process lock is ``file_lock``: filelock's kernel ``flock`` on a 0600 file in a
+private directory, shared by the threads of a process, released by the kernel when its holder
+dies. ``locked`` serialises read-modify-write cycles of two processes with it (``<file>.lock``
+beside the file); the daemon's one-per-scope lock and the OAuth lock (its holder record and
+heartbeat, ``auth/lock.py``) are built on it. The one private directory is ``ensure_private_dir``.
+Stdlib only, except the lock, which imports ``filelock`` when first taken.
 """
 
 from __future__ import annotations
@@ -15,6 +20,10 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -140,17 +149,75 @@ def read_private(path: Path, *, max_bytes: int | None = None) -> bytes | None:
         os.close(fd)
 
 
+def open_private(path: Path, *, append: bool = False) -> int:
+    """A descriptor writing to a private file that is not replaced whole (a log, a child's stderr):
+    created 0600 or truncated (``append`` keeps it), never through a symlink, a FIFO or anything
+    but a regular file (``UnsafePathError``), a looser mode tightened."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    # O_NONBLOCK: a FIFO planted at the path fails the check instead of hanging the open.
+    flags |= os.O_APPEND | os.O_NONBLOCK if append else os.O_TRUNC | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, FILE_MODE)
+    except OSError:
+        if path.is_symlink():
+            raise UnsafePathError(f"refusing to write {path}: it is a symbolic link") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            if stat.S_IMODE(info.st_mode) & 0o077:
+                os.fchmod(fd, FILE_MODE)
+            os.set_blocking(fd, True)
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    raise UnsafePathError(f"refusing to write {path}: not a regular file")
+
+
 def lock_path(path: Path) -> Path:
     return path.with_name(path.name + ".lock")
 
 
+def file_lock(lock_file: Path, *, on_acquired: Callable[[int], None] | None = None) -> FileLock:
+    """The one cross-process lock (see the module docstring), not taken yet.
+
+    ``on_acquired`` gets the lock file's descriptor each time the lock is taken, to write who holds
+    it (the file is never truncated by a contender and stays in place on release). The lock file
+    is opened ``O_NOFOLLOW``: a symlink planted there is an ``OSError`` (ELOOP), never followed.
+    """
+    from filelock import FileLock
+
+    ensure_private_dir(lock_file.parent)
+    return FileLock(
+        str(lock_file),
+        mode=FILE_MODE,
+        thread_local=False,  # a heartbeat thread writes while the event loop's thread holds it
+        fallback_to_soft=False,  # no flock (some network filesystems): an error, not a weaker lock
+        on_acquired=on_acquired,
+    )
+
+
+def try_lock(lock_file: Path, *, on_acquired: Callable[[int], None] | None = None) -> FileLock | None:
+    """``file_lock`` taken now, or None when another holds it (nothing waits)."""
+    from filelock import Timeout
+
+    lock = file_lock(lock_file, on_acquired=on_acquired)
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        return None
+    return lock
+
+
 @contextlib.contextmanager
 def locked(path: Path, *, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Hold ``<path>.lock`` (a cross-process file lock) for the block; ``LockTimeout`` otherwise."""
-    from filelock import FileLock, Timeout
+    """Hold ``<path>.lock`` (``file_lock``) for the block; ``LockTimeout`` after ``timeout``."""
+    from filelock import Timeout
 
-    ensure_private_dir(path.parent)
-    lock = FileLock(str(lock_path(path)), timeout=timeout, mode=FILE_MODE)
+    lock = file_lock(lock_path(path))
+    lock.timeout = timeout
     try:
         lock.acquire()
     except Timeout:
@@ -235,11 +302,14 @@ __all__ = [
     "UnsafePathError",
     "atomic_write",
     "ensure_private_dir",
+    "file_lock",
     "fsync_dir",
     "json_update",
     "lock_path",
     "locked",
+    "open_private",
     "read_json_object",
     "read_private",
+    "try_lock",
     "update",
 ]

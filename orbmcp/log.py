@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orbmcp import environment
+from orbmcp import environment, fs
 from orbmcp.redact import redact, redact_field, redact_mapping
 
 if TYPE_CHECKING:
@@ -67,17 +66,7 @@ ALLOWED_FIELDS = frozenset(
         "kind",
     }
 )
-_FILE_MODE = 0o600
-_DIR_MODE = 0o700
-# O_NONBLOCK: a FIFO planted at the log path fails the open instead of hanging the process.
-_OPEN_FLAGS = (
-    os.O_WRONLY
-    | os.O_APPEND
-    | os.O_CREAT
-    | os.O_NONBLOCK
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
+_LOCK_TIMEOUT_S = 30.0  # held for one write; past this the log is given up (never a command)
 
 
 class _State:
@@ -300,64 +289,26 @@ def _write_line(log_dir: Path, line: str) -> None:
         _state.dir_ready = True
     data = line.encode("utf-8")
     path = log_dir / LOG_FILE_NAME
-    fd = _open_log(path)
-    try:
-        # Another process may have rotated while we waited: follow the name, not the inode.
-        if _lock_file(fd) and not _same_file(fd, path):
-            os.close(fd)
-            fd = _open_log(path)
-            _lock_file(fd)
-        size = os.fstat(fd).st_size
-        if size > 0 and size + len(data) > MAX_BYTES:
-            os.replace(path, path.with_name(LOG_FILE_NAME + BACKUP_SUFFIX))
-            os.close(fd)
-            fd = _open_log(path)
-            _lock_file(fd)
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    # orbmcp's one lock serialises size check, rotation and write across processes.
+    with fs.locked(path, timeout=_LOCK_TIMEOUT_S):
+        fd = _open_log(path)
+        try:
+            size = os.fstat(fd).st_size
+            if size > 0 and size + len(data) > MAX_BYTES:
+                os.close(fd)
+                fd = -1
+                os.replace(path, path.with_name(LOG_FILE_NAME + BACKUP_SUFFIX))
+                fd = _open_log(path)
+            os.write(fd, data)
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
 
 def _prepare_dir(log_dir: Path) -> None:
     # The global dir is a state dir holding credentials too: if it is created here, it is private.
-    log_dir.parent.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
-    log_dir.mkdir(mode=_DIR_MODE, exist_ok=True)
-    info = os.lstat(log_dir)
-    if not stat.S_ISDIR(info.st_mode):
-        raise NotADirectoryError(str(log_dir))
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        os.chmod(log_dir, _DIR_MODE)
+    fs.ensure_private_dir(log_dir)
 
 
 def _open_log(path: Path) -> int:
-    fd = os.open(path, _OPEN_FLAGS, _FILE_MODE)
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise OSError(f"{path} is not a regular file")
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        try:
-            os.fchmod(fd, _FILE_MODE)
-        except OSError:
-            os.close(fd)
-            raise
-    return fd
-
-
-def _lock_file(fd: int) -> bool:
-    """Serialise size check, rotation and write across processes; released when ``fd`` closes."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        return False
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return True
-
-
-def _same_file(fd: int, path: Path) -> bool:
-    try:
-        on_disk = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    opened = os.fstat(fd)
-    return (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino)
+    return fs.open_private(path, append=True)

@@ -1,6 +1,6 @@
 """The CLI run in-process, for tests: ``run_cli("status", "--json")`` -> ``CliResult``.
 
-``orbmcp.frontends.cli.run`` never exits the process, so a test can run a whole command line in
+``orbmcp.fastpath.entry.run`` never exits the process, so a test can run a whole command line in
 the test's interpreter: no interpreter start, no second SDK import. For the length of the run the
 helper swaps in the command's environment, working directory and standard streams (stdin a pipe
 that is at EOF after ``stdin``; stdout and stderr pipes that are not terminals), and afterwards
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from orbmcp import log as orb_log
-from orbmcp.frontends import cli
+from orbmcp.fastpath import entry as cli
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # A command line that never returns fails its test after this long (longer than any timeout a

@@ -245,7 +245,7 @@ def _buggy_handler(ctx: Any) -> None:
 
 
 def test_global_options_may_stand_after_the_command() -> None:
-    from orbmcp.commands.argv import hoist_global_options
+    from orbmcp.fastpath.argv import hoist_global_options
 
     assert hoist_global_options(["status", "x", "--project", "d", "--no-color", "--config=f"]) == [
         "--project",

@@ -15,18 +15,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "orbmcp"
 
-# Lowest first. A module belongs to the first entry that is its name or a prefix of it.
+# Lowest first. A module belongs to the longest entry that is its name or a prefix of it (the fast
+# paths are one package across layers: ``fastpath.argv`` sits with the commands, ``fastpath.entry``
+# above the fronts).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("orbmcp.errors", "orbmcp._version", "orbmcp.text", "orbmcp.fs", "orbmcp.suggest", "orbmcp.environment"),
+    (
+        "orbmcp.errors",
+        "orbmcp._version",
+        "orbmcp.text",
+        "orbmcp.fs",
+        "orbmcp.processes",
+        "orbmcp.suggest",
+        "orbmcp.environment",
+    ),
     ("orbmcp.redact", "orbmcp.log"),
     ("orbmcp.config", "orbmcp.integrate"),
     ("orbmcp.net",),
     ("orbmcp.auth",),
     ("orbmcp.core",),
-    ("orbmcp.commands",),
+    ("orbmcp.commands", "orbmcp.fastpath.argv"),
     ("orbmcp.render",),
-    ("orbmcp.frontends", "orbmcp.host", "orbmcp.daemon", "orbmcp.serve", "orbmcp.testing"),
-    ("orbmcp.__main__", "orbmcp"),  # the package root is the lazy public facade: it may import anything
+    ("orbmcp.frontends", "orbmcp.host", "orbmcp.daemon", "orbmcp.serve", "orbmcp.testing", "orbmcp.fastpath"),
+    # the program's entry point: its fast paths, then the fronts
+    (
+        "orbmcp.__main__",
+        "orbmcp.fastpath.entry",
+        "orbmcp",
+    ),  # the package root is the lazy public facade: it may import anything
 )
 
 # Imports that still run the wrong way, as (importer, imported) modules. The house issue burns
@@ -43,12 +58,15 @@ def module_name(path: Path) -> str:
 
 
 def layer_of(module: str) -> int:
+    best: tuple[int, int] | None = None  # (length of the matching name, layer)
     for index, names in enumerate(LAYERS):
         for name in names:
             if name == "orbmcp" and module != "orbmcp":
                 continue
-            if module == name or module.startswith(name + "."):
-                return index
+            if (module == name or module.startswith(name + ".")) and (best is None or len(name) > best[0]):
+                best = (len(name), index)
+    if best is not None:
+        return best[1]
     raise AssertionError(f"{module} is in no layer: add it to LAYERS (and ARCHITECTURE.md)")
 
 

@@ -185,7 +185,7 @@ def test_rotates_at_the_limit_keeping_one_backup(tmp_path: Path, monkeypatch: py
         log.log_event("tick", message="x" * 100, count=i)
     backup = path.with_name("orbmcp.log.1")
     assert backup.exists()
-    assert sorted(p.name for p in path.parent.iterdir()) == ["orbmcp.log", "orbmcp.log.1"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["orbmcp.log", "orbmcp.log.1", "orbmcp.log.lock"]
     assert path.stat().st_size <= 2000 and backup.stat().st_size <= 2000
     assert mode(backup) == 0o600
     current, previous = records(path), records(backup)
@@ -299,8 +299,8 @@ def test_two_processes_share_one_capped_log(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err.decode()
     logs = agent / "logs"
-    assert sorted(p.name for p in logs.iterdir()) == ["orbmcp.log", "orbmcp.log.1"]
-    for path in logs.iterdir():
+    assert sorted(p.name for p in logs.iterdir()) == ["orbmcp.log", "orbmcp.log.1", "orbmcp.log.lock"]
+    for path in (logs / "orbmcp.log", logs / "orbmcp.log.1"):
         assert path.stat().st_size <= 8000
         got = records(path)  # a torn or interleaved line would not parse
         assert got and all(r["event"] == "tick" for r in got)

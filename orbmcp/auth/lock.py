@@ -1,8 +1,9 @@
 """Cross-process lock ``<hash>.json.lock`` serialising refreshes and interactive logins per server.
 
-The exclusion itself is a kernel ``flock`` on the lock file (released by the kernel when the
-holder dies). The file's content names the holder: pid, the process's create time and a heartbeat
-refreshed every 30 s. A lock that is still held but whose holder is gone (pid dead, or recycled:
+The exclusion itself is orbmcp's one lock, ``fs.file_lock`` (filelock's kernel ``flock``, released
+by the kernel when the holder dies); this module adds what a login that waits on a person needs.
+The file's content names the holder: pid, the process's create time and a heartbeat refreshed
+every 30 s. A lock that is still held but whose holder is gone (pid dead, or recycled:
 another create time) or silent (heartbeat older than 90 s, e.g. a stopped process or an fd
 inherited by a stray child) is reclaimed by unlinking its inode, so new contenders lock a fresh one.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import threading
@@ -19,13 +19,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import anyio
 
+from orbmcp import fs, processes
 from orbmcp.auth.messages import log_auth_event
 from orbmcp.auth.storage import ensure_auth_dir
 from orbmcp.errors import AuthError
-from orbmcp.fs import FILE_MODE
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 HEARTBEAT_S = 30.0
 STALE_AFTER_S = 90.0
@@ -39,15 +43,6 @@ class LockHolder:
     create_time: float | None
     heartbeat: float
     host: str | None = None
-
-
-def process_create_time(pid: int) -> float | None:
-    try:
-        import psutil
-
-        return float(psutil.Process(pid).create_time())
-    except Exception:
-        return None
 
 
 def _hostname() -> str:
@@ -74,16 +69,7 @@ def holder_is_stale(holder: LockHolder, *, stale_after_s: float, now: float | No
         return True
     if holder.host not in (None, _hostname()):
         return False  # another machine's pid says nothing here; only the heartbeat counts
-    try:
-        os.kill(holder.pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass
-    if holder.create_time is None:
-        return False
-    current = process_create_time(holder.pid)
-    return current is not None and abs(current - holder.create_time) > 1.0
+    return not processes.same_process(holder.pid, holder.create_time)
 
 
 class AuthLock:
@@ -103,14 +89,15 @@ class AuthLock:
         self.wait_s = wait_s
         self.heartbeat_s = heartbeat_s
         self.stale_after_s = stale_after_s
-        self._fd: int | None = None
+        self._lock: FileLock | None = None
+        self._fd: int | None = None  # the lock file's, lent by filelock while the lock is held
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
         self.waited_s = 0.0
 
     @property
     def held(self) -> bool:
-        return self._fd is not None
+        return self._lock is not None
 
     async def __aenter__(self) -> AuthLock:
         await self.acquire()
@@ -129,11 +116,9 @@ class AuthLock:
         last: LockHolder | None = None
         contended = False
         while True:
-            fd, holder = self._try_once()
-            if fd is not None:
-                self._fd = fd
+            holder = self._try_once()
+            if self._lock is not None:
                 self.waited_s = time.monotonic() - start
-                self._write_holder()
                 self._start_heartbeat()
                 if contended:
                     log_auth_event(
@@ -166,10 +151,11 @@ class AuthLock:
                 )
             await anyio.sleep(_POLL_S)
 
-    def _try_once(self) -> tuple[int | None, LockHolder | None]:
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    def _try_once(self) -> LockHolder | None:
+        """Take the lock if it is free (``self._lock`` set); else who holds it, after reclaiming it
+        from a holder that is gone or silent."""
         try:
-            fd = os.open(self.path, flags, FILE_MODE)
+            self._lock = fs.try_lock(self.path, on_acquired=self._acquired)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise AuthError(
@@ -179,32 +165,34 @@ class AuthLock:
                     reason="unsafe_path",
                 ) from None
             raise
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
-                os.close(fd)
-                raise
-            holder = read_holder(fd)
-            if holder is not None and holder_is_stale(holder, stale_after_s=self.stale_after_s):
-                self._reclaim(fd, holder)
-            os.close(fd)
-            return None, holder
-        # Locked; but a reclaimer may have unlinked this inode between our open and our flock.
-        try:
-            same = os.fstat(fd).st_ino == os.stat(self.path, follow_symlinks=False).st_ino
-        except FileNotFoundError:
-            same = False
-        if not same:
-            os.close(fd)
-            return None, None
-        os.fchmod(fd, FILE_MODE)
-        return fd, None
+        if self._lock is not None:
+            return None
+        holder, inode = self._inspect()
+        if holder is not None and holder_is_stale(holder, stale_after_s=self.stale_after_s):
+            self._reclaim(holder, inode)
+        return holder
 
-    def _reclaim(self, fd: int, holder: LockHolder) -> None:
-        # Unlink only the inode we inspected: if someone already replaced it, theirs is live.
+    def _acquired(self, fd: int) -> None:
+        self._fd = fd
+        os.fchmod(fd, fs.FILE_MODE)  # filelock sets the mode of a file it creates, not of one it finds
+        self._write_holder()
+
+    def _inspect(self) -> tuple[LockHolder | None, int | None]:
+        """The holder the lock file names, and the inode that said so."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None, None
+        try:
+            return read_holder(fd), os.fstat(fd).st_ino
+        finally:
+            os.close(fd)
+
+    def _reclaim(self, holder: LockHolder, inode: int | None) -> None:
+        # Unlink only the inode we inspected: if someone already replaced it, theirs is live. New
+        # contenders then lock a fresh file; filelock refuses a lock won on an unlinked inode.
         with contextlib.suppress(FileNotFoundError):
-            if os.fstat(fd).st_ino == os.stat(self.path, follow_symlinks=False).st_ino:
+            if inode == os.stat(self.path, follow_symlinks=False).st_ino:
                 os.unlink(self.path)
                 log_auth_event(
                     "oauth.lock.reclaimed",
@@ -222,7 +210,7 @@ class AuthLock:
         body = json.dumps(
             {
                 "pid": os.getpid(),
-                "create_time": process_create_time(os.getpid()),
+                "create_time": processes.create_time(os.getpid()),
                 "heartbeat": time.time(),
                 "host": _hostname(),
             }
@@ -250,23 +238,17 @@ class AuthLock:
         if self._beat is not None:
             self._beat.join(timeout=1.0)
             self._beat = None
+        lock, self._lock = self._lock, None
         fd, self._fd = self._fd, None
-        if fd is None:
+        if lock is None:
             return
-        # The file stays: waiters must keep contending on the same inode.
+        # The file stays (filelock keeps it): waiters must keep contending on the same inode.
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
         with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+            lock.release()
 
     def holder(self) -> LockHolder | None:
         """Who holds the lock now (from the file), for status and error messages."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
-            return None
-        try:
-            return read_holder(fd)
-        finally:
-            os.close(fd)
+        return self._inspect()[0]

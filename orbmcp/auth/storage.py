@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orbmcp import fs
+from orbmcp import fs, processes
 from orbmcp.auth.messages import log_auth_event
 from orbmcp.auth.record import (
     CorruptRecord,
@@ -208,7 +208,7 @@ class AuthStore:
             if m is None or m.group("name") != self.path.name:
                 continue
             pid = int(m.group("pid"))
-            if pid != os.getpid() and not _pid_alive(pid):
+            if pid != os.getpid() and not processes.alive(pid):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
 
@@ -332,13 +332,3 @@ class AuthStore:
                 os.unlink(self.path)
             return
         self._save(record)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -177,8 +177,8 @@ def place_server(args: list[str]) -> list[str]:
     position becomes ``--http URL`` and the name; with ``--stdio``/``--http``/``--sse`` the name
     is inserted unless the line already names it.
     """
-    from orbmcp.commands.argv import ProgramLine
     from orbmcp.commands.table import find
+    from orbmcp.fastpath.argv import ProgramLine
 
     line = ProgramLine(args)
     path = line.command()

@@ -25,12 +25,12 @@ from orbmcp.core.proctree import (
     GroupProbe,
     escaped_descendants,
     open_pidfd,
-    proc_state,
     signal_group,
     stop_escaped,
     tagged_processes,
 )
 from orbmcp.log import get_logger
+from orbmcp.processes import proc_state
 
 if TYPE_CHECKING:
     from orbmcp.core.detached_stop import HandedOff

@@ -1,5 +1,5 @@
-"""A server's process tree as the kernel sees it: /proc stat reading, group liveness, descendants
-that left the group, and signalling.
+"""A server's process tree as the kernel sees it: group liveness, descendants that left the
+group, and signalling (what a process is, psutil or its /proc stat, is ``orbmcp.processes``'s).
 
 Two ways find a descendant that left the server's process group (``setsid``, a "detached" helper):
 walking the tree down from the leader, which finds it while its parent lives, and its *tag*: every
@@ -7,8 +7,8 @@ server starts with ``ORBMCP_SERVER_TAG=<random>`` in its environment, which its 
 inherit, so one whose parent has exited (and which now belongs to init) is still recognisably the
 server's. A process that replaced its environment at ``exec`` is out of the tag's reach.
 
-Linux reads /proc; elsewhere (macOS) the functions fall back to what plain POSIX calls can tell:
-``killpg`` for liveness, no escaped-descendant walk, no tags. Every signal tolerates a target that
+Without procfs (macOS) the functions fall back to what plain POSIX calls can tell: ``killpg`` for
+liveness, no escaped-descendant walk, no tags. Every signal tolerates a target that
 is gone.
 """
 
@@ -22,6 +22,7 @@ import anyio
 
 from orbmcp import environment
 from orbmcp.log import get_logger, log_event
+from orbmcp.processes import all_pids, descendants, environ_has, proc_state, running_state
 
 _log = get_logger(__name__)
 
@@ -31,7 +32,6 @@ GROUP_POLL_INTERVAL = 0.01
 KILL_REAP_TIMEOUT = 2.0
 # Bound on the processes walked when looking for descendants that left the group.
 _MAX_TREE = 4096
-_DEAD_STATES = (b"Z", b"X")
 
 
 def signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -47,19 +47,6 @@ def open_pidfd(pid: int) -> int:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):
         return -1
-
-
-def proc_state(pid: int) -> tuple[bytes, int, int] | None:
-    """(state, pgrp, start time in clock ticks since boot) of a process from /proc/<pid>/stat,
-    or None if it is unreadable."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-        # comm may hold spaces and parentheses: the fixed fields start after the last ')'.
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        return fields[0], int(fields[2]), int(fields[19])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 class GroupProbe:
@@ -85,48 +72,27 @@ class GroupProbe:
             pass
         if self._is_running_member(self._known_member):
             return True
-        try:
-            entries = os.listdir("/proc")
-        except OSError:
+        if proc_state(os.getpid()) is None:
             return True  # no procfs (macOS): trust killpg
-        for entry in entries:
-            if entry.isdigit() and self._is_running_member(int(entry)):
-                self._known_member = int(entry)
+        for pid in all_pids():
+            if self._is_running_member(pid):
+                self._known_member = pid
                 return True
         return False
 
     def _is_running_member(self, pid: int) -> bool:
         state = proc_state(pid)
-        return state is not None and state[1] == self.pgid and state[0] not in _DEAD_STATES
+        return running_state(state) and state is not None and state[1] == self.pgid
 
 
 def escaped_descendants(leader: int, pgid: int) -> list[tuple[int, int]]:
     """Live descendants of ``leader`` that left process group ``pgid`` (``setsid``, ``setpgid``),
-    as (pid, start ticks). Follows /proc/<pid>/task/<tid>/children, so it reads only this tree;
-    [] where that file does not exist (macOS, kernels without CONFIG_PROC_CHILDREN)."""
+    as (pid, start ticks); [] where they cannot be read (no procfs)."""
     escaped: list[tuple[int, int]] = []
-    seen = {leader}
-    todo = [leader]
-    while todo and len(seen) < _MAX_TREE:
-        pid = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tasks:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children", "rb") as handle:
-                    children = [int(c) for c in handle.read().split()]
-            except (OSError, ValueError):
-                continue
-            for child in children:
-                if child in seen:
-                    continue
-                seen.add(child)
-                todo.append(child)
-                state = proc_state(child)
-                if state is not None and state[1] != pgid and state[0] not in _DEAD_STATES:
-                    escaped.append((child, state[2]))
+    for child in descendants(leader, limit=_MAX_TREE):
+        state = proc_state(child)
+        if running_state(state) and state is not None and state[1] != pgid:
+            escaped.append((child, state[2]))
     return escaped
 
 
@@ -144,32 +110,21 @@ def tagged_processes(
     than ``since_ticks`` (the server's own start), as (pid, start ticks); with ``outside_group``
     only those that left that process group. Only their stat is read for most processes; the
     environment only of those young enough to be the server's."""
-    needle = f"{environment.SERVER_TAG}={tag}".encode()
+    carried = f"{environment.SERVER_TAG}={tag}"
     found: list[tuple[int, int]] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit():
+    for pid in all_pids():
+        state = proc_state(pid)
+        if not running_state(state) or state is None or state[2] < since_ticks or state[1] == outside_group:
             continue
-        state = proc_state(int(entry))
-        if state is None or state[0] in _DEAD_STATES or state[2] < since_ticks or state[1] == outside_group:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                carried = needle in handle.read().split(b"\0")
-        except OSError:
-            continue  # another user's, or gone
-        if carried:
-            found.append((int(entry), state[2]))
+        if environ_has(pid, carried):  # another user's cannot be read: never counted
+            found.append((pid, state[2]))
     return found
 
 
 def still_running(pid: int, ticks: int) -> bool:
     """The same process (not a recycled pid) is alive and not a zombie."""
     state = proc_state(pid)
-    return state is not None and state[0] not in _DEAD_STATES and state[2] == ticks
+    return running_state(state) and state is not None and state[2] == ticks
 
 
 async def stop_escaped(server: str, escaped: list[tuple[int, int]], term_grace: float) -> None:
@@ -205,7 +160,6 @@ __all__ = [
     "escaped_descendants",
     "new_tag",
     "open_pidfd",
-    "proc_state",
     "signal_group",
     "still_running",
     "stop_escaped",

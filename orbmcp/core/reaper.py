@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 
-from orbmcp import fs
+from orbmcp import fs, processes
 from orbmcp.core.proctree import escaped_descendants, still_running, tagged_processes
 from orbmcp.log import get_logger
 
@@ -201,11 +201,7 @@ def _same_start(actual: float, recorded: float) -> bool:
 
 def _is_running(pid: int, create_time: float) -> bool:
     """Whether ``pid`` is still the process that started at ``create_time`` and not a zombie."""
-    try:
-        proc = psutil.Process(pid)
-        return bool(_same_start(proc.create_time(), create_time) and proc.status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
-        return False
+    return processes.same_process(pid, create_time, tolerance_s=_START_TIME_TOLERANCE)
 
 
 def _verified_members(record: GroupRecord) -> list[psutil.Process]:

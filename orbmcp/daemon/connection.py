@@ -20,7 +20,6 @@ from anyio.abc import ByteStream
 from orbmcp import environment, log
 from orbmcp._version import __version__
 from orbmcp.commands import adhoc
-from orbmcp.commands.argv import ProgramLine
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.daemon import protocol
@@ -28,6 +27,7 @@ from orbmcp.daemon.frames import FrameReader, FrameWriter
 from orbmcp.daemon.policy import forwardable
 from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
+from orbmcp.fastpath.argv import ProgramLine
 
 if TYPE_CHECKING:
     from orbmcp.daemon.scope import Scope

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -21,7 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orbmcp import processes
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.durations import parse_duration
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.daemon import protocol
 from orbmcp.daemon.scope import Scope, UnsafeDirectory, current_scope, socket_path, state_path
@@ -32,21 +33,15 @@ START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
 STARTUP_SETTLE_TIMEOUT_S = 300.0
 ALREADY_RUNNING_STATUS = 75  # what a daemon that lost the race for the lock exits with
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
-def parse_duration(text: str | None, *, default: float) -> float:
-    """``30m``, ``90s``, ``1h``, ``1.5h``, ``500ms``, ``0`` (never), or a number of seconds."""
+def idle_timeout_s(text: str | None) -> float:
+    """``--idle-timeout``: ``30m``, ``90s``, ``1h``, ``0`` (never); the default when not given."""
     if text is None:
-        return default
-    match = _DURATION.match(text)
-    if match is None:
-        raise UsageError(
-            f"--idle-timeout: expected a duration like 30m, 90s, 1h or 0 (never), got {text!r}",
-            reason="bad_duration",
-        )
-    return float(match.group(1)) * _UNIT_S[match.group(2)]
+        from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
+
+        return DEFAULT_IDLE_TIMEOUT_S
+    return parse_duration(text, option="--idle-timeout", zero="never")
 
 
 def _scope(ctx: CommandContext) -> Scope:
@@ -86,21 +81,6 @@ def status_of(sock_path: Path, *, settled: bool = False, timeout: float = 5.0) -
     """The daemon's status answer; ``settled``: after its eager servers' first attempts."""
     answer = ask(sock_path, {"t": "status", "settled": settled}, timeout=timeout)
     return answer if answer is not None and answer.get("t") == "status" else None
-
-
-def _pid_alive(pid: int) -> bool:
-    """Running (a zombie, exited but not yet reaped by its parent, counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rpartition(")")[2].split()[:1] != ["Z"]
-    except OSError:
-        return True  # no /proc (not Linux): kill(0) is all we know
 
 
 def _state_pid(sock_path: Path) -> int | None:
@@ -155,8 +135,9 @@ def spawn(
         make_private_dir(sock.parent)
     except UnsafeDirectory as exc:
         raise ConfigError(str(exc), reason="unsafe_runtime_dir") from None
-    with open(errors, "wb") as err_file:
-        os.chmod(errors, 0o600)
+    from orbmcp import fs
+
+    with os.fdopen(fs.open_private(errors), "wb") as err_file:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -210,9 +191,8 @@ def start(
     owner_pid: int | None = None,
 ) -> DaemonStatus:
     from orbmcp.daemon.owner import OwnerGone, check_owner
-    from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
 
-    timeout = parse_duration(idle_timeout, default=DEFAULT_IDLE_TIMEOUT_S)
+    timeout = idle_timeout_s(idle_timeout)
     if owner_pid is not None:
         try:
             check_owner(owner_pid)
@@ -255,17 +235,19 @@ def stop_scope(scope: Scope) -> DaemonStatus:
     info = status_of(sock)
     if info is None:
         pid = _state_pid(sock)
-        if pid is not None and _pid_alive(pid) and sock.exists():
+        if pid is not None and processes.alive(pid) and sock.exists():
             # It does not answer (hung, or another protocol version): ask the process itself.
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGTERM)
-            _wait(lambda: not _pid_alive(pid), STOP_TIMEOUT_S, "stop")
+            _wait(lambda: not processes.alive(pid), STOP_TIMEOUT_S, "stop")
             return DaemonStatus("stopped", str(sock))
         return DaemonStatus("not-running", str(sock))
     pid = info.get("pid")
     ask(sock, {"t": "stop"})
     _wait(
-        lambda: not sock.exists() and not (isinstance(pid, int) and _pid_alive(pid)), STOP_TIMEOUT_S, "stop"
+        lambda: not sock.exists() and not (isinstance(pid, int) and processes.alive(pid)),
+        STOP_TIMEOUT_S,
+        "stop",
     )
     return DaemonStatus("stopped", str(sock), None)
 
@@ -290,8 +272,6 @@ def _serving_here(ctx: CommandContext) -> Any:
 
 
 def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatus:
-    from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
-
     if _serving_here(ctx) is not None:
         raise UsageError(
             "the session daemon cannot restart itself from a command it runs",
@@ -299,7 +279,7 @@ def restart(ctx: CommandContext, idle_timeout: str | None = None) -> DaemonStatu
             reason="daemon_restart_inside",
         )
     scope = _scope(ctx)
-    timeout = parse_duration(idle_timeout, default=DEFAULT_IDLE_TIMEOUT_S)
+    timeout = idle_timeout_s(idle_timeout)
     stop_scope(scope)
     started = spawn(scope, idle_timeout_s=timeout)
     return DaemonStatus("restarted", started.socket, started.info)

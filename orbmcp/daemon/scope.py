@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
+from pathlib import Path
 from typing import NamedTuple
 
 from orbmcp import environment
@@ -131,9 +132,13 @@ def check_private_dir(directory: str | os.PathLike[str]) -> None:
 
 
 def make_private_dir(directory: str | os.PathLike[str]) -> None:
-    """Create the runtime directory 0700 (its parent must exist), or check the one there."""
+    """Create the runtime directory 0700 (``fs.ensure_private_dir``), or check the one there: one
+    open to others is refused before anything could tighten it."""
+    from orbmcp import fs
+
+    check_private_dir(directory)
     try:
-        os.mkdir(directory, 0o700)
-    except FileExistsError:
-        pass
+        fs.ensure_private_dir(Path(directory))
+    except fs.UnsafePathError as exc:
+        raise UnsafeDirectory(f"{exc}") from None
     check_private_dir(directory)

@@ -25,7 +25,7 @@ from orbmcp.daemon.signals import signals_handled_by
 from orbmcp.text import one_line
 
 if TYPE_CHECKING:
-    from orbmcp.daemon.client import Conversation
+    from orbmcp.fastpath.daemon_client import Conversation
 
 CHUNK = 64 * 1024
 INTERRUPTED = 130

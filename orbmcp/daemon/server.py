@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import signal
@@ -34,17 +33,20 @@ import time
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import SocketAttribute, SocketStream
 
-from orbmcp import fs, log
+from orbmcp import fs, log, processes
 from orbmcp._version import __version__
-from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
 from orbmcp.daemon.owner import OwnerHandle
 from orbmcp.daemon.scope import Scope, current_scope, make_private_dir, socket_path, state_path
+from orbmcp.fastpath.argv import ProgramLine
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
 HELLO_TIMEOUT_S = 10.0
@@ -109,29 +111,25 @@ class Daemon:
         self._last_activity = time.monotonic()
         self._stop = anyio.Event()
         self._stop_reason = ""
-        self._lock_fd: int | None = None
+        self._lock: FileLock | None = None
 
     # -- lifetime --------------------------------------------------------------------------------
 
     def acquire(self) -> None:
         """Take the scope's lock (``AlreadyRunning`` when another daemon has it)."""
         make_private_dir(self.socket_file.parent)
-        lock = self.socket_file.with_suffix(".lock")
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise AlreadyRunning(str(self.socket_file)) from None
-        self._lock_fd = fd
+        lock = fs.try_lock(self.socket_file.with_suffix(".lock"))
+        if lock is None:
+            raise AlreadyRunning(str(self.socket_file))
+        self._lock = lock
 
     def release(self) -> None:
         for path in (self.socket_file, Path(state_path(self.socket_file))):
             with contextlib.suppress(OSError):
                 path.unlink()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
     async def serve(self, *, on_ready: Any = None) -> str:
         """Serve until stopped; returns why it stopped. The caller holds the lock (``acquire``)."""
@@ -310,7 +308,7 @@ class Daemon:
             "refusedClients": self.refused,
             "acceptFailures": self.accept_failures,
             "outputBacklogBytes": sum(writer.backlog for writer in self.writers),
-            "residentMemoryBytes": _rss_bytes(),
+            "residentMemoryBytes": processes.own_rss_bytes(),
         }
 
     def scope_of(self, line: ProgramLine, request: Mapping[str, Any]) -> Scope:
@@ -334,15 +332,6 @@ def _server_rows(session: Any) -> list[dict[str, Any]]:
         sup = manager.supervisors.get(name) if manager is not None else None
         rows.append({"name": name, "state": str(sup.state) if sup is not None else "stopped"})
     return rows
-
-
-def _rss_bytes() -> int | None:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as f:
-            pages = int(f.read().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def run_foreground(

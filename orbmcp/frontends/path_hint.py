@@ -12,6 +12,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from orbmcp import fs
+
 MARKER = "path-hint-shown"
 PROGRAM = "orbmcp"
 
@@ -29,7 +31,7 @@ def hint(argv0: str, environ: Mapping[str, str], cache_dir: Path) -> str | None:
     if marker.exists():
         return None
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fs.ensure_private_dir(cache_dir)
         marker.touch(mode=0o600)
     except OSError:
         return None  # a read-only home: better no hint than one on every start

@@ -62,13 +62,14 @@ def _crash_log(exc: BaseException) -> Path | None:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     import tempfile
 
-    for base in (global_dir() / "logs", Path(tempfile.gettempdir())):
+    from orbmcp import fs
+
+    temp = Path(tempfile.gettempdir())
+    for base in (global_dir() / "logs", temp):
+        path = base / f"orbmcp-crash-{stamp}-{os.getpid()}.log"
         try:
-            base.mkdir(parents=True, exist_ok=True, mode=0o700)
-            path = base / f"orbmcp-crash-{stamp}-{os.getpid()}.log"
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
+            # The shared temp directory is used as it is, never made private.
+            fs.atomic_write(path, text, private_dir=base != temp, durable=False)
             return path
         except OSError:
             continue

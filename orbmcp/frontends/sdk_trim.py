@@ -10,7 +10,7 @@ real package path, so the light modules the client side does use (``mcp.server.s
 ``mcp.server.stdio``, ...) still load as they are.
 
 Never in an embedder's process and never for ``serve`` or the daemon (they host MCP servers):
-``frontends/cli.py`` decides. ``tests/frontends/test_sdk_trim.py`` pins the SDK's shape this
+``fastpath/entry.py`` decides. ``tests/frontends/test_sdk_trim.py`` pins the SDK's shape this
 relies on (the mcp pin in pyproject.toml keeps it a minor version).
 """
 

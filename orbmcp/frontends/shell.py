@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from orbmcp import environment
+from orbmcp import environment, fs
 from orbmcp.commands.complete import complete_line, shell_commands, slash_commands, usage_line
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
@@ -304,10 +304,9 @@ def _setup_readline(shell: Shell, history: Path) -> Callable[[], None] | None:
 
     def save() -> None:
         try:
-            history.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            os.close(os.open(history, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+            fs.ensure_private_dir(history.parent)
+            os.close(fs.open_private(history, append=True))  # 0600 before readline writes it
             readline.write_history_file(history)
-            os.chmod(history, 0o600)
         except OSError:
             pass
 

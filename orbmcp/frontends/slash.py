@@ -174,7 +174,7 @@ def _convert(p: Param, raw: str, where: str) -> Any:
             return float(raw)
         except ValueError:
             raise UsageError(f"{where}: expected a number, got {raw!r}") from None
-    return raw  # paths too: the Typer front hands handlers strings (frontends/cli.py _TYPES)
+    return raw  # paths too: the Typer front hands handlers strings (fastpath/entry.py _TYPES)
 
 
 def bind(spec: CommandSpec, args: Sequence[str], *, slash: bool = False) -> tuple[dict[str, Any], bool]:

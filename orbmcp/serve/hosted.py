@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp import log
-from orbmcp.commands.argv import ProgramLine
 from orbmcp.errors import OrbError
+from orbmcp.fastpath.argv import ProgramLine
 
 if TYPE_CHECKING:
     from orbmcp.daemon.connection import Connection

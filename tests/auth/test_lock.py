@@ -17,9 +17,10 @@ from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
 from orbmcp.auth import lock as lock_mod
-from orbmcp.auth.lock import AuthLock, LockHolder, holder_is_stale, process_create_time
+from orbmcp.auth.lock import AuthLock, LockHolder, holder_is_stale
 from orbmcp.auth.storage import AuthStore
 from orbmcp.errors import AuthError
+from orbmcp.processes import create_time as process_create_time
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 
 REPO = Path(__file__).resolve().parents[2]

@@ -208,6 +208,22 @@ async def test_stale_temp_files_are_removed(tmp_path: Path) -> None:
     assert not dead_tmp.exists() and live_tmp.exists()
 
 
+async def test_a_temp_file_of_an_exited_unreaped_writer_is_removed(tmp_path: Path) -> None:
+    # A writer that exited is gone even while its parent has not reaped it yet (a zombie):
+    # ``kill(pid, 0)`` still succeeds on it, so the temp file used to stay forever.
+    store = store_for(tmp_path)
+    await save_tokens(store)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+    try:
+        zombie_tmp = store.dir / f".{store.path.name}.tmp-{child.pid}-abcdef"
+        zombie_tmp.write_text("half")
+        await save_tokens(store)
+        assert not zombie_tmp.exists()
+    finally:
+        child.wait(timeout=30)
+
+
 async def test_clear_and_status(tmp_path: Path) -> None:
     cfg = make_cfg(URL)
     assert auth_status(cfg, tmp_path) == "authorization may be required"

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from orbmcp.commands import adhoc
-from orbmcp.commands.argv import ProgramLine
-from orbmcp.daemon.client import forwarded_command
+from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.daemon_client import forwarded_command
 from tests.cli import run_cli
 from tests.servers.launch import http_server_process, server_cmd
 from tests.servers.npm import npm_server

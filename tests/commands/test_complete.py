@@ -175,7 +175,7 @@ PROBE = """
 import json, sys
 watched = set(json.loads(sys.argv[2]))
 sys.argv = ["orbmcp", *json.loads(sys.argv[1])]
-from orbmcp.frontends.cli import main
+from orbmcp.fastpath.entry import main
 try:
     main()
 except SystemExit:

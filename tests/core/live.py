@@ -109,7 +109,7 @@ def report():
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
     sys.stderr.write("LOADED-HEAVY " + json.dumps(loaded) + "\\n")
 atexit.register(report)
-from orbmcp.frontends.cli import main
+from orbmcp.fastpath.entry import main
 main(sys.argv[1:])
 """
 

@@ -16,10 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
-from orbmcp.daemon.client import forwarded_command, maybe_forward
-from orbmcp.daemon.control import ask, parse_duration
+from orbmcp.daemon.control import ask, idle_timeout_s
 from orbmcp.daemon.frames import FrameWriter
 from orbmcp.daemon.policy import digest, env_digests, forwardable, slash_runs_here
 from orbmcp.daemon.scope import (
@@ -30,8 +28,10 @@ from orbmcp.daemon.scope import (
     make_private_dir,
     socket_path,
 )
-from orbmcp.daemon.server import AlreadyRunning, Daemon
+from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S, AlreadyRunning, Daemon
 from orbmcp.errors import UsageError
+from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.daemon_client import forwarded_command, maybe_forward
 
 
 @asynccontextmanager
@@ -202,13 +202,17 @@ def test_variables_are_compared_by_salted_digest_only() -> None:
     ("text", "seconds"), [("30m", 1800), ("90s", 90), ("1.5h", 5400), ("0", 0), ("250ms", 0.25), ("12", 12)]
 )
 def test_durations(text: str, seconds: float) -> None:
-    assert parse_duration(text, default=1) == seconds
+    assert idle_timeout_s(text) == seconds
 
 
-def test_a_bad_duration_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="--idle-timeout: expected a duration"):
-        parse_duration("soon", default=1)
-    assert parse_duration(None, default=7) == 7
+@pytest.mark.parametrize("text", ["soon", "9" * 400, "-5m", "5 weeks"])
+def test_a_bad_duration_is_a_usage_error(text: str) -> None:
+    # An overflowing number ("9" * 400 seconds is infinite as a float) is refused too.
+    with pytest.raises(
+        UsageError, match=r"--idle-timeout: expected a duration like 30m, 90s, 1h or 0 \(never\)"
+    ):
+        idle_timeout_s(text)
+    assert idle_timeout_s(None) == DEFAULT_IDLE_TIMEOUT_S
 
 
 async def test_the_remote_console_asks_the_client() -> None:

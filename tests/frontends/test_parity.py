@@ -11,11 +11,11 @@ import pytest
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.frontends import typer_app as cli
-from orbmcp.frontends.cli import build_app
 from orbmcp.frontends.one_shot import OneShotSessions
 from orbmcp.frontends.runner import call_handler
 from orbmcp.frontends.slash import dispatch, parse_slash
 from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.frontends.typer_app import build_app
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, everything_entry, write_config
 

@@ -52,7 +52,7 @@ def test_the_program_prints_it_on_stderr_once(tmp_path: Path) -> None:
     bin_dir.mkdir(parents=True)
     script = bin_dir / "orbmcp"
     script.write_text(
-        f"#!{sys.executable}\nfrom orbmcp.frontends.cli import main\nmain()\n", encoding="utf-8"
+        f"#!{sys.executable}\nfrom orbmcp.fastpath.entry import main\nmain()\n", encoding="utf-8"
     )
     script.chmod(0o755)
     env = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path)}

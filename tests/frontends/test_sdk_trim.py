@@ -67,7 +67,7 @@ def test_stdio_and_streamable_http_calls_work_trimmed(tmp_path: Path) -> None:
         probe = [
             "-c",
             "import runpy, sys; sys.argv = ['orbmcp', 'call', 's', 'echo', 'text=trim'];"
-            "from orbmcp.frontends.cli import run;"
+            "from orbmcp.fastpath.entry import run;"
             "code = run(sys.argv[1:], own_process=True);"
             "from orbmcp.frontends import sdk_trim;"
             "print('trimmed' if sdk_trim.installed() else 'full', 'mcp.server.lowlevel' in sys.modules);"

@@ -132,7 +132,7 @@ def test_usage_errors_say_what_exists(line: str, pattern: str) -> None:
 def test_binding_matches_the_typer_front_parameter_for_parameter() -> None:
     import typer.main
 
-    from orbmcp.frontends.cli import build_app
+    from orbmcp.frontends.typer_app import build_app
 
     group = typer.main.get_command(build_app())
     for spec in COMMANDS:

@@ -39,7 +39,7 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
         print(f"orbmcp {__version__}")
         return 0
     # A session daemon of this scope runs the command in its live session (stdlib-only client).
-    from orbmcp.daemon.client import maybe_forward
+    from orbmcp.fastpath.daemon_client import maybe_forward
 
     forwarded = maybe_forward(argv)
     if forwarded is not None:
@@ -54,7 +54,7 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
         if code is not None:
             return code
     if own_process:
-        from orbmcp.commands.argv import ProgramLine
+        from orbmcp.fastpath.argv import ProgramLine
         from orbmcp.frontends.process_tuning import tune_for_cli
 
         path = ProgramLine(argv).command() or ()
@@ -67,7 +67,7 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
     app = build_app()
     try:
         from orbmcp.commands.adhoc import place_server
-        from orbmcp.commands.argv import entry_json_option, hoist_global_options
+        from orbmcp.fastpath.argv import entry_json_option, hoist_global_options
 
         args = place_server(entry_json_option(hoist_global_options(argv)))
         app(args=args, prog_name="orbmcp", standalone_mode=True)
@@ -80,7 +80,7 @@ def _bare_status(argv: list[str]) -> int | None:
     """``orbmcp status [--json]`` with only the program's options: the overview scripts and
     newcomers run most, run without building the Typer app (an empty one imports no event loop
     either). Anything else on the line goes through Typer. None: not such a line."""
-    from orbmcp.commands.argv import ProgramLine
+    from orbmcp.fastpath.argv import ProgramLine
 
     line = ProgramLine(argv)
     if line.help or line.words not in (["status"], ["status", "--json"]):
