@@ -16,8 +16,8 @@ from orbmcp.errors import cmd
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig, ServerConfig, UnavailableEntry
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.supervisor import Supervisor
 
 
 def auth_line(cfg: ServerConfig, config: ResolvedConfig) -> str:
@@ -78,7 +78,7 @@ def _off_hint(state: str) -> str | None:
 def status_row(
     cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None, *, front: str = "cli"
 ) -> StatusRow:
-    from orbmcp.core.hints import hint_for
+    from orbmcp.core.session.hints import hint_for
 
     retry = retry_wait(sup)
     state = shown_state(cfg, sup)
@@ -172,7 +172,7 @@ def server_detail(
     front: str = "cli",
     message: str | None = None,
 ) -> ServerDetail:
-    from orbmcp.core.hints import hint_for
+    from orbmcp.core.session.hints import hint_for
 
     tools = sup.runtime.tools.for_server(cfg.name) if sup is not None else []
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)

@@ -62,7 +62,7 @@ concurrently with another.
 
 from __future__ import annotations
 
-from orbmcp.core.results import ToolResult
+from orbmcp.core.tooling.results import ToolResult
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL
 from orbmcp.host.extension import McpExtension
 from orbmcp.host.protocol import ActiveToolNames, Elicits, Host, OpensUrls, Prompts, Samples

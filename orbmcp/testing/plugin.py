@@ -18,7 +18,7 @@ import pytest
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ServerConfig
-    from orbmcp.core.results import ToolResult
+    from orbmcp.core.tooling.results import ToolResult
     from orbmcp.testing.session import McpSession
 
 MARKER = "mcp_config"

@@ -13,10 +13,10 @@ from pathlib import Path
 import anyio
 
 from orbmcp.commands.views import server_detail
-from orbmcp.core.connect import SSE_FALLBACK_NOTE
-from orbmcp.core.era import EraCache
-from orbmcp.core.state import State
-from orbmcp.core.supervisor import Supervisor
+from orbmcp.core.session.state import State
+from orbmcp.core.session.supervisor import Supervisor
+from orbmcp.core.wire.connect import SSE_FALLBACK_NOTE
+from orbmcp.core.wire.era import EraCache
 from tests.core.live import load, managed, write_config
 from tests.servers.launch import HttpServer, http_server
 

@@ -12,9 +12,9 @@ import pytest
 
 from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
-from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW, AuthPrompter
-from orbmcp.core.manager import Manager
-from orbmcp.core.state import State
+from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW, NOT_NOW, AuthPrompter
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.session.state import State
 from tests.auth.oauth_server import ASOptions, running_server
 
 pytestmark = pytest.mark.anyio

@@ -13,9 +13,9 @@ import pytest
 
 from orbmcp.auth.callback import HeadlessBrowser
 from orbmcp.auth.flow import authorize
-from orbmcp.core.calls import call_tool
-from orbmcp.core.manager import Manager
-from orbmcp.core.state import State
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.session.state import State
+from orbmcp.core.tooling.calls import call_tool
 from orbmcp.errors import AuthError, ConnectionFailed, UsageError
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 from tests.core.live import load, managed, raw_entry, stdio_entry, wait_until, write_config

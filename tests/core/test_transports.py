@@ -26,10 +26,10 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from orbmcp.config.model import ServerConfig
-from orbmcp.core import era
-from orbmcp.core.classify import classify_error
-from orbmcp.core.era import EraCache, client_mode_for, discover_timeout_for, unwrap_exception
-from orbmcp.core.transports import (
+from orbmcp.core.session.classify import classify_error
+from orbmcp.core.wire import era
+from orbmcp.core.wire.era import EraCache, client_mode_for, discover_timeout_for, unwrap_exception
+from orbmcp.core.wire.transports import (
     EndpointOriginMismatch,
     LineTooLong,
     http_transport,

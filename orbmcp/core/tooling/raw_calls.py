@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 if TYPE_CHECKING:
-    from orbmcp.core.calls import ProgressFn, SdkProgress
     from orbmcp.core.capabilities.askers import Asker
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.supervisor import Supervisor
+    from orbmcp.core.tooling.calls import ProgressFn, SdkProgress
 
 ID_PREFIX = "orbmcp-lane-"
 # Every line that can be ours holds this; any other line costs the reader one substring search.
@@ -259,7 +259,7 @@ async def call_tool_relayed(
 ) -> dict[str, Any]:
     """``calls.call_tool_wire``'s contract (result as wire JSON, same errors, questions to
     ``asker``), relayed raw where the connection allows it."""
-    from orbmcp.core.calls import (
+    from orbmcp.core.tooling.calls import (
         call_tool_wire,
         progress_filter,
         request,

@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp._version import __version__
-from orbmcp.core.sdk import ensure_sdk
+from orbmcp.core.wire.sdk import ensure_sdk
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ServerConfig
     from orbmcp.core.capabilities.client_side import ClientSide
-    from orbmcp.core.era import EraCache
-    from orbmcp.core.flood import NotificationThrottle
-    from orbmcp.core.listings import ToolListingSalvage
-    from orbmcp.core.process import ManagedProcess
-    from orbmcp.core.raw_calls import RawChannel
-    from orbmcp.core.runtime import Runtime
-    from orbmcp.core.stderr_tail import StderrTail
+    from orbmcp.core.processes.process import ManagedProcess
+    from orbmcp.core.processes.stderr_tail import StderrTail
+    from orbmcp.core.session.runtime import Runtime
+    from orbmcp.core.tooling.listings import ToolListingSalvage
+    from orbmcp.core.tooling.raw_calls import RawChannel
+    from orbmcp.core.wire.era import EraCache
+    from orbmcp.core.wire.flood import NotificationThrottle
 
 # How long a failed connection waits for its stdio server to finish exiting, to learn its code.
 EXIT_NOTE_S = 0.5
@@ -168,7 +168,7 @@ class _Opener:
             await self._spawn()  # before the SDK import: the server boots while Python imports
         await ensure_sdk()
 
-        from orbmcp.core import era
+        from orbmcp.core.wire import era
 
         cache = era.EraCache(self.runtime.era_cache_path)
         key = cfg.definition_hash()
@@ -214,7 +214,7 @@ class _Opener:
         transport: str,
     ) -> tuple[Any, str]:
         """After a failed first attempt: the one retry that may succeed, or ``exc`` again."""
-        from orbmcp.core import era
+        from orbmcp.core.wire import era
 
         cfg = self.cfg
         if transport != cfg.transport:
@@ -247,8 +247,8 @@ class _Opener:
             raise refused from None
 
     async def _spawn(self) -> None:
-        from orbmcp.core.reaper import GroupRegistry
-        from orbmcp.core.spawn import SpawnSpec, spawn
+        from orbmcp.core.processes.reaper import GroupRegistry
+        from orbmcp.core.processes.spawn import SpawnSpec, spawn
 
         cfg = self.cfg
         assert cfg.command is not None
@@ -295,10 +295,10 @@ class _Opener:
         from mcp import Client
         from mcp_types import Implementation
 
-        from orbmcp.core import era
-        from orbmcp.core.flood import NotificationThrottle
-        from orbmcp.core.inbound import guarded
-        from orbmcp.core.listings import ToolListingSalvage
+        from orbmcp.core.tooling.listings import ToolListingSalvage
+        from orbmcp.core.wire import era
+        from orbmcp.core.wire.flood import NotificationThrottle
+        from orbmcp.core.wire.inbound import guarded
 
         throttle = NotificationThrottle(self.callbacks.warn)
         stream = await self._transport(
@@ -322,7 +322,7 @@ class _Opener:
     async def _transport(
         self, transport: str, *, probe_timeout: float | None, throttle: NotificationThrottle
     ) -> Any:
-        from orbmcp.core import transports
+        from orbmcp.core.wire import transports
 
         cfg, warn = self.cfg, self.callbacks.warn
         if cfg.is_stdio:
@@ -332,7 +332,7 @@ class _Opener:
             def garbage(line: str) -> None:
                 warn(f"skipped a non-JSON line from stdout: {line[:200]}")
 
-            from orbmcp.core.raw_calls import RawChannel
+            from orbmcp.core.tooling.raw_calls import RawChannel
 
             lost = self.callbacks.lost
             self.raw = RawChannel(cfg.name)

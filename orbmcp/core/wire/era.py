@@ -167,7 +167,7 @@ class EraCache:
                 entries = dict(newest[:MAX_CACHE_ENTRIES])
             return {"format": CACHE_FORMAT, "servers": entries}
 
-        from orbmcp.core import cache_writes
+        from orbmcp.core.session import cache_writes
 
         cache_writes.update(self.path, apply, max_bytes=MAX_CACHE_BYTES)
 

@@ -8,7 +8,7 @@ Why not ``mcp.client.stdio.stdio_client``: it spawns the server itself, after ``
 that frames JSON-RPC over pipes it does not own. Compared with the SDK's framing this one also
 caps a line's size (a server that never writes a newline cannot eat the client's memory), skips
 non-JSON noise instead of handing the session an exception per line, and can bound the
-``server/discover`` probe of one connection (see ``orbmcp.core.era``).
+``server/discover`` probe of one connection (see ``orbmcp.core.wire.era``).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from orbmcp.core.flood import NotificationThrottle, notification_method
-from orbmcp.core.lines import OverlongLine, read_lines
-from orbmcp.core.raw_calls import RawChannel
+from orbmcp.core.tooling.raw_calls import RawChannel
+from orbmcp.core.wire.flood import NotificationThrottle, notification_method
+from orbmcp.core.wire.lines import OverlongLine, read_lines
 from orbmcp.errors import ConnectionFailed
 from orbmcp.log import get_logger
 from orbmcp.net.bounded import ResponseTooLarge
