@@ -1,56 +1,38 @@
-"""SDK ``Transport``s over pipes orbmcp spawned itself, Streamable HTTP and legacy SSE.
-
-Connect-time only: imports ``mcp`` and ``httpx2`` at the top, so nothing on the CLI start-up path
-may import this module.
+"""stdio: a server process orbmcp spawned, JSON-RPC over its stdin and stdout pipes.
 
 Why not ``mcp.client.stdio.stdio_client``: it spawns the server itself, after ``import mcp``
 (~0.7 s). orbmcp spawns first and imports the SDK while the server boots, so it needs an adapter
 that frames JSON-RPC over pipes it does not own. Compared with the SDK's framing this one also
 caps a line's size (a server that never writes a newline cannot eat the client's memory), skips
 non-JSON noise instead of handing the session an exception per line, and can bound the
-``server/discover`` probe of one connection (see ``orbmcp.core.wire.era``).
+``server/discover`` probe of one connection (see ``orbmcp.core.wire.era``). Beside the session, a
+``RawChannel`` may relay ``tools/call`` lines raw (``orbmcp.core.tooling.raw_calls``).
+
+Connect-time only: imports ``mcp`` at the top.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager, suppress
 
 import anyio
 import anyio.abc
-import httpx2
 import mcp_types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client import Transport
 from mcp.client._transport import TransportStreams
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
+from orbmcp.config.transports import STDIO, TransportKind
 from orbmcp.core.tooling.raw_calls import RawChannel
 from orbmcp.core.wire.flood import NotificationThrottle, notification_method
 from orbmcp.core.wire.lines import OverlongLine, read_lines
+from orbmcp.core.wire.transports.base import DEFAULT_MAX_LINE_BYTES, Dial, Opened, decode
 from orbmcp.errors import ConnectionFailed
 from orbmcp.log import get_logger
-from orbmcp.net.bounded import ResponseTooLarge
-from orbmcp.net.http import ResponseHook, make_http_client
 
-__all__ = [
-    "DEFAULT_MAX_LINE_BYTES",
-    "EndpointOriginMismatch",
-    "FatalHook",
-    "GarbageHook",
-    "LineTooLong",
-    "http_transport",
-    "sse_transport",
-    "stdio_pipe_transport",
-]
+__all__ = ["FatalHook", "GarbageHook", "LineTooLong", "StdioTransport", "stdio_pipe_transport"]
 
-DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
-# Tool results (images, audio) can be large; the SDK's 1 MiB SSE event cap would cut them off.
-MAX_SSE_EVENT_BYTES = DEFAULT_MAX_LINE_BYTES
 GARBAGE_PREVIEW_CHARS = 4096
 
 # Same window the SDK gives its stdio writer to flush accepted messages before stdin closes.
@@ -67,14 +49,6 @@ logger = get_logger(__name__)
 
 class LineTooLong(ConnectionFailed):
     """The server wrote more than ``max_line_bytes`` without a newline; the connection is dead."""
-
-
-class EndpointOriginMismatch(ValueError):
-    """A legacy SSE server named a message endpoint on another origin; nothing was sent there."""
-
-    def __init__(self, endpoint_origin: str) -> None:
-        super().__init__(f"endpoint event points to another origin ({endpoint_origin})")
-        self.endpoint_origin = endpoint_origin
 
 
 @asynccontextmanager
@@ -111,7 +85,7 @@ async def _stdio_pipe_streams(
             return None  # a flood: dropped before the SDK's parser
         if raw is not None and raw.take(line):
             return None  # an answer to (or progress of) a call relayed raw: that call has it
-        message, garbage = _decode(line)
+        message, garbage = decode(line)
         if garbage:
             report_garbage(line)
         if message is not None:
@@ -229,30 +203,6 @@ def _line_too_long(server: str, limit: int) -> LineTooLong:
     )
 
 
-def _decode(raw: bytes) -> tuple[SessionMessage | None, bool]:
-    """One JSON-RPC message from one line/event, and whether the input was garbage.
-
-    Garbage that looks like an answer to one of our requests is turned into an error answering
-    it; otherwise that request would wait its full timeout for a response that already came.
-    Anything else (noise, a malformed server request) is only skipped.
-    """
-    try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(raw, by_name=False)), False
-    except ValidationError:
-        pass
-    try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None, True
-    if not isinstance(obj, dict) or "method" in obj or not ("result" in obj or "error" in obj):
-        return None, True
-    request_id = obj.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-        return None, True
-    error = types.ErrorData(code=types.INTERNAL_ERROR, message="server sent a malformed JSON-RPC response")
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)), True
-
-
 def stdio_pipe_transport(
     stdin: anyio.abc.ByteSendStream,
     stdout: anyio.abc.ByteReceiveStream,
@@ -297,184 +247,29 @@ def stdio_pipe_transport(
     )
 
 
-@asynccontextmanager
-async def _http_streams(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None,
-    auth: httpx2.Auth | None,
-    timeout_s: float,
-    request_timeout_s: float,
-    on_response: ResponseHook | None,
-) -> AsyncIterator[TransportStreams]:
-    client = make_http_client(
-        headers=headers,
-        auth=auth,
-        timeout_s=timeout_s,
-        request_timeout_s=request_timeout_s,
-        on_response=on_response,
-    )
-    async with (
-        client,
-        streamable_http_client(
-            url, http_client=client, terminate_on_close=True, max_sse_event_size=MAX_SSE_EVENT_BYTES
-        ) as streams,
-    ):
-        yield streams
+class StdioTransport:
+    """The spawned server's pipes (``Dial.process``), with a raw channel for relayed calls."""
 
+    kind: TransportKind = STDIO
+    throttles_itself = True  # notifications are thinned before they are parsed
 
-def http_transport(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    auth: httpx2.Auth | None = None,
-    timeout_s: float,
-    request_timeout_s: float,
-    on_response: ResponseHook | None = None,
-) -> Transport:
-    """A Streamable HTTP ``Transport`` on an httpx2 client orbmcp creates and closes itself.
+    async def open(self, dial: Dial) -> Opened:
+        proc = dial.process
+        assert proc is not None, "a stdio server is spawned before its transport opens"
+        cfg, warn, lost = dial.cfg, dial.warn, dial.lost
 
-    The client has real timeouts (connect = ``timeout_s``; read never below
-    ``request_timeout_s``), sends ``headers`` on every request, and reports every response to
-    ``on_response``: the SDK turns 401/403/500 into one ``MCPError(-32603)``, so the hook is the
-    only way to tell them apart. A 2025-era session is ended with DELETE on close.
-    """
-    return _http_streams(
-        url,
-        headers=headers,
-        auth=auth,
-        timeout_s=timeout_s,
-        request_timeout_s=request_timeout_s,
-        on_response=on_response,
-    )
+        def garbage(line: str) -> None:
+            warn(f"skipped a non-JSON line from stdout: {line[:200]}")
 
-
-@asynccontextmanager
-async def _sse_streams(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None,
-    auth: httpx2.Auth | None,
-    timeout_s: float,
-    request_timeout_s: float,
-    on_response: ResponseHook | None,
-) -> AsyncIterator[TransportStreams]:
-    # Not mcp.client.sse.sse_client: when it refuses an endpoint on another origin, its reader
-    # hands the ValueError to a read stream nobody reads yet and the connect hangs (SDK 2.3.0).
-    # It also drops every later message after one non-2xx POST. The protocol is small enough.
-    client = make_http_client(
-        headers=headers,
-        auth=auth,
-        timeout_s=timeout_s,
-        request_timeout_s=request_timeout_s,
-        on_response=on_response,
-    )
-    async with client, sse_within_origin(client, url, max_event_size=MAX_SSE_EVENT_BYTES) as source:
-        source.response.raise_for_status()
-        events = aiter(source)
-        with anyio.fail_after(timeout_s):
-            endpoint = await _endpoint_from(events, url)
-        # Created only now: a failed connect must not leave unclosed streams behind.
-        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_sse_reader, events, read_writer)
-            tg.start_soon(_sse_writer, client, endpoint, write_reader, read_writer)
-            try:
-                yield read_stream, write_stream
-            finally:
-                for stream in (write_stream, write_reader, read_stream, read_writer):
-                    stream.close()
-                tg.cancel_scope.cancel()
-
-
-async def _sse_reader(
-    events: AsyncIterator[httpx2.ServerSentEvent],
-    read_writer: MemoryObjectSendStream[SessionMessage | Exception],
-) -> None:
-    async for event in events:
-        if event.event != "message" or not event.data:
-            continue
-        message, garbage = _decode(event.data.encode())
-        if garbage:
-            logger.debug("skipped a malformed SSE message event (%d bytes)", len(event.data))
-        if message is not None:
-            try:
-                await read_writer.send(message)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-    read_writer.close()  # the server ended the stream: the connection is over
-
-
-async def _sse_writer(
-    client: httpx2.AsyncClient,
-    endpoint: str,
-    write_reader: MemoryObjectReceiveStream[SessionMessage],
-    read_writer: MemoryObjectSendStream[SessionMessage | Exception],
-) -> None:
-    async with write_reader:
-        async for session_message in write_reader:
-            message = session_message.message
-            body = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-            try:
-                response = await request_within_origin(client, "POST", endpoint, json=body)
-            except ResponseTooLarge as exc:
-                failure = f"message endpoint answered with a {exc}"
-            else:
-                if response.is_success:
-                    continue
-                failure = f"message endpoint answered HTTP {response.status_code}"
-            if not isinstance(message, types.JSONRPCRequest):
-                continue
-            # The answer will never come over the event stream: fail this request now, not at its
-            # timeout. The session goes on (the SDK's client stops sending after one failed POST).
-            error = types.ErrorData(code=types.INTERNAL_ERROR, message=failure)
-            reply = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-            with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                await read_writer.send(SessionMessage(reply))
-
-
-async def _endpoint_from(events: AsyncIterator[httpx2.ServerSentEvent], url: str) -> str:
-    """The message endpoint announced by the first ``endpoint`` event, checked to be same-origin."""
-    async for event in events:
-        if event.event != "endpoint":
-            continue  # nothing can be an answer yet: no request was sent
-        base = httpx2.URL(url)
-        endpoint = base.join(event.data.strip())
-        if (endpoint.scheme, endpoint.host, endpoint.port) != (base.scheme, base.host, base.port):
-            # Otherwise a server could send our authenticated POSTs to a host of its choosing.
-            raise EndpointOriginMismatch(_origin(endpoint))
-        return str(endpoint)
-    raise httpx2.RemoteProtocolError("the SSE stream ended before its endpoint event")
-
-
-def _origin(url: httpx2.URL) -> str:
-    port = f":{url.port}" if url.port is not None else ""
-    return f"{url.scheme}://{url.host}{port}"
-
-
-def sse_transport(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    auth: httpx2.Auth | None = None,
-    timeout_s: float,
-    request_timeout_s: float,
-    on_response: ResponseHook | None = None,
-) -> Transport:
-    """A legacy HTTP+SSE (2024-11-05) ``Transport``; same client policy as :func:`http_transport`.
-
-    An ``endpoint`` event on another origin (scheme, host, port) is refused with
-    :class:`EndpointOriginMismatch` before anything is POSTed, so a server cannot redirect our
-    authenticated requests. Connect errors (refused, 4xx on the GET, origin mismatch, no
-    endpoint within ``timeout_s``) are raised bare, not in an ``ExceptionGroup``. A POST answered
-    with a non-2xx status fails that request only. Redirects are followed only within the origin.
-    """
-    return _sse_streams(
-        url,
-        headers=headers,
-        auth=auth,
-        timeout_s=timeout_s,
-        request_timeout_s=request_timeout_s,
-        on_response=on_response,
-    )
+        raw = RawChannel(cfg.name)
+        transport = stdio_pipe_transport(
+            proc.stdin,
+            proc.stdout,
+            server=cfg.name,
+            on_garbage=garbage,
+            discover_timeout_s=dial.probe_timeout,
+            throttle=dial.throttle,
+            on_fatal=lambda error: lost(error.template, error.reason),
+            raw=raw,
+        )
+        return Opened(transport, raw)
