@@ -102,14 +102,18 @@ def _adhoc_server(request: pytest.FixtureRequest) -> ServerConfig | None:
     if not isinstance(target, str) or not target.strip():
         raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER} needs the server's command line or URL")
     from orbmcp.commands.adhoc import entry, is_url
+    from orbmcp.config.transports import STDIO, STREAMABLE_HTTP, from_spelling
     from orbmcp.errors import OrbError
 
     options: dict[str, Any] = dict(marker.kwargs)
-    kind = "sse" if options.get("transport") == "sse" else ("http" if is_url(target) else "stdio")
+    stated = options.get("transport")
+    kind = from_spelling(stated) if isinstance(stated, str) else None
+    if kind is None:  # unstated (or unknown): what the target looks like
+        kind = STREAMABLE_HTTP if is_url(target) else STDIO
     env = [f"{k}={v}" for k, v in (options.get("env") or {}).items()]
     headers = [f"{k}={v}" for k, v in (options.get("headers") or {}).items()]
     try:
-        return entry([(kind, target)], env, headers, options.get("name"), cwd=request.path.parent)
+        return entry([(kind.option, target)], env, headers, options.get("name"), cwd=request.path.parent)
     except OrbError as exc:
         raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER}: {exc.message}") from None
 
