@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from orbmcp.core.tooling.raw_calls import json_object
+from orbmcp.core.wire.raw_channel import json_object
 from orbmcp.errors import OrbError
 from orbmcp.serve.peer import InFlight
 

@@ -17,7 +17,8 @@ import pytest
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
 from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.core.tooling.calls import call_tool_wire
-from orbmcp.core.tooling.raw_calls import ID_PREFIX, RawChannel, call_tool_relayed
+from orbmcp.core.tooling.raw_calls import call_tool_relayed
+from orbmcp.core.wire.raw_channel import ID_PREFIX, RawChannel
 from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
 from tests.core.capabilities.test_live import Scripted, asks
 from tests.core.live import managed, stdio_entry, write_config

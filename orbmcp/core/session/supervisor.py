@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from orbmcp.core.processes.process import ManagedProcess
     from orbmcp.core.session.runtime import Runtime
     from orbmcp.core.tooling.listings import ToolListingSalvage
-    from orbmcp.core.tooling.raw_calls import RawChannel
+    from orbmcp.core.wire.raw_channel import RawChannel
 
 
 def _log(event: str, **fields: Any) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from orbmcp.core.wire.raw_channel import SdkProgress
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
 
 if TYPE_CHECKING:
@@ -223,9 +224,6 @@ async def call_tool(
             sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
         )
     return from_sdk(result)
-
-
-SdkProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 def progress_filter(progress: ProgressFn | None) -> SdkProgress:

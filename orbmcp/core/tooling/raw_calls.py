@@ -1,6 +1,8 @@
 """``tools/call`` relayed raw on a stdio connection: the request line goes straight into the
 server's stdin, and its answer comes back from the transport's reader to the waiting call, past
-the SDK's client session, its models and its memory streams on both legs.
+the SDK's client session, its models and its memory streams on both legs. The channel on the
+connection (the wire side: ids, the reader's hand-over, the write) is
+``orbmcp.core.wire.raw_channel``; this module decides which calls take it.
 
 For a front that passes results on as wire JSON (serve's fast lane), where the SDK's path costs
 more than the server it waits for. Requests carry ids of orbmcp's own namespace ("orbmcp-lane-N":
@@ -17,236 +19,15 @@ every request's ``_meta``), an HTTP server (no channel), and the retry after a -
 
 from __future__ import annotations
 
-import itertools
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
-
-import anyio
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities.askers import Asker
     from orbmcp.core.session.supervisor import Supervisor
-    from orbmcp.core.tooling.calls import ProgressFn, SdkProgress
+    from orbmcp.core.tooling.calls import ProgressFn
 
-ID_PREFIX = "orbmcp-lane-"
-# Every line that can be ours holds this; any other line costs the reader one substring search.
-_MARK = b'"' + ID_PREFIX.encode()
-# How long a courtesy notifications/cancelled may wait for a wedged stdin (the SDK's bound too).
-ABANDON_WRITE_S = 2.0
-MALFORMED = "server sent a malformed JSON-RPC response"
 FIRST_MODERN = "2026"  # protocol versions from here on are stamped per request by the SDK
-
-Send = Callable[[bytes], Awaitable[None]]
-GarbageHook = Callable[[bytes], None]
-
-
-class _Closed:
-    """The connection ended before the answer came."""
-
-
-_CLOSED = _Closed()
-
-
-class _Waiter:
-    """One pending call: what the reader handed over (progress tuples, then its outcome)."""
-
-    __slots__ = ("items", "wake")
-
-    def __init__(self) -> None:
-        self.wake = anyio.Event()
-        self.items: list[Any] = []
-
-    def put(self, item: Any) -> None:
-        self.items.append(item)
-        self.wake.set()
-
-
-def json_object(line: bytes) -> dict[str, Any] | None:
-    """``line`` as a JSON object, or None for anything else a peer may send (bad JSON, another
-    type, nesting deep enough to exhaust the parser's recursion)."""
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return message if isinstance(message, dict) else None
-
-
-class RawChannel:
-    """The raw side of one stdio connection, made with its transport and ended with it."""
-
-    def __init__(self, server: str) -> None:
-        self.server = server
-        self.closed = False
-        self.relayed = 0  # calls answered through here: tests tell which path a call took by it
-        self._send: Send | None = None
-        self._on_garbage: GarbageHook | None = None
-        self._waiters: dict[str, _Waiter] = {}
-        self._ids = itertools.count(1)
-
-    @property
-    def pending(self) -> bool:
-        """Calls wait for their answers."""
-        return bool(self._waiters)
-
-    # -- the transport's side --------------------------------------------------------------------
-
-    def attach(self, send: Send, on_garbage: GarbageHook | None = None) -> None:
-        """``send`` writes one whole line to the server's stdin (safe beside the SDK's writer)."""
-        self._send = send
-        self._on_garbage = on_garbage
-
-    def take(self, line: bytes) -> bool:
-        """From the transport's reader: True when ``line`` answers (or reports the progress of)
-        a pending call, which now has it; False leaves it to the SDK. Never raises on what a
-        server wrote (bad JSON, deep nesting, ids of any type)."""
-        if not self._waiters or _MARK not in line:
-            return False
-        message = json_object(line)
-        if message is None:
-            return False
-        if "method" in message:
-            return self._progress(message)
-        request_id = message.get("id")
-        waiter = self._waiters.get(request_id) if isinstance(request_id, str) else None
-        if waiter is None or ("result" not in message and "error" not in message):
-            return False  # not ours, or not an answer: the SDK skips it as today
-        waiter.put(self._outcome(message, line))
-        return True
-
-    def _progress(self, message: dict[str, Any]) -> bool:
-        params = message.get("params")
-        if message.get("method") != "notifications/progress" or not isinstance(params, dict):
-            return False
-        token = params.get("progressToken")
-        waiter = self._waiters.get(token) if isinstance(token, str) else None
-        if waiter is None:
-            return False
-        value, total, text = params.get("progress"), params.get("total"), params.get("message")
-        # The SDK's own checks: a bool is no number; a malformed report is dropped.
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            waiter.put(
-                (
-                    float(value),
-                    float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None,
-                    text if isinstance(text, str) else None,
-                )
-            )
-        return True
-
-    def _outcome(self, message: dict[str, Any], line: bytes) -> Any:
-        error = message.get("error")
-        if message.get("jsonrpc") == "2.0":
-            if error is None and isinstance(result := message.get("result"), dict):
-                return result
-            if isinstance(error, dict):
-                code, text = error.get("code"), error.get("message")
-                if isinstance(code, int) and not isinstance(code, bool) and isinstance(text, str):
-                    return _RawError(code, text, error.get("data"))
-        # As the transport does for the SDK: the answer fails the call instead of leaving it to
-        # wait its whole timeout, and the line is reported as garbage.
-        if self._on_garbage is not None:
-            self._on_garbage(line)
-        return _RawError(INTERNAL_ERROR, MALFORMED, None)
-
-    def close(self) -> None:
-        """The connection is gone: every pending call fails now (idempotent)."""
-        self.closed = True
-        self._send = None
-        for waiter in self._waiters.values():
-            waiter.put(_CLOSED)
-
-    # -- the caller's side -----------------------------------------------------------------------
-
-    async def call(
-        self, tool: str, arguments: dict[str, Any], *, timeout: float, on_progress: SdkProgress
-    ) -> dict[str, Any]:
-        """One ``tools/call``: its result as the server sent it, else ``MCPError`` as the SDK
-        raises it (an error answer; -32001 on timeout; -32000 when the connection closes)."""
-        from mcp import MCPError
-
-        send = self._send
-        if self.closed or send is None:
-            raise _connection_closed()
-        request_id = f"{ID_PREFIX}{next(self._ids)}"
-        waiter = _Waiter()
-        self._waiters[request_id] = waiter
-        params = {"name": tool, "arguments": arguments, "_meta": {"progressToken": request_id}}
-        line = json.dumps(
-            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params},
-            separators=(",", ":"),
-        )
-        issued = False
-        try:
-            issued = True  # a write cut short may still have delivered: it counts as sent
-            try:
-                await send(line.encode() + b"\n")
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                raise _connection_closed() from None
-            with anyio.move_on_after(timeout):
-                outcome = await _answer(waiter, on_progress)
-                if outcome is _CLOSED:
-                    raise _connection_closed()
-                self.relayed += 1
-                if isinstance(outcome, _RawError):
-                    raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
-                result: dict[str, Any] = outcome
-                return result
-            issued = False  # the courtesy cancel goes out here, unshielded, as the SDK's does
-            await self._cancel(request_id, f"timed out after {timeout}s", shield=False)
-            raise MCPError(code=REQUEST_TIMEOUT, message="Request 'tools/call' timed out")
-        except anyio.get_cancelled_exc_class():
-            if issued and not self.closed:
-                await self._cancel(request_id, "caller cancelled", shield=True)
-            raise
-        finally:
-            del self._waiters[request_id]
-
-    async def _cancel(self, request_id: str, reason: str, *, shield: bool) -> None:
-        send = self._send
-        if send is None:
-            return
-        note = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
-        note["params"] = {"requestId": request_id, "reason": reason}  # type: ignore[assignment]
-        with anyio.move_on_after(ABANDON_WRITE_S, shield=shield):
-            try:
-                await send(json.dumps(note, separators=(",", ":")).encode() + b"\n")
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                pass  # the connection is going: the server stops the work with it
-
-
-CONNECTION_CLOSED = -32000
-REQUEST_TIMEOUT = -32001
-INTERNAL_ERROR = -32603
-
-
-class _RawError:
-    __slots__ = ("code", "data", "message")
-
-    def __init__(self, code: int, message: str, data: Any) -> None:
-        self.code, self.message, self.data = code, message, data
-
-
-def _connection_closed() -> Exception:
-    from mcp import MCPError
-
-    return MCPError(code=CONNECTION_CLOSED, message="Connection closed")
-
-
-async def _answer(waiter: _Waiter, on_progress: SdkProgress) -> Any:
-    """The call's outcome, relaying its progress meanwhile, in the order the server sent them."""
-    while True:
-        items = waiter.items
-        if items:
-            waiter.items = []
-            for item in items:
-                if type(item) is not tuple:
-                    return item
-                await on_progress(*item)
-            continue
-        await waiter.wake.wait()
-        # Re-armed before the next drain: whatever the reader adds from here on wakes the new one.
-        waiter.wake = anyio.Event()
 
 
 async def call_tool_relayed(
@@ -324,4 +105,4 @@ def _later_fields(version: str) -> frozenset[str]:
     return fields
 
 
-__all__ = ["ID_PREFIX", "RawChannel", "call_tool_relayed", "json_object"]
+__all__ = ["call_tool_relayed"]

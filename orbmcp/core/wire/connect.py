@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from orbmcp.core.processes.stderr_tail import StderrTail
     from orbmcp.core.session.runtime import Runtime
     from orbmcp.core.tooling.listings import ToolListingSalvage
-    from orbmcp.core.tooling.raw_calls import RawChannel
     from orbmcp.core.wire.era import EraCache
     from orbmcp.core.wire.flood import NotificationThrottle
+    from orbmcp.core.wire.raw_channel import RawChannel
     from orbmcp.core.wire.transports import ServerTransport
 
 # How long a failed connection waits for its stdio server to finish exiting, to learn its code.
@@ -113,7 +113,7 @@ class Connection:
     instructions: str | None = None  # the server's instructions (initialize result), raw
     capabilities: dict[str, Any] | None = None  # what the server offers (wire JSON)
     advertised: dict[str, Any] | None = None  # what orbmcp advertised to it (wire JSON)
-    raw: RawChannel | None = None  # a stdio connection's raw side (``raw_calls``), else None
+    raw: RawChannel | None = None  # a stdio connection's raw side (``raw_channel``), else None
 
 
 @asynccontextmanager

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from orbmcp.config.model import ServerConfig
     from orbmcp.config.transports import TransportKind
     from orbmcp.core.processes.process import ManagedProcess
-    from orbmcp.core.tooling.raw_calls import RawChannel
     from orbmcp.core.wire.flood import NotificationThrottle
+    from orbmcp.core.wire.raw_channel import RawChannel
     from orbmcp.net.http import ResponseHook
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024

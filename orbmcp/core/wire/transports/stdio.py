@@ -6,7 +6,7 @@ that frames JSON-RPC over pipes it does not own. Compared with the SDK's framing
 caps a line's size (a server that never writes a newline cannot eat the client's memory), skips
 non-JSON noise instead of handing the session an exception per line, and can bound the
 ``server/discover`` probe of one connection (see ``orbmcp.core.wire.era``). Beside the session, a
-``RawChannel`` may relay ``tools/call`` lines raw (``orbmcp.core.tooling.raw_calls``).
+``RawChannel`` may relay ``tools/call`` lines raw (``orbmcp.core.wire.raw_channel``).
 
 Connect-time only: imports ``mcp`` at the top.
 """
@@ -24,9 +24,9 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from orbmcp.config.transports import STDIO, TransportKind
-from orbmcp.core.tooling.raw_calls import RawChannel
 from orbmcp.core.wire.flood import NotificationThrottle, notification_method
 from orbmcp.core.wire.lines import OverlongLine, read_lines
+from orbmcp.core.wire.raw_channel import RawChannel
 from orbmcp.core.wire.transports.base import DEFAULT_MAX_LINE_BYTES, Dial, Opened, decode
 from orbmcp.errors import ConnectionFailed
 from orbmcp.log import get_logger
@@ -231,7 +231,7 @@ def stdio_pipe_transport(
     ``on_fatal`` hears why the transport kills the connection (a line over the cap) before the
     session fails. The transport never owns the process: leaving it closes stdin only.
 
-    ``raw`` (``raw_calls.RawChannel``) may write whole lines to stdin beside the session, and is
+    ``raw`` (``raw_channel.RawChannel``) may write whole lines to stdin beside the session, and is
     handed the lines that answer its own requests before the SDK parses anything.
     """
     return _stdio_pipe_streams(
