@@ -36,10 +36,15 @@ if TYPE_CHECKING:
 
 # How long a failed connection waits for its stdio server to finish exiting, to learn its code.
 EXIT_NOTE_S = 0.5
-SSE_FALLBACK_NOTE = (
-    "connected over legacy SSE: the URL refused Streamable HTTP; "
-    'set "transport": "sse" for this server to skip that attempt'
-)
+
+
+def fallback_note(configured: str, used: str) -> str:
+    """The warning of a connection that took its kind's fallback (an entry that says so skips it)."""
+    wanted, taken = kind_of(configured), kind_of(used)
+    return (
+        f"connected over legacy {taken.label}: the URL refused {wanted.label}; "
+        f'set "transport": "{taken.name}" for this server to skip that attempt'
+    )
 
 
 @dataclass
@@ -198,7 +203,7 @@ class _Opener:
                 transport=transport,
                 protocol_version=version,
                 server_info=f"{info.name} {info.version}" if info is not None else None,
-                warnings=(SSE_FALLBACK_NOTE,) if transport != cfg.transport else (),
+                warnings=(fallback_note(cfg.transport, transport),) if transport != cfg.transport else (),
                 listings=self.listings,
                 instructions=_instructions(client),
                 capabilities=offered,
