@@ -42,9 +42,9 @@ class Dial:
     warn: Callable[[str], None]
     # Told why the connection is about to die (message template, reason), before anything fails.
     lost: Callable[[str, str], None]
+    auth: Callable[[], Awaitable[Any]]  # the httpx2.Auth (or None) of a URL, built on demand
     process: ManagedProcess | None = None  # the server a local transport talks to, spawned
     probe_timeout: float | None = None  # answer an unanswered server/discover after this long
-    auth: Callable[[], Awaitable[Any]] | None = None  # the httpx2.Auth of a URL, built on demand
     on_response: ResponseHook | None = None  # every HTTP response's status and headers
 
 
@@ -91,8 +91,3 @@ def decode(raw: bytes) -> tuple[SessionMessage | None, bool]:
         return None, True
     error = types.ErrorData(code=types.INTERNAL_ERROR, message="server sent a malformed JSON-RPC response")
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)), True
-
-
-async def http_auth(dial: Dial) -> Any:
-    """The ``httpx2.Auth`` of a URL transport's attempt (None: none configured)."""
-    return None if dial.auth is None else await dial.auth()
