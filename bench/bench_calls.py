@@ -53,8 +53,8 @@ async def _in_process(calls: int, home: Path) -> dict[str, list[float]]:
     from mcp import Client, StdioServerParameters
 
     from orbmcp.config.loader import load_config
-    from orbmcp.core.calls import call_tool
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.tooling.calls import call_tool
     from orbmcp.host import McpExtension
     from tests.host.example_host import ExampleHost
 

@@ -1,9 +1,9 @@
 """Do the two start-up tricks outside ``orbmcp/fastpath`` still pay? Each is measured on and off,
 alternately, in one run (the package docstring of ``orbmcp.fastpath`` keeps the verdict).
 
-(a) ``frontends/sdk_trim.py``: the SDK's client-side import (``core.sdk``'s modules), in a fresh
+(a) ``frontends/sdk_trim.py``: the SDK's client-side import (``core.wire.sdk``'s modules), in a fresh
     interpreter, with the trim installed and without; time and modules loaded.
-(b) ``core/detached_stop.py``: a one-shot ``orbmcp tools`` on a stdio server, as the program runs
+(b) ``core/processes/detached_stop.py``: a one-shot ``orbmcp tools`` on a stdio server, as the program runs
     it (its servers' stop handed to a detached child once the output is printed) and with the
     hand-off off (the command waits for the stop): once on a server that exits at stdin EOF, once
     on one whose process group outlives EOF (stopped by SIGTERM after the stdin grace period).
@@ -32,7 +32,7 @@ import sys
 if sys.argv[1] == "trim":
     from orbmcp.frontends import sdk_trim
     sdk_trim.install()
-from orbmcp.core import sdk
+from orbmcp.core.wire import sdk
 sdk._import_all()
 print(len(sys.modules))
 """

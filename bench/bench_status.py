@@ -112,8 +112,8 @@ async def _discovery(rounds: int) -> tuple[list[float], list[float], float]:
     from mcp.client.stdio import stdio_client
 
     from orbmcp.config.loader import load_config
-    from orbmcp.core.discovery import list_tools
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.discovery import list_tools
+    from orbmcp.core.session.manager import Manager
 
     argv = [str(SERVERS / "paged.py"), "--tools", str(TOOLS), "--page-size", str(PAGE)]
     with tempfile.TemporaryDirectory() as d:

@@ -50,7 +50,7 @@ VARIABLES = (
 )
 
 # Not read from orbmcp's own environment: set in each stdio server's, so that its descendants
-# can be told apart from every other process (``core.proctree``).
+# can be told apart from every other process (``core.processes.proctree``).
 SERVER_TAG = "ORBMCP_SERVER_TAG"
 
 DEFAULT_MAX_INPUT_MIB = 16

@@ -101,7 +101,7 @@ def imports_of(path: Path) -> Iterator[str]:
                 target = node.module or ""
             if target.split(".")[0] != "orbmcp":
                 continue
-            for alias in node.names:  # `from orbmcp.core import era` imports the module orbmcp.core.era
+            for alias in node.names:  # `from orbmcp.core.wire import era` imports the module era
                 candidate = f"{target}.{alias.name}"
                 yield _existing(candidate) if _exists(candidate) else _existing(target)
 

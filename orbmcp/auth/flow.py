@@ -18,6 +18,7 @@ from orbmcp.auth.callback import DEFAULT_CALLBACK_TIMEOUT_S
 from orbmcp.auth.lock import AuthLock
 from orbmcp.auth.messages import clean, log_auth_event
 from orbmcp.auth.storage import AuthStore
+from orbmcp.config.transports import kind_of
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ async def _probe(cfg: ServerConfig, provider: OrbOAuthProvider) -> int:
             client.timeout = httpx2.Timeout(
                 connect=connect_s, read=request_s, write=request_s, pool=connect_s
             )
-            if cfg.transport == "sse":
+            if kind_of(cfg.transport).endpoint_event:  # legacy SSE: GET the event stream
                 return await _probe_sse(client, cfg.url)
             return await _probe_initialize(client, cfg.url)
     except OrbError:

@@ -1,6 +1,6 @@
 """The SDK's ``OAuthClientProvider`` with orbmcp's storage, callback, policies and fixes.
 
-Connect-time only: imports ``mcp`` and ``httpx2`` at the top (``core/connect.py`` and
+Connect-time only: imports ``mcp`` and ``httpx2`` at the top (``core/wire/connect.py`` and
 ``auth/flow.py`` import this module inside functions).
 
 What the subclass adds to the SDK flow:

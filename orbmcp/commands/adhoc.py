@@ -20,14 +20,16 @@ import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.config.transports import BY_OPTION
+
 if TYPE_CHECKING:
     from pathlib import Path
 
     from orbmcp.config.model import ServerConfig
 
-TARGET_OPTIONS = ("--stdio", "--http", "--sse")
+TARGET_OPTIONS = tuple(f"--{option}" for option in BY_OPTION)
 # The handler keyword arguments of the shared ad-hoc params (commands/params.py: ADHOC).
-KEYS = ("stdio", "http", "sse", "env", "header", "adhoc_name")
+KEYS = (*BY_OPTION, "env", "header", "adhoc_name")
 _URL = re.compile(r"https?://", re.IGNORECASE)
 # Launchers whose first plain argument names the server (npx PACKAGE, uvx PACKAGE, node FILE).
 _LAUNCHERS = frozenset(
@@ -217,13 +219,13 @@ def place_server(args: list[str]) -> list[str]:
 def requested(kwargs: Mapping[str, Any]) -> bool:
     """An ad-hoc target on the line: a string value (``slash --stdio``, a flag of the same name, is
     the agent protocol, not a server)."""
-    return any(isinstance(kwargs.get(k), str) for k in ("stdio", "http", "sse"))
+    return any(isinstance(kwargs.get(k), str) for k in BY_OPTION)
 
 
 def take(kwargs: MutableMapping[str, Any], *, cwd: Path) -> ServerConfig | None:
     """Remove the ad-hoc keywords from a handler's arguments; the entry they describe, if any."""
     values = {k: kwargs.pop(k) for k in KEYS if k in kwargs}
-    targets = [(k, values[k]) for k in ("stdio", "http", "sse") if values.get(k) is not None]
+    targets = [(k, values[k]) for k in BY_OPTION if values.get(k) is not None]
     if not targets:
         extra = [f"--{k}" for k in ("env", "header", "adhoc_name") if values.get(k)]
         if extra:
@@ -260,26 +262,27 @@ def entry(
         raise UsageError(
             f"give one of --stdio, --http and --sse (got {' and '.join('--' + k for k, _ in targets)})"
         )
-    kind, value = targets[0]
-    if kind == "stdio":
+    option, value = targets[0]
+    kind = BY_OPTION[option]
+    if kind.local:
         try:
             words = shlex.split(value)
         except ValueError as exc:
             raise UsageError(f"--stdio {value!r}: {exc}") from None
         if not words:
             raise UsageError("--stdio needs a command, e.g. --stdio 'python -m my_server'")
-        target, transport = words, "stdio"
+        target = words
     else:
         if not is_url(value):
-            raise UsageError(f"--{kind} {value!r}: expected an http:// or https:// URL")
-        target, transport = [value], kind
-    server_name = name or (name_for_command(value) if kind == "stdio" else name_for_url(value))
+            raise UsageError(f"--{option} {value!r}: expected an http:// or https:// URL")
+        target = [value]
+    server_name = name or (name_for_command(value) if kind.local else name_for_url(value))
     raw = build_entry(
-        target, env=pairs(env, "env"), headers=pairs(header, "header"), transport=transport, lazy=False
+        target, env=pairs(env, "env"), headers=pairs(header, "header"), transport=kind.name, lazy=False
     )
     checked, problems = parse_server(server_name, raw, file=None, source="config", settings=Settings())
     if checked is not None:
         checked, problems = finalize(checked, environ=os.environ, cwd=cwd)
     if checked is None:
-        raise UsageError(f"--{kind}: " + "; ".join(w.message for w in problems), server=server_name)
+        raise UsageError(f"--{option}: " + "; ".join(w.message for w in problems), server=server_name)
     return checked

@@ -11,13 +11,13 @@ from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.spelling import agent_message, agent_text
-from orbmcp.core.results import TextBlock, ToolResult
+from orbmcp.core.tooling.results import TextBlock, ToolResult
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.supervisor import Supervisor
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.supervisor import Supervisor
+    from orbmcp.core.tooling.registry import BridgedTool
     from orbmcp.errors import OrbError
 
 STATUS_TOOL = "mcp_status"
@@ -83,8 +83,8 @@ async def connect_server(
     ``servers`` limits which servers may be connected (an agent front serving only some of them).
     """
     from orbmcp.commands.context import server_entry
-    from orbmcp.core.hints import hint_for
-    from orbmcp.core.state import State
+    from orbmcp.core.session.hints import hint_for
+    from orbmcp.core.session.state import State
     from orbmcp.errors import OrbError
     from orbmcp.suggest import unknown_server
 

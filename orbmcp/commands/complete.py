@@ -218,7 +218,7 @@ class _World:
         if live:
             return [shown_name(name) for name in live]
         from orbmcp.config import paths
-        from orbmcp.core import toolcache
+        from orbmcp.core.tooling import toolcache
 
         cfg = self.config()
         gdir = cfg.global_dir if cfg is not None else paths.global_dir()

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
     from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
     from orbmcp.core.capabilities.server_log import LogMessage
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
 
 class UI(Protocol):

@@ -21,8 +21,8 @@ from orbmcp.commands.completion_words import Candidate, CandidateKind
 from orbmcp.commands.live_query import LiveQuery
 
 if TYPE_CHECKING:
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.supervisor import Supervisor
 
 QUERY_BUDGET_S = 5.0
 MAX_CANDIDATES = 100
@@ -53,7 +53,7 @@ async def answer(manager: Manager, query: LiveQuery) -> list[Candidate]:
 
 
 async def _prompt_argument(sup: Supervisor, query: LiveQuery) -> list[str]:
-    from orbmcp.core.calls import complete_argument, list_prompts
+    from orbmcp.core.tooling.calls import complete_argument, list_prompts
 
     prompt = next((p for p in await list_prompts(sup) if p.get("name") == query.prompt), None)
     if prompt is None or query.prompt is None:
@@ -76,8 +76,8 @@ async def _prompt_argument(sup: Supervisor, query: LiveQuery) -> list[str]:
 
 
 async def _resource_uri(sup: Supervisor, query: LiveQuery) -> list[str]:
-    from orbmcp.core.calls import complete_argument, list_resource_templates, list_resources
     from orbmcp.core.capabilities.templates import completion_point, literal_prefix
+    from orbmcp.core.tooling.calls import complete_argument, list_resource_templates, list_resources
 
     typed = query.current
     candidates = [str(r["uri"]) for r in await list_resources(sup) if isinstance(r.get("uri"), str)]

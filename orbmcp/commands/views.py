@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING
 from orbmcp.commands.results import ServerDetail, StatusReport, StatusRow, ToolCounts
 from orbmcp.commands.results.status import Launch, RetryWait
 from orbmcp.commands.spelling import spell_for
+from orbmcp.config.transports import kind_of
 from orbmcp.errors import cmd
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from orbmcp.config.model import ResolvedConfig, ServerConfig, UnavailableEntry
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.supervisor import Supervisor
 
 
 def auth_line(cfg: ServerConfig, config: ResolvedConfig) -> str:
@@ -80,13 +81,13 @@ def _off_hint(state: str) -> str | None:
 def status_row(
     cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None, *, front: str = "cli"
 ) -> StatusRow:
-    from orbmcp.core.hints import hint_for
+    from orbmcp.core.session.hints import hint_for
 
     retry = retry_wait(sup)
     state = shown_state(cfg, sup)
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
     fallback = sse_fallback(cfg, sup)
-    live = _without_fallback_note(sup.snap.warnings) if sup is not None and fallback else ()
+    live = _without_fallback_note(sup.snap.warnings, cfg, sup) if sup is not None and fallback else ()
     return StatusRow(
         name=cfg.name,
         lifecycle=shown_lifecycle(cfg),
@@ -105,15 +106,18 @@ def status_row(
 
 
 def sse_fallback(cfg: ServerConfig, sup: Supervisor | None) -> bool:
-    """Whether the server's URL refused Streamable HTTP and it was reached over legacy SSE."""
-    return sup is not None and sup.snap.transport == "sse" and cfg.transport != "sse"
+    """Whether the server's URL refused its transport and it was reached over that kind's fallback."""
+    if sup is None or sup.snap.transport is None:
+        return False
+    return kind_of(cfg.transport).fallback == sup.snap.transport
 
 
-def _without_fallback_note(warnings: Iterable[str]) -> tuple[str, ...]:
+def _without_fallback_note(warnings: Iterable[str], cfg: ServerConfig, sup: Supervisor) -> tuple[str, ...]:
     """A row's live warnings less the fallback's own (the row's ``sse_fallback`` says it)."""
-    from orbmcp.core.connect import SSE_FALLBACK_NOTE  # a live supervisor: the SDK is loaded
+    from orbmcp.core.wire.connect import fallback_note  # a live supervisor: the SDK is loaded
 
-    return tuple(w for w in warnings if w != SSE_FALLBACK_NOTE)
+    note = fallback_note(cfg.transport, sup.snap.transport or cfg.transport)
+    return tuple(w for w in warnings if w != note)
 
 
 def unavailable_row(entry: UnavailableEntry, *, front: str = "cli") -> StatusRow:
@@ -230,7 +234,7 @@ def server_detail(
     front: str = "cli",
     message: str | None = None,
 ) -> ServerDetail:
-    from orbmcp.core.hints import hint_for
+    from orbmcp.core.session.hints import hint_for
 
     tools = sup.runtime.tools.for_server(cfg.name) if sup is not None else []
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)

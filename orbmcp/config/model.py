@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from orbmcp.config.transports import kind_of
 from orbmcp.errors import ConfigError
 
 Transport = Literal["stdio", "streamable-http", "sse"]
@@ -95,7 +96,8 @@ class ServerConfig:
 
     @property
     def is_stdio(self) -> bool:
-        return self.transport == "stdio"
+        """A process orbmcp spawns (the stdio kind), not a server at a URL."""
+        return kind_of(self.transport).local
 
     @property
     def has_oauth(self) -> bool:

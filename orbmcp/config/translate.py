@@ -24,16 +24,10 @@ from typing import cast
 from orbmcp.config.checks import Problems, scaled_duration_ms
 from orbmcp.config.clients import ClientFile
 from orbmcp.config.jsonc import type_name
+from orbmcp.config.transports import SSE, STREAMABLE_HTTP, from_spelling
 
 MAX_SERVERS_PER_FILE = 500
 
-_TRANSPORTS = {
-    "stdio": "stdio",
-    "http": "streamable-http",
-    "streamable-http": "streamable-http",
-    "streamablehttp": "streamable-http",
-    "sse": "sse",
-}
 _EDITOR_VARIABLE = re.compile(r"\$\{(workspaceFolder|workspaceFolderBasename|userHome|pathSeparator|/)\}")
 _INPUT_VARIABLE = re.compile(r"\$\{input:([^}]*)\}")
 _GEMINI_TOKEN = re.compile(r"\$\$|\$\{[^}]*\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -224,9 +218,9 @@ def _transport(raw: Mapping[str, object], key: str = "type") -> dict[str, object
     value = raw.get(key)
     if value is None:
         return {}
-    mapped = _TRANSPORTS.get(value.lower()) if isinstance(value, str) else None
+    kind = from_spelling(value) if isinstance(value, str) else None
     # An unknown spelling goes through as it is: orbmcp's own check names it.
-    return {"transport": mapped or value}
+    return {"transport": kind.name if kind is not None else value}
 
 
 def _tool_filters(ctx: _Context, raw: Mapping[str, object], *keys: str) -> None:
@@ -322,9 +316,9 @@ def _codex(ctx: _Context, raw: dict[str, object], inputs: frozenset[str]) -> dic
 def _gemini(ctx: _Context, raw: dict[str, object], inputs: frozenset[str]) -> dict[str, object]:
     entry = _copy(raw, "command", "args", "env", "cwd", "headers")
     if "httpUrl" in raw:
-        entry |= {"url": raw["httpUrl"], "transport": "streamable-http"}
+        entry |= {"url": raw["httpUrl"], "transport": STREAMABLE_HTTP.name}
     elif "url" in raw:
-        entry |= {"url": raw["url"], "transport": "sse"}  # Gemini's "url" is an SSE endpoint
+        entry |= {"url": raw["url"], "transport": SSE.name}  # Gemini's "url" is an SSE endpoint
     if "timeout" in raw:
         entry["requestTimeoutMs"] = _duration(raw, "timeout", 1)  # milliseconds there too
     oauth = raw.get("oauth")

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp import log
-from orbmcp.commands.argv import ProgramLine
 from orbmcp.daemon import protocol
+from orbmcp.fastpath.argv import ProgramLine
 
 if TYPE_CHECKING:
     from orbmcp.commands.context import CommandContext

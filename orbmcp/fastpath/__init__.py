@@ -19,7 +19,7 @@ Two tricks outside this package stay because ``bench/bench_fastpath_tricks.py`` 
 - ``frontends/sdk_trim.py`` (the MCP SDK's client without its server stack, in the program's own
   client process): 420 modules instead of 588, 781 ms CPU instead of 986 (-21 %) for the SDK
   import; wall median 3.2 s instead of 4.1 s.
-- ``core/detached_stop.py`` (a one-shot command's servers stopped after it exits, by a detached
+- ``core/processes/detached_stop.py`` (a one-shot command's servers stopped after it exits, by a detached
   child): nothing measurable on a server that exits at stdin EOF (2.44 s against 2.48 s), but a
   server whose process group outlives EOF costs the command the stdin grace period and SIGTERM
   without it: 2.57 s instead of 4.74 s.

@@ -30,7 +30,7 @@ import anyio
 
 from orbmcp._version import __version__
 from orbmcp.commands.context import CommandContext
-from orbmcp.core.lines import OverlongLine, read_lines_skipping
+from orbmcp.core.wire.lines import OverlongLine, read_lines_skipping
 from orbmcp.errors import ConfigError, Interrupted, OrbError
 from orbmcp.frontends.agent_reply import PROTOCOL_VERSION, error_envelope, internal_error, run_line
 from orbmcp.frontends.agent_ui import AgentUI
@@ -39,7 +39,7 @@ from orbmcp.frontends.agent_via_daemon import DaemonLink, NoDaemon, daemon_link
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
-    from orbmcp.core.pipes import PipeSendStream
+    from orbmcp.core.processes.pipes import PipeSendStream
     from orbmcp.frontends.sessions import PersistentSessions
 
 MAX_LINE_BYTES = 1024 * 1024
@@ -345,7 +345,7 @@ class AgentSession:
 
 async def serve_agent(ctx: CommandContext) -> None:
     """Serve the agent protocol on this process's stdin and stdout until stdin closes."""
-    from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
+    from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
 
     with claimed_stdio() as (wire_in, wire_out):
         receive, send = PipeReceiveStream(os.dup(wire_in)), PipeSendStream(os.dup(wire_out))

@@ -126,7 +126,7 @@ class DaemonLink:
         """Run ``op`` (run, complete) of ``line`` in the daemon: the envelope of a run, or
         ``{"items": [...]}`` of a completion. ``NoDaemon`` when no daemon took the line;
         ``ConnectionFailed`` when the daemon went away while it ran."""
-        from orbmcp.daemon.client import request_frame
+        from orbmcp.fastpath.daemon_client import request_frame
 
         scope = self._scope(project)
         stream, reader, hello = await self._open(scope)
@@ -348,7 +348,7 @@ def daemon_link(*, project: Path | None, config_file: Path | None) -> DaemonLink
     import sys
 
     from orbmcp import environment
-    from orbmcp.commands.argv import ProgramLine
+    from orbmcp.fastpath.argv import ProgramLine
 
     if environment.no_daemon() or ProgramLine(sys.argv[1:]).no_daemon:
         return None

@@ -118,7 +118,7 @@ async def _live_answers(ctx: CommandContext, queries: list[Any], *, persistent: 
 
     if persistent:
         return await live_candidates(await ctx.manager(), queries)
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
     try:
         config = ctx.config()

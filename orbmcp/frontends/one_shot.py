@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
     from orbmcp.commands.context import CommandContext
-    from orbmcp.core.detached_stop import HandedOff
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.runtime import Runtime
+    from orbmcp.core.processes.detached_stop import HandedOff
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.runtime import Runtime
 
 
 class NeedsEventLoop(BaseException):  # a signal to the runner, never an error
@@ -95,7 +95,7 @@ class OneShotSessions:
         if self._manager is None:
             import anyio
 
-            from orbmcp.core.manager import Manager
+            from orbmcp.core.session.manager import Manager
 
             m = Manager(
                 ctx.config(),
@@ -149,7 +149,7 @@ class OneShotSessions:
         groups, self.handed_off = self.handed_off, []
         runtime = self._exited
         if groups and runtime is not None:
-            from orbmcp.core.detached_stop import launch
+            from orbmcp.core.processes.detached_stop import launch
 
             # The same log and grace periods as the session's own stop.
             launch(

@@ -2,7 +2,7 @@
 
 An agent that embeds orbmcp owns its process, so library code never does any of this; the shell
 entry point calls ``tune_for_cli()`` before a command runs. Nothing happens until a command loads
-the MCP SDK (``orbmcp.core.sdk`` runs the import through ``_tuned_import``), so commands that
+the MCP SDK (``orbmcp.core.wire.sdk`` runs the import through ``_tuned_import``), so commands that
 never connect pay nothing.
 """
 
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 
-from orbmcp.core import sdk
+from orbmcp.core.wire import sdk
 
 # The SDK, httpx2 and the server stacks the SDK imports log through stdlib logging at INFO (every
 # request, tracebacks of cancelled streams); on a terminal that garbles the output and can show

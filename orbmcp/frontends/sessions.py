@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from orbmcp.commands.context import UI, CommandContext
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
 
 class PersistentSessions:
@@ -105,7 +105,7 @@ class PersistentSessions:
         return await tg.__aexit__(et, ev, tb)
 
     async def _own_manager(self, *, task_status: TaskStatus[Manager]) -> None:
-        from orbmcp.core.manager import Manager
+        from orbmcp.core.session.manager import Manager
 
         # The session's own UI answers servers that ask between commands (the REPL's terminal); a
         # daemon has none: a question with no command waiting on its server is declined.

@@ -370,7 +370,7 @@ def _signals() -> Iterator[None]:
 def _offer_authorization(portal: BlockingPortal, sessions: PersistentSessions, ctx: CommandContext) -> None:
     """Seed 003's startup prompt for eager OAuth servers, one at a time, asked on this (the
     terminal's) thread; the flow itself runs on the session's event loop."""
-    from orbmcp.core.auth_prompt import AuthPrompter
+    from orbmcp.core.session.auth_prompt import AuthPrompter
 
     portal.call(sessions.wait_eager)
     manager = portal.call(sessions.manager)

@@ -68,7 +68,7 @@ from __future__ import annotations
 
 from orbmcp.core.capabilities.elicitation import Choice, ElicitationAnswer, ElicitationRequest, FormField
 from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
-from orbmcp.core.results import (
+from orbmcp.core.tooling.results import (
     AudioBlock,
     ImageBlock,
     ResourceBlobBlock,

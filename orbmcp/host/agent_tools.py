@@ -23,7 +23,7 @@ from orbmcp.host.tools import HostTool, ProgressCallback
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.results import ToolResult
+    from orbmcp.core.tooling.results import ToolResult
     from orbmcp.host.extension import McpExtension
 
 __all__ = ["CONNECT_TOOL", "STATUS_TOOL", "agent_tools", "connect_server", "status_rows"]

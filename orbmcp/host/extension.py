@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from orbmcp.core.auth_prompt import AuthPrompter
 from orbmcp.core.capabilities import ClientFeatures
+from orbmcp.core.session.auth_prompt import AuthPrompter
 from orbmcp.errors import OrbError, UsageError, cmd
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
 from orbmcp.host.configuration import ConfigSource
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 
     from orbmcp.commands.context import CommandContext
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.results import ToolResult
-    from orbmcp.core.state import State
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.state import State
+    from orbmcp.core.session.supervisor import Supervisor
+    from orbmcp.core.tooling.results import ToolResult
     from orbmcp.host.follow import RegistryWatch
     from orbmcp.host.protocol import Host
 
@@ -277,9 +277,9 @@ class McpExtension:
     async def _serve(
         self, config: ResolvedConfig, watch: RegistryWatch | None, task_status: TaskStatus[None]
     ) -> None:
-        from orbmcp.core.manager import Manager
-        from orbmcp.core.startup import first_attempts
-        from orbmcp.core.tools import ToolRegistry
+        from orbmcp.core.session.manager import Manager
+        from orbmcp.core.session.startup import first_attempts
+        from orbmcp.core.tooling.registry import ToolRegistry
 
         registry = ToolRegistry(prefix=config.settings.tool_prefix, naming=config.settings.tool_naming)
         registry.external_active = self._table.externally_active
@@ -366,7 +366,7 @@ class McpExtension:
         if manager is None:
             self._config = config
             return
-        from orbmcp.core.startup import first_attempts
+        from orbmcp.core.session.startup import first_attempts
 
         manager.runtime.project_roots = True
         change = await manager.apply_config(config)
@@ -376,8 +376,8 @@ class McpExtension:
     # -- server state -----------------------------------------------------------------------------
 
     def _state_changed(self, sup: Supervisor, old: State, new: State) -> None:
-        from orbmcp.core.hints import hint_for
-        from orbmcp.core.state import State
+        from orbmcp.core.session.hints import hint_for
+        from orbmcp.core.session.state import State
         from orbmcp.host.spelling import agent_text
 
         if new == State.NEEDS_AUTH:

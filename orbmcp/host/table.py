@@ -14,7 +14,7 @@ from orbmcp.host.protocol import ActiveToolNames
 from orbmcp.host.ui import callback_failed
 
 if TYPE_CHECKING:
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.tooling.registry import BridgedTool
     from orbmcp.host.protocol import Host
     from orbmcp.host.tools import HostTool
 

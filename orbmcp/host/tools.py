@@ -7,11 +7,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.agent import error_result, text_result
-from orbmcp.core.results import ToolResult
+from orbmcp.core.tooling.results import ToolResult
 
 if TYPE_CHECKING:
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.tooling.registry import BridgedTool
 
 __all__ = ["HostTool", "ProgressCallback", "ToolRunner", "bridged_host_tool", "error_result", "text_result"]
 
@@ -118,7 +118,7 @@ def bridged_host_tool(
     async def run(
         args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
     ) -> ToolResult:
-        from orbmcp.core.calls import call_tool, owner_of
+        from orbmcp.core.tooling.calls import call_tool, owner_of
         from orbmcp.errors import ConnectionFailed
 
         manager = manager_of()

@@ -15,7 +15,7 @@ from orbmcp.errors import OrbError
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.tooling.registry import BridgedTool
     from orbmcp.frontends.sessions import PersistentSessions
     from orbmcp.serve.hub import Hub
     from orbmcp.serve.options import ServeOptions

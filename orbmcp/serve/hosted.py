@@ -61,7 +61,7 @@ async def serve_request(conn: Connection, request: Mapping[str, Any]) -> None:
 
 
 async def _serve(conn: Connection, session: DaemonSession, kwargs: dict[str, Any]) -> None:
-    from orbmcp.core.startup import first_attempts
+    from orbmcp.core.session.startup import first_attempts
     from orbmcp.serve.command import options_from
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.hub import Hub

@@ -27,10 +27,10 @@ from orbmcp.serve.peer import InFlight, Peer, most_recent
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities.roots import Root
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.state import State
-    from orbmcp.core.supervisor import Supervisor
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.state import State
+    from orbmcp.core.session.supervisor import Supervisor
+    from orbmcp.core.tooling.registry import BridgedTool
 
 KINDS = ("prompts", "resources", "templates")
 MAX_ROOTS = 100  # an agent's roots passed on to servers
@@ -101,7 +101,7 @@ class Hub:
         self._fan(server, ("tools",))
 
     def _state_changed(self, sup: Supervisor, old: State, new: State) -> None:
-        from orbmcp.core.state import State
+        from orbmcp.core.session.state import State
 
         if State.READY not in (old, new):
             return
@@ -213,7 +213,7 @@ class Hub:
     async def _upstream_subscription(self, server: str, uri: str, *, subscribe: bool) -> None:
         """Subscribe (or stop) upstream when the server offers subscriptions on a 2025-era session;
         otherwise the agent's subscription is kept here and simply never fires."""
-        from orbmcp.core.calls import subscribe_resource
+        from orbmcp.core.tooling.calls import subscribe_resource
 
         sup = self.manager.get(server)
         if not sup.connected or not _can_subscribe(sup):
@@ -306,7 +306,7 @@ def _can_subscribe(sup: Supervisor) -> bool:
 
 
 async def _fetch(sup: Supervisor, kind: str) -> list[dict[str, Any]]:
-    from orbmcp.core import calls
+    from orbmcp.core.tooling import calls
 
     if kind == "prompts":
         return await calls.list_prompts(sup)

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from orbmcp.core.raw_calls import json_object
+from orbmcp.core.wire.raw_channel import json_object
 from orbmcp.errors import OrbError
 from orbmcp.serve.peer import InFlight
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.tooling.registry import BridgedTool
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.peer import Peer
 
@@ -95,8 +95,8 @@ class FastLane:
         self, peer: Peer, request_id: Any, tool: BridgedTool, arguments: dict[str, Any], token: Any
     ) -> None:
         from orbmcp.commands.agent import error_result
-        from orbmcp.core.calls import owner_of
-        from orbmcp.core.raw_calls import call_tool_relayed
+        from orbmcp.core.tooling.calls import owner_of
+        from orbmcp.core.tooling.raw_calls import call_tool_relayed
         from orbmcp.serve.asker import AgentAsker
 
         write = self._write

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from orbmcp.core.naming import bridged_name
+from orbmcp.core.tooling.naming import bridged_name
 
 if TYPE_CHECKING:
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.tooling.registry import BridgedTool
     from orbmcp.serve.options import NameMode
 
 SCHEME = "orbmcp://"

@@ -68,7 +68,7 @@ async def get_prompt(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
     if found is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
     server, prompt = found
-    from orbmcp.core.calls import get_prompt as upstream_get
+    from orbmcp.core.tooling.calls import get_prompt as upstream_get
     from orbmcp.serve.asker import AgentAsker
 
     try:
@@ -93,7 +93,7 @@ async def complete(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
     if target is None:
         return _completion([])
     server, upstream_ref = target
-    from orbmcp.core.calls import complete_argument
+    from orbmcp.core.tooling.calls import complete_argument
 
     sup = gateway.manager.get(server)
     capabilities = getattr(sup.client, "server_capabilities", None)

@@ -92,7 +92,7 @@ async def read_resource(gateway: Gateway, ctx: Any, params: Any) -> dict[str, An
     import mcp_types as types
     from mcp import MCPError
 
-    from orbmcp.core.calls import read_resource as upstream_read
+    from orbmcp.core.tooling.calls import read_resource as upstream_read
     from orbmcp.serve.asker import AgentAsker
 
     peer = gateway.peer(ctx)

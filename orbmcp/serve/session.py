@@ -47,7 +47,7 @@ def check_names(gateway: Gateway) -> None:
 @asynccontextmanager
 async def unwrapped() -> AsyncIterator[None]:
     """Errors leave task groups as groups of one: give callers (the error boundary) the error."""
-    from orbmcp.core.era import unwrap_exception
+    from orbmcp.core.wire.era import unwrap_exception
 
     try:
         yield
@@ -63,7 +63,7 @@ async def own_gateway(
     config: ResolvedConfig, options: ServeOptions, notify: Notify
 ) -> AsyncIterator[Gateway]:
     """A gateway over a session of its own, started as described above, stopped on exit."""
-    from orbmcp.core.startup import first_attempts
+    from orbmcp.core.session.startup import first_attempts
     from orbmcp.frontends.sessions import PersistentSessions
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.hub import Hub
@@ -98,7 +98,7 @@ async def serve_stdio(gateway: Gateway) -> None:
     """Serve one agent on this process's stdin and stdout until stdin ends."""
     import os
 
-    from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
+    from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
     from orbmcp.serve.gateway import serve_stream
     from orbmcp.serve.lane import FastLane
     from orbmcp.serve.wire import message_streams

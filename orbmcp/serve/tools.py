@@ -28,7 +28,7 @@ from orbmcp.errors import OrbError
 from orbmcp.serve import slash
 
 if TYPE_CHECKING:
-    from orbmcp.core.results import ToolResult
+    from orbmcp.core.tooling.results import ToolResult
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.peer import Peer
 
@@ -70,7 +70,7 @@ async def call(gateway: Gateway, ctx: Any, name: str, arguments: dict[str, Any])
     tool = gateway.tool(name)
     if tool is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
-    from orbmcp.core.calls import call_tool_wire, owner_of
+    from orbmcp.core.tooling.calls import call_tool_wire, owner_of
     from orbmcp.serve.asker import AgentAsker
 
     async def progress(value: float, total: float | None, message: str | None) -> None:

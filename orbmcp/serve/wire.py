@@ -4,7 +4,7 @@ An agent's line that is not JSON gets a parse error, one that is not JSON-RPC an
 error (with its id when it has one); the session goes on. A line longer than ``MAX_LINE_BYTES``
 ends the connection: the framing can no longer be trusted.
 
-``core.pipes.claimed_stdio`` makes this process's stdin and stdout the wire.
+``core.processes.pipes.claimed_stdio`` makes this process's stdin and stdout the wire.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from orbmcp.core.lines import OverlongLine, read_lines
-from orbmcp.core.pipes import PipeSendStream
+from orbmcp.core.processes.pipes import PipeSendStream
+from orbmcp.core.wire.lines import OverlongLine, read_lines
 from orbmcp.log import log_event
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orbmcp.core.results import ToolResult
+    from orbmcp.core.tooling.results import ToolResult
     from orbmcp.testing.session import McpSession, ToolCallFailed
     from orbmcp.testing.values import AdhocServer, ToolInfo
 
@@ -36,7 +36,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(values, name)
     if name == "ToolResult":
-        from orbmcp.core.results import ToolResult
+        from orbmcp.core.tooling.results import ToolResult
 
         return ToolResult
     if name in __all__:

@@ -19,7 +19,7 @@ import pytest
 from orbmcp.testing.values import AdhocServer
 
 if TYPE_CHECKING:
-    from orbmcp.core.results import ToolResult
+    from orbmcp.core.tooling.results import ToolResult
     from orbmcp.testing.session import McpSession
 
 MARKER = "mcp_config"

@@ -12,12 +12,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orbmcp.core.results import ToolResult
+from orbmcp.core.tooling.results import ToolResult
 from orbmcp.testing.values import AdhocServer, ToolInfo
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
 
 class ToolCallFailed(AssertionError):
@@ -57,7 +57,7 @@ class McpSession:
         if self._manager is None:
             from anyio.from_thread import start_blocking_portal
 
-            from orbmcp.core.manager import Manager
+            from orbmcp.core.session.manager import Manager
 
             portal = self._stack.enter_context(start_blocking_portal())
             self._portal = portal
@@ -99,7 +99,7 @@ class McpSession:
         """Call ``tool`` of ``server`` with ``arguments``; raises ``ToolCallFailed`` on an error
         result unless ``allow_error``."""
         from orbmcp.commands.handlers.tools import find_tool
-        from orbmcp.core.calls import call_tool
+        from orbmcp.core.tooling.calls import call_tool
 
         manager = self._open()
 

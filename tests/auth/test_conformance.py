@@ -223,7 +223,7 @@ async def test_tool_call_through_the_manager(tmp_path: Path) -> None:
 
 
 async def test_elicitation_is_accepted_with_the_schema_defaults(tmp_path: Path) -> None:
-    from orbmcp.core.era import EraCache
+    from orbmcp.core.wire.era import EraCache
 
     plan = replace(conf.plan_for("elicitation-sep1034-client-defaults", {}), call=("ask", {}))
     with anyio.fail_after(30):

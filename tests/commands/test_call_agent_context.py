@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from orbmcp.commands.results.call import CallOutcome, structured_is_redundant
-from orbmcp.core.results import ImageBlock, ResourceBlobBlock, TextBlock, ToolResult
+from orbmcp.core.tooling.results import ImageBlock, ResourceBlobBlock, TextBlock, ToolResult
 from orbmcp.render.plain import render_plain
 from tests.frontends import env_for, write_config
 from tests.servers.npm import SERVER_FILESYSTEM, npm_server

@@ -26,8 +26,8 @@ from orbmcp.commands.handlers import resources as resource_handlers
 from orbmcp.commands.handlers import tools as handlers
 from orbmcp.commands.results.call import CallOutcome, structured_is_redundant, transcript_text
 from orbmcp.config.loader import load_config
-from orbmcp.core.manager import Manager
-from orbmcp.core.results import ImageBlock, TextBlock, ToolResult
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.tooling.results import ImageBlock, TextBlock, ToolResult
 from orbmcp.errors import TimeoutFailed, UsageError
 from orbmcp.render.plain import render_plain
 from orbmcp.render.plain.call import truncate_bytes

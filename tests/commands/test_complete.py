@@ -15,7 +15,7 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers.completion import script, show
 from orbmcp.commands.table import COMMANDS
 from orbmcp.config.loader import load_config
-from orbmcp.core import toolcache
+from orbmcp.core.tooling import toolcache
 from orbmcp.errors import UsageError
 from orbmcp.frontends.slash import (
     complete_fast,

@@ -21,11 +21,11 @@ from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import auth_line, project_notice, status_report
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import AuthConfig, ServerConfig, Settings
-from orbmcp.core.hints import failure_error, hint_for
-from orbmcp.core.runtime import Runtime
-from orbmcp.core.state import State
-from orbmcp.core.supervisor import Supervisor
-from orbmcp.core.tools import ToolRegistry
+from orbmcp.core.session.hints import failure_error, hint_for
+from orbmcp.core.session.runtime import Runtime
+from orbmcp.core.session.state import State
+from orbmcp.core.session.supervisor import Supervisor
+from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import ConnectionFailed, ProtocolError, UsageError, cmd, spell
 from orbmcp.frontends.one_shot import OneShotSessions
 from orbmcp.frontends.sessions import PersistentSessions

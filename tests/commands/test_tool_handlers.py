@@ -18,9 +18,9 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import resources as resource_handlers
 from orbmcp.commands.handlers import tools as handlers
 from orbmcp.commands.results import ToolListing
-from orbmcp.core.manager import Manager
-from orbmcp.core.results import ImageBlock, ToolResult
-from orbmcp.core.state import State
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.session.state import State
+from orbmcp.core.tooling.results import ImageBlock, ToolResult
 from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, UsageError, cmd
 from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, raw_entry, wait_until

@@ -16,7 +16,7 @@ from orbmcp.commands.results.tools import (
     ToolListing,
     prompt_arguments,
 )
-from orbmcp.core.results import (
+from orbmcp.core.tooling.results import (
     AudioBlock,
     ImageBlock,
     ResourceBlobBlock,

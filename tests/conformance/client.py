@@ -40,7 +40,7 @@ from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerC
 from orbmcp.errors import AuthError, OrbError, ToolError, UsageError
 
 if TYPE_CHECKING:
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
     from tests.auth.browser import HeadlessBrowser
 
 SERVER_NAME = "conformance"
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
 async def run_plan(url: str, global_dir: Path, plan: Plan) -> Report:
     """Connect through the Manager, make the scenario's call, and report what happened."""
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
     from tests.auth.browser import HeadlessBrowser
 
     browser = HeadlessBrowser(mode="callback", timeout_s=BROWSER_TIMEOUT_S)
@@ -208,7 +208,7 @@ async def run_plan(url: str, global_dir: Path, plan: Plan) -> Report:
 
 
 async def _exercise(manager: Manager, plan: Plan) -> Report:
-    from orbmcp.core.calls import call_tool
+    from orbmcp.core.tooling.calls import call_tool
 
     sup = await manager.ready(SERVER_NAME)
     data: dict[str, Any] = {

@@ -17,7 +17,7 @@ import anyio
 
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
-from orbmcp.core.manager import Manager
+from orbmcp.core.session.manager import Manager
 from tests.cli import CliResult
 from tests.servers.launch import server_cmd
 

@@ -17,9 +17,10 @@ import anyio
 import pytest
 
 from orbmcp.config.loader import load_config
-from orbmcp.core.calls import NOT_RETRIED, call_tool
-from orbmcp.core.manager import Manager
-from orbmcp.core.results import (
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.session.state import State
+from orbmcp.core.tooling.calls import NOT_RETRIED, call_tool
+from orbmcp.core.tooling.results import (
     AudioBlock,
     ImageBlock,
     ResourceBlobBlock,
@@ -27,7 +28,6 @@ from orbmcp.core.results import (
     ResourceTextBlock,
     TextBlock,
 )
-from orbmcp.core.state import State
 from orbmcp.errors import ConnectionFailed, TimeoutFailed
 from tests.servers.everything import MARKER_ENV, tiny_png, tiny_wav
 from tests.servers.launch import http_server, server_cmd

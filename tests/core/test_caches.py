@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from orbmcp.core import era, toolcache
-from orbmcp.core.era import EraCache
+from orbmcp.core.tooling import toolcache
+from orbmcp.core.wire import era
+from orbmcp.core.wire.era import EraCache
 
 # --- tool cache ---------------------------------------------------------------------------------
 
@@ -188,8 +189,8 @@ WRITER = textwrap.dedent(
     import sys
     from pathlib import Path
 
-    from orbmcp.core import toolcache
-    from orbmcp.core.era import EraCache
+    from orbmcp.core.tooling import toolcache
+    from orbmcp.core.wire.era import EraCache
 
     kind, path, writer = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
     print("ready", flush=True)
@@ -257,7 +258,7 @@ HOLDER = textwrap.dedent(
 def test_a_write_that_cannot_take_the_lock_is_logged_and_merged_by_the_next(
     tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from orbmcp.core import cache_writes
+    from orbmcp.core.session import cache_writes
 
     path = tmp_path / "cache" / f"{kind}.json"
 

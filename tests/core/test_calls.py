@@ -15,9 +15,16 @@ import pytest
 
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config.model import ServerConfig
-from orbmcp.core.calls import call_tool, get_prompt, list_prompts, list_resources, read_resource, request
-from orbmcp.core.hints import hint_for
-from orbmcp.core.state import State
+from orbmcp.core.session.hints import hint_for
+from orbmcp.core.session.state import State
+from orbmcp.core.tooling.calls import (
+    call_tool,
+    get_prompt,
+    list_prompts,
+    list_resources,
+    read_resource,
+    request,
+)
 from orbmcp.errors import AuthError, ConnectionFailed, ProtocolError, TimeoutFailed, UsageError
 from tests.auth.oauth_server import running_server
 from tests.core.live import managed, raw_entry, stdio_entry, wait_until, write_config

@@ -7,7 +7,7 @@ import asyncio
 import httpx2
 import pytest
 
-from orbmcp.core.classify import classify_error
+from orbmcp.core.session.classify import classify_error
 from orbmcp.errors import (
     AuthError,
     ConnectionFailed,

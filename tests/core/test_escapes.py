@@ -15,8 +15,8 @@ import anyio
 import pytest
 
 from orbmcp.config.paths import global_dir
-from orbmcp.core import process as process_module
-from orbmcp.core.calls import call_tool
+from orbmcp.core.processes import process as process_module
+from orbmcp.core.tooling.calls import call_tool
 from tests.core.live import cli_argv, cli_env, enable_debug_log, logged, managed, stdio_entry, write_config
 from tests.daemon import Scoped
 from tests.servers.launch import LivenessServer

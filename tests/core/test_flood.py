@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orbmcp.core.flood import NotificationThrottle, notification_method
+from orbmcp.core.wire.flood import NotificationThrottle, notification_method
 
 
 class Clock:
@@ -48,8 +48,8 @@ async def test_the_guard_thins_parsed_notifications_and_passes_the_rest_in_order
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
-    from orbmcp.core.inbound import guarded
-    from orbmcp.core.listings import ToolListingSalvage
+    from orbmcp.core.tooling.listings import ToolListingSalvage
+    from orbmcp.core.wire.inbound import guarded
 
     to_session, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](100)
     to_server, _sent = anyio.create_memory_object_stream[SessionMessage](100)

@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orbmcp.core import flood
-from orbmcp.core.calls import call_tool
+from orbmcp.core.tooling.calls import call_tool
+from orbmcp.core.wire import flood
 from tests.cli import run_cli
 from tests.core.live import managed, stdio_entry, write_config
 from tests.servers.hostile import ESCAPE_NAME, INVISIBLE_NAME

@@ -13,12 +13,18 @@ from pathlib import Path
 import anyio
 
 from orbmcp.commands.views import server_detail
-from orbmcp.core.connect import SSE_FALLBACK_NOTE
-from orbmcp.core.era import EraCache
-from orbmcp.core.state import State
-from orbmcp.core.supervisor import Supervisor
+from orbmcp.core.session.state import State
+from orbmcp.core.session.supervisor import Supervisor
+from orbmcp.core.wire.connect import fallback_note
+from orbmcp.core.wire.era import EraCache
 from tests.core.live import load, managed, write_config
 from tests.servers.launch import HttpServer, http_server
+
+SSE_FALLBACK_NOTE = fallback_note("streamable-http", "sse")
+EXPECTED_NOTE = (
+    "connected over legacy SSE: the URL refused Streamable HTTP; "
+    'set "transport": "sse" for this server to skip that attempt'
+)
 
 
 def record_statuses(sup: Supervisor) -> list[int]:
@@ -73,7 +79,7 @@ async def test_url_of_a_legacy_sse_server_connects_over_sse_and_is_remembered(tm
             assert 405 in statuses  # Streamable HTTP was tried first and refused
             assert legacy.snap.transport == "sse" and legacy.snap.protocol_version == "2025-11-25"
             assert manager.tools.counts("legacy") == manager.tools.counts("explicit") != (0, 0)
-            assert list(legacy.snap.warnings) == [SSE_FALLBACK_NOTE]
+            assert list(legacy.snap.warnings) == [SSE_FALLBACK_NOTE] == [EXPECTED_NOTE]
             detail = server_detail(cfg.servers["legacy"], cfg, legacy)
             assert detail.transport == "sse"
             assert f"[orbmcp] {SSE_FALLBACK_NOTE}" in detail.recent_output

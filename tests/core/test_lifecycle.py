@@ -18,8 +18,8 @@ import pytest
 from anyio.abc import Process
 
 from orbmcp.config.paths import global_dir
-from orbmcp.core.reaper import GroupRecord, GroupRegistry
-from orbmcp.core.state import State
+from orbmcp.core.processes.reaper import GroupRecord, GroupRegistry
+from orbmcp.core.session.state import State
 from tests.core.live import (
     cli_argv,
     cli_env,

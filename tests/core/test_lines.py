@@ -1,4 +1,4 @@
-"""The one newline framing (``orbmcp.core.lines``) over a real pipe: lines split anywhere by the
+"""The one newline framing (``orbmcp.core.wire.lines``) over a real pipe: lines split anywhere by the
 writes, CRLF, a last line without its newline, and the cap."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import os
 import anyio
 import pytest
 
-from orbmcp.core.lines import OverlongLine, read_lines
-from orbmcp.core.pipes import PipeReceiveStream
+from orbmcp.core.processes.pipes import PipeReceiveStream
+from orbmcp.core.wire.lines import OverlongLine, read_lines
 
 pytestmark = pytest.mark.anyio
 

@@ -20,17 +20,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-import orbmcp.core.era as era
-import orbmcp.core.state as state_module
-from orbmcp.core.calls import call_tool
-from orbmcp.core.discovery import MAX_PAGES, collect_pages
-from orbmcp.core.era import EraCache
-from orbmcp.core.hints import hint_for
-from orbmcp.core.manager import Manager
-from orbmcp.core.results import TextBlock
-from orbmcp.core.state import State
-from orbmcp.core.supervisor import Supervisor
-from orbmcp.core.tools import BridgedTool
+import orbmcp.core.session.state as state_module
+import orbmcp.core.wire.era as era
+from orbmcp.core.session.discovery import MAX_PAGES, collect_pages
+from orbmcp.core.session.hints import hint_for
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.session.state import State
+from orbmcp.core.session.supervisor import Supervisor
+from orbmcp.core.tooling.calls import call_tool
+from orbmcp.core.tooling.registry import BridgedTool
+from orbmcp.core.tooling.results import TextBlock
+from orbmcp.core.wire.era import EraCache
 from orbmcp.errors import ConnectionFailed, cmd
 from tests.core.live import (
     enable_debug_log,

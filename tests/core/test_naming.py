@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orbmcp.core.naming import annotation_hints, bridged_name, describe_tool, name_hash
+from orbmcp.core.tooling.naming import annotation_hints, bridged_name, describe_tool, name_hash
 
 SAFE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

@@ -27,12 +27,12 @@ from anyio.abc import SocketAttribute, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 import orbmcp
-import orbmcp.core.process as process_module
-from orbmcp.core.process import ManagedProcess, exit_reason
-from orbmcp.core.proctree import open_pidfd
-from orbmcp.core.reaper import GroupRecord, GroupRegistry, ReapedGroup
-from orbmcp.core.spawn import SpawnSpec, open_process, spawn
-from orbmcp.core.stderr_tail import StderrTail
+import orbmcp.core.processes.process as process_module
+from orbmcp.core.processes.process import ManagedProcess, exit_reason
+from orbmcp.core.processes.proctree import open_pidfd
+from orbmcp.core.processes.reaper import GroupRecord, GroupRegistry, ReapedGroup
+from orbmcp.core.processes.spawn import SpawnSpec, open_process, spawn
+from orbmcp.core.processes.stderr_tail import StderrTail
 from orbmcp.errors import ConnectionFailed
 
 GRACE = 0.3
@@ -671,8 +671,8 @@ OWNER = textwrap.dedent(
 
     import anyio
 
-    from orbmcp.core.spawn import SpawnSpec, spawn
-    from orbmcp.core.reaper import GroupRegistry
+    from orbmcp.core.processes.spawn import SpawnSpec, spawn
+    from orbmcp.core.processes.reaper import GroupRegistry
 
     async def main():
         state, script, port, mode, *chain = sys.argv[1:]

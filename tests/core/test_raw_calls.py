@@ -1,4 +1,4 @@
-"""Calls relayed raw on a stdio connection (``orbmcp.core.raw_calls``), against real servers.
+"""Calls relayed raw on a stdio connection (``orbmcp.core.tooling.raw_calls``), against real servers.
 
 Which path a call took is read from the connection's ``RawChannel.relayed`` (calls answered
 through it), never from timing. Every failure must read exactly as on the SDK's path
@@ -14,10 +14,11 @@ from typing import Any
 import anyio
 import pytest
 
-from orbmcp.core.calls import call_tool_wire
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
-from orbmcp.core.raw_calls import ID_PREFIX, RawChannel, call_tool_relayed
-from orbmcp.core.supervisor import Supervisor
+from orbmcp.core.session.supervisor import Supervisor
+from orbmcp.core.tooling.calls import call_tool_wire
+from orbmcp.core.tooling.raw_calls import call_tool_relayed
+from orbmcp.core.wire.raw_channel import ID_PREFIX, RawChannel
 from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
 from tests.core.capabilities.test_live import Scripted, asks
 from tests.core.live import managed, stdio_entry, write_config

@@ -9,7 +9,7 @@ import mcp_types
 import pytest
 
 from orbmcp.commands.results.call import transcript_text
-from orbmcp.core.results import (
+from orbmcp.core.tooling.results import (
     AudioBlock,
     ImageBlock,
     ResourceBlobBlock,
@@ -207,6 +207,6 @@ def test_results_module_does_not_import_the_sdk() -> None:
     import subprocess
     import sys
 
-    code = "import sys, orbmcp.core.results; print('mcp_types' in sys.modules, 'mcp' in sys.modules)"
+    code = "import sys, orbmcp.core.tooling.results; print('mcp_types' in sys.modules, 'mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.split() == ["False", "False"]

@@ -14,7 +14,7 @@ import pytest
 
 from orbmcp.commands.views import status_report
 from orbmcp.config.loader import load_config
-from orbmcp.core import state as state_module
+from orbmcp.core.session import state as state_module
 from tests.cli import CliResult, run_cli
 from tests.core.live import cli_env, managed, raw_entry, wait_until, write_config
 

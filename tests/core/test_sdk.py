@@ -23,8 +23,8 @@ PROBE = textwrap.dedent(
 
     import anyio
 
-    from orbmcp.core import sdk
-    from orbmcp.core.discovery import _dropped_tool_sink
+    from orbmcp.core.wire import sdk
+    from orbmcp.core.session.discovery import _dropped_tool_sink
 
     NAMES = ("mcp", "client", "httpx2", "httpcore")
 

@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
-from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW, AuthPrompter
-from orbmcp.core.manager import Manager
-from orbmcp.core.state import State
+from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW, NOT_NOW, AuthPrompter
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.session.state import State
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, running_server
 

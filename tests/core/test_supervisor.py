@@ -12,9 +12,9 @@ import anyio
 import pytest
 
 from orbmcp.auth.flow import authorize
-from orbmcp.core.calls import call_tool
-from orbmcp.core.manager import Manager
-from orbmcp.core.state import State
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.session.state import State
+from orbmcp.core.tooling.calls import call_tool
 from orbmcp.errors import AuthError, ConnectionFailed, UsageError
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server

@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp_types import Tool, ToolAnnotations
 
-from orbmcp.core.tools import BridgedTool, ToolRegistry
+from orbmcp.core.tooling.registry import BridgedTool, ToolRegistry
 
 
 @dataclass

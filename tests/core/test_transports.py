@@ -26,16 +26,12 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from orbmcp.config.model import ServerConfig
-from orbmcp.core import era
-from orbmcp.core.classify import classify_error
-from orbmcp.core.era import EraCache, client_mode_for, discover_timeout_for, unwrap_exception
-from orbmcp.core.transports import (
-    EndpointOriginMismatch,
-    LineTooLong,
-    http_transport,
-    sse_transport,
-    stdio_pipe_transport,
-)
+from orbmcp.core.session.classify import classify_error
+from orbmcp.core.wire import era
+from orbmcp.core.wire.era import EraCache, client_mode_for, discover_timeout_for, unwrap_exception
+from orbmcp.core.wire.transports.sse import EndpointOriginMismatch, sse_transport
+from orbmcp.core.wire.transports.stdio import LineTooLong, stdio_pipe_transport
+from orbmcp.core.wire.transports.streamable_http import http_transport
 from orbmcp.errors import AuthError, ConnectionFailed, InternalError, ProtocolError, TimeoutFailed
 from orbmcp.net.http import USER_AGENT, make_http_client
 

@@ -17,7 +17,7 @@ from orbmcp.commands.handlers.completion import script
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.params import GLOBAL_OPTIONS
 from orbmcp.commands.table import COMMANDS
-from orbmcp.core import toolcache
+from orbmcp.core.tooling import toolcache
 from orbmcp.frontends.typer_app import build_app
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, write_config

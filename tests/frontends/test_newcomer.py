@@ -160,7 +160,7 @@ def test_a_stdio_server_without_stderr_says_so(tmp_path: Path) -> None:
 def test_a_text_blob_resource_is_shown_as_text(tmp_path: Path) -> None:
     """text/* and JSON sent as a blob read as text; a charset orbmcp does not decode stays a blob."""
     from orbmcp.commands.results.call import transcript_text
-    from orbmcp.core.results import ResourceBlobBlock, ToolResult
+    from orbmcp.core.tooling.results import ResourceBlobBlock, ToolResult
     from orbmcp.render.plain.tools import wire_block_text
 
     ref = {"command": PY, "args": [str(Path(__file__).resolve().parents[1] / "servers" / "reference.py")]}

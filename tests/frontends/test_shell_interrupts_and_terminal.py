@@ -26,7 +26,7 @@ from anyio.from_thread import start_blocking_portal
 from orbmcp.commands.complete import complete_line
 from orbmcp.commands.context import CommandContext
 from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
-from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW
+from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW, NOT_NOW
 from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.frontends.shell import HISTORY_FILE, PROMPT, Shell, _setup_readline, run_shell
 from orbmcp.frontends.terminal import TerminalUI

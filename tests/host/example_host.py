@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orbmcp.core.results import ToolResult
+from orbmcp.core.tooling.results import ToolResult
 from orbmcp.host import HostTool, McpExtension
 
 HEAVY_MODULES = ("mcp", "mcp_types", "httpx2", "pydantic_settings")

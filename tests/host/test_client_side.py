@@ -14,7 +14,7 @@ import pytest
 
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
 from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
-from orbmcp.core.results import TextBlock, ToolResult
+from orbmcp.core.tooling.results import TextBlock, ToolResult
 from orbmcp.host import Elicits, McpExtension, Samples
 from tests.core.live import stdio_entry
 from tests.host.example_host import ExampleHost

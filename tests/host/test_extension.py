@@ -14,7 +14,7 @@ import pytest
 
 from orbmcp.config.loader import load_config
 from orbmcp.config.trust import approve, describe_project
-from orbmcp.core.results import ImageBlock, TextBlock
+from orbmcp.core.tooling.results import ImageBlock, TextBlock
 from orbmcp.errors import ConnectionFailed
 from orbmcp.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
 from tests.host import handed

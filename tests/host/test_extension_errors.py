@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from orbmcp import log
-from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW
-from orbmcp.core.state import State
+from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW, NOT_NOW
+from orbmcp.core.session.state import State
 from orbmcp.errors import AuthError, ConnectionFailed, TimeoutFailed, UsageError, cmd
 from orbmcp.host import (
     CONNECT_TOOL,

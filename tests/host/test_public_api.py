@@ -113,7 +113,7 @@ def test_public_signatures_mention_no_internal_type() -> None:
 
 
 def test_the_check_catches_a_leak() -> None:
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
     def leaky(manager: Any) -> None: ...
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from orbmcp.config import registry
-from orbmcp.core.state import State
+from orbmcp.core.session.state import State
 from orbmcp.errors import UsageError
 from orbmcp.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
 from tests.core.live import raw_entry, write_config

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import pytest
 
-from orbmcp.core.auth_prompt import AUTHORIZE_NOW
+from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW
 from tests.auth.oauth_server import ASOptions, running_server
 from tests.core.live import write_config
 from tests.host.example_host import ExampleHost

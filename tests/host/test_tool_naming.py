@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 
 from orbmcp.config.loader import load_config
-from orbmcp.core.naming import MAX_NAME_LENGTH, bridged_name, name_hash, pi_name
+from orbmcp.core.tooling.naming import MAX_NAME_LENGTH, bridged_name, name_hash, pi_name
 from orbmcp.host import McpExtension
 from tests.core.live import raw_entry, write_config
 from tests.host.example_host import ExampleHost

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from orbmcp import environment
-from orbmcp.core.proctree import escaped_descendants, open_pidfd
+from orbmcp.core.processes.proctree import escaped_descendants, open_pidfd
 from tests.cli import run_cli
 from tests.servers.launch import server_cmd
 from tests.servers.npm import npm_server

@@ -24,7 +24,7 @@ from anyio.abc import Process
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from orbmcp.core.transports import stdio_pipe_transport
+from orbmcp.core.wire.transports.stdio import stdio_pipe_transport
 from tests.daemon import Scoped, daemon
 from tests.serve import OWN_TOOL_NAMES, Notices, everything_entry, names
 

@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import MCPError
 
-from orbmcp.core.era import unwrap_exception
+from orbmcp.core.wire.era import unwrap_exception
 from orbmcp.serve.options import ServeOptions
 from tests.core.live import write_config
 from tests.serve import (

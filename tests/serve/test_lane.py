@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
-from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream
-from orbmcp.core.raw_calls import RawChannel
+from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream
+from orbmcp.core.wire.raw_channel import RawChannel
 from orbmcp.serve.gateway import Gateway, serve_stream
 from orbmcp.serve.lane import FastLane
 from orbmcp.serve.options import ServeOptions

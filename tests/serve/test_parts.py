@@ -335,7 +335,7 @@ def test_a_parsed_form_rebuilds_to_a_schema_that_parses_the_same() -> None:
 
 
 def _tool(server: str, name: str, **extra: Any) -> Any:
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.tooling.registry import BridgedTool
 
     return BridgedTool(server, name, f"b_{server}_{name}", "", None, {"type": "object"}, None, **extra)
 
@@ -369,7 +369,7 @@ def test_raw_names_outside_the_mcp_rules_are_not_served() -> None:
 
 
 def test_app_only_tools_are_not_offered_to_a_model() -> None:
-    from orbmcp.core.tools import ToolRegistry
+    from orbmcp.core.tooling.registry import ToolRegistry
 
     class Listed:
         def __init__(self, name: str, meta: object) -> None:

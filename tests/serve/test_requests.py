@@ -14,10 +14,10 @@ import mcp_types as types
 import pytest
 
 from orbmcp.config.loader import load_config
-from orbmcp.core.calls import call_tool
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
 from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
-from orbmcp.core.manager import Manager
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.tooling.calls import call_tool
 from orbmcp.serve.hub import Hub
 from orbmcp.serve.ui import ServeUI
 from tests.auth.oauth_server import running_server

@@ -23,7 +23,7 @@ import pytest
 from anyio.abc import Process
 from mcp import Client, MCPError
 
-from orbmcp.core.transports import stdio_pipe_transport
+from orbmcp.core.wire.transports.stdio import stdio_pipe_transport
 from tests.cli import run_cli
 from tests.core.live import cli_env, raw_entry, write_config
 from tests.serve import everything_entry, names

@@ -29,7 +29,7 @@ from orbmcp.errors import UsageError, cmd
 if TYPE_CHECKING:
     from orbmcp.commands.toollock import ToolChange
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
 FORMATS = CHECK_FORMATS
 # Between two attempts while --wait lasts: short at first, a CI service usually needs seconds.

@@ -23,17 +23,12 @@ from orbmcp.commands.spelling import spell_for
 from orbmcp.config import edit as config_edit
 from orbmcp.config import paths
 from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.transports import from_spelling, spellings_text
 from orbmcp.errors import UsageError, cmd
 
 _URL = re.compile(r"https?://", re.IGNORECASE)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_\-.+/=]{20,}")
-_TRANSPORTS = {
-    "stdio": "stdio",
-    "http": "streamable-http",
-    "streamable-http": "streamable-http",
-    "sse": "sse",
-}
 
 
 # ---- where -----------------------------------------------------------------------------------------
@@ -131,24 +126,25 @@ def build_entry(
         )
     wanted = None
     if transport is not None:
-        wanted = _TRANSPORTS.get(transport.lower())
+        wanted = from_spelling(transport)
         if wanted is None:
-            raise UsageError(f"--transport must be stdio, http (streamable-http) or sse (got {transport!r})")
+            raise UsageError(f"--transport must be {spellings_text()} (got {transport!r})")
+    local = wanted is not None and wanted.local
     entry: dict[str, object]
-    if len(target) == 1 and _URL.match(target[0]) and wanted != "stdio":
+    if len(target) == 1 and _URL.match(target[0]) and not local:
         if env:
             raise UsageError("--env applies to a command (stdio server); an HTTP server takes --header")
         entry = {"url": target[0]}
         if wanted is not None:
-            entry["transport"] = wanted
+            entry["transport"] = wanted.name
         if headers:
             entry["headers"] = dict(headers)
     else:
-        if len(target) == 1 and _SCHEME.match(target[0]) and wanted != "stdio":
+        if len(target) == 1 and _SCHEME.match(target[0]) and not local:
             raise UsageError(
                 f"{target[0]!r}: only http:// and https:// URLs (a command after -- runs a local server)"
             )
-        if wanted not in (None, "stdio"):
+        if wanted is not None and not local:
             raise UsageError(f"--transport {transport} needs a URL, not a command")
         if headers:
             raise UsageError("--header applies to an HTTP server (a URL); a command takes --env")

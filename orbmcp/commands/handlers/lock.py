@@ -18,8 +18,8 @@ from orbmcp.errors import ConfigError, ToolError, UsageError, cmd
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.supervisor import Supervisor
 
 
 def lock_path(ctx: CommandContext, given: Path | str | None = None) -> Path:
@@ -57,7 +57,7 @@ def live_entry(sup: Supervisor) -> dict[str, Any]:
 
 
 async def _ready_entries(ctx: CommandContext, names: list[str]) -> tuple[Manager, dict[str, dict[str, Any]]]:
-    from orbmcp.core.hints import failure_error
+    from orbmcp.core.session.hints import failure_error
 
     for name in names:
         ctx.server(name)

@@ -22,7 +22,7 @@ from orbmcp.errors import ProtocolError, UsageError, cmd
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities import Interaction
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.supervisor import Supervisor
 
 _RESOURCE_NOT_FOUND = "(code -32002)"  # the spec's "resource not found" JSON-RPC error
 _INVALID_PARAMS = "(code -32602)"  # what SDK servers send for an unknown resource instead
@@ -42,8 +42,8 @@ def is_not_found(message: str) -> bool:
 
 
 async def resources(ctx: CommandContext, server: str | None = None) -> ResourceListing:
-    from orbmcp.core.calls import list_resource_templates, list_resources
     from orbmcp.core.capabilities.templates import parameters
+    from orbmcp.core.tooling.calls import list_resource_templates, list_resources
 
     sups, notices = await ready_servers(ctx, server, "resources")
     offering = [s for s in sups if has_capability(s, "resources")]
@@ -66,7 +66,7 @@ async def resources(ctx: CommandContext, server: str | None = None) -> ResourceL
 async def _read(
     ctx: CommandContext, sup: Supervisor, uri: str, record: list[Interaction]
 ) -> list[dict[str, Any]]:
-    from orbmcp.core.calls import read_resource
+    from orbmcp.core.tooling.calls import read_resource
 
     try:
         return await read_resource(sup, uri, asker=ctx.ui, record=record)

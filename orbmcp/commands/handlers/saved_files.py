@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.core.naming import sanitize
-from orbmcp.core.results import AudioBlock, ImageBlock, ToolResult
+from orbmcp.core.tooling.naming import sanitize
+from orbmcp.core.tooling.results import AudioBlock, ImageBlock, ToolResult
 from orbmcp.errors import UsageError
 
 # Extensions for saved media, chosen by us from the MIME type: a file name never comes from the server.

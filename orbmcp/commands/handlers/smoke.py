@@ -24,7 +24,7 @@ from orbmcp.commands.results.check import SmokeCall
 from orbmcp.errors import OrbError, UsageError
 
 if TYPE_CHECKING:
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
 _STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
 OUTPUT_CHARS = 2000
@@ -137,7 +137,7 @@ async def run_smoke_call(manager: Manager, spec: SmokeSpec, timeout_s: float | N
     """Call the tool; a failure to connect, an error or an unmet expectation is a failed call."""
     from orbmcp.commands.handlers.tools import find_tool
     from orbmcp.commands.results.call import transcript_text
-    from orbmcp.core.calls import call_tool
+    from orbmcp.core.tooling.calls import call_tool
 
     expectations = tuple(e.describe() for e in spec.expectations)
     begin = time.monotonic()

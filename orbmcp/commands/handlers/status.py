@@ -14,7 +14,7 @@ from orbmcp.commands.views import server_detail, status_report, unavailable_deta
 from orbmcp.errors import cmd
 
 if TYPE_CHECKING:
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
 ONE_SHOT_NOTE = (
     "stopped again: this one-shot command exits now "

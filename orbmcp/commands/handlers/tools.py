@@ -39,7 +39,7 @@ from orbmcp.commands.results.tools import (
     prompt_arguments,
 )
 from orbmcp.commands.spelling import spell_for
-from orbmcp.core.state import State
+from orbmcp.core.session.state import State
 from orbmcp.errors import TimeoutFailed, UsageError, cmd
 from orbmcp.suggest import unknown
 from orbmcp.text import shown_name
@@ -47,9 +47,9 @@ from orbmcp.text import shown_name
 if TYPE_CHECKING:
     from orbmcp.core.capabilities import Interaction
     from orbmcp.core.capabilities.server_log import LogMessage
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.supervisor import Supervisor
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.supervisor import Supervisor
+    from orbmcp.core.tooling.registry import BridgedTool
 
 T = TypeVar("T")
 
@@ -117,7 +117,7 @@ async def ready_servers(
             notices.append(f"{cfg.name}: {cfg.lifecycle}, not connected (`{connect}` connects it)")
     if failed and len(enabled) == 1:
         # The only server there is: its failure is the answer, with its exit status.
-        from orbmcp.core.hints import failure_error
+        from orbmcp.core.session.hints import failure_error
 
         raise failure_error(failed[0])
     for sup in failed:
@@ -268,7 +268,7 @@ async def call(
     verbose: bool = False,
     log_level: str | None = None,
 ) -> CallOutcome | ToolsToCall:
-    from orbmcp.core.calls import call_tool
+    from orbmcp.core.tooling.calls import call_tool
 
     ctx.server(server)
     _check_options(timeout, max_output)
@@ -390,7 +390,7 @@ async def _tools_to_call(ctx: CommandContext, server: str) -> ToolsToCall:
 
 
 async def prompts(ctx: CommandContext, server: str | None = None) -> PromptListing:
-    from orbmcp.core.calls import list_prompts
+    from orbmcp.core.tooling.calls import list_prompts
 
     sups, notices = await ready_servers(ctx, server, "prompts")
     offering = [s for s in sups if has_capability(s, "prompts")]
@@ -416,7 +416,7 @@ def prompt_schema(prompt: Mapping[str, Any]) -> dict[str, Any]:
 async def prompt(
     ctx: CommandContext, server: str, name: str, arguments: list[str] | None = None
 ) -> PromptMessages:
-    from orbmcp.core.calls import get_prompt, list_prompts
+    from orbmcp.core.tooling.calls import get_prompt, list_prompts
 
     ctx.server(server)
     tokens = list(arguments or [])

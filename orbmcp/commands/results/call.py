@@ -16,7 +16,7 @@ from typing import Literal
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.results.base import Result
 from orbmcp.core.capabilities import Interaction
-from orbmcp.core.results import (
+from orbmcp.core.tooling.results import (
     AudioBlock,
     ImageBlock,
     ResourceBlobBlock,

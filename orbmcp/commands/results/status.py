@@ -14,6 +14,7 @@ from typing import Any
 
 from orbmcp.commands.outcome import ExitCode, exit_code_for_code
 from orbmcp.commands.results.base import Result
+from orbmcp.config.transports import is_local
 
 # States of names a config file defines that did not load (``config.model.UnavailableEntry``).
 UNAVAILABLE_STATES = ("invalid", "skipped", "untrusted")
@@ -191,7 +192,7 @@ class ServerDetail(Result):
     @property
     def auth(self) -> str:
         """The status table's auth cell: ``-`` for a stdio server (OAuth is for remote ones)."""
-        return self.oauth or ("-" if self.transport == "stdio" else "not configured")
+        return self.oauth or ("-" if is_local(self.transport) else "not configured")
 
     def row(self) -> StatusRow:
         return StatusRow(

@@ -29,7 +29,7 @@ class ToolEntry:
     signature: str
 
     def to_json(self) -> dict[str, Any]:
-        from orbmcp.core.tools import tool_json
+        from orbmcp.core.tooling.registry import tool_json
 
         return tool_json(
             server=self.server,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest, UrlElicitation
     from orbmcp.core.capabilities.roots import Root
     from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
-    from orbmcp.core.runtime import Runtime
+    from orbmcp.core.session.runtime import Runtime
 
 MAX_COMPLETIONS_TRACKED = 64
 NOBODY = "nobody can answer: no command of this session is waiting on the server"

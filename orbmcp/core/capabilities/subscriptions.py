@@ -17,7 +17,7 @@ from orbmcp.core.capabilities.client_side import is_legacy
 from orbmcp.errors import UsageError
 
 if TYPE_CHECKING:
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.supervisor import Supervisor
 
 UNSUBSCRIBE_WAIT_S = 2.0
 
@@ -29,7 +29,7 @@ def _offers_subscriptions(sup: Supervisor) -> bool:
 
 async def follow(sup: Supervisor, uri: str, on_update: Callable[[], Awaitable[None]]) -> None:
     """Until cancelled: ``on_update()`` after every change of ``uri`` the server reports."""
-    from orbmcp.core.calls import request
+    from orbmcp.core.tooling.calls import request
 
     if is_legacy(sup.snap.protocol_version):
         if not _offers_subscriptions(sup):

@@ -7,7 +7,7 @@ is laid out in one place: ``orbmcp.commands.results.call.transcript``.
 from __future__ import annotations
 
 from orbmcp.commands.results.call import CallOutcome, TranscriptPart, transcript
-from orbmcp.core.results import format_size
+from orbmcp.core.tooling.results import format_size
 from orbmcp.render.plain.basic import interaction_notes
 from orbmcp.text import one_line, safe_text
 

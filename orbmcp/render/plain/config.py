@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 from orbmcp.commands.results.config import ConfigView, PathsView, TrustReview, ValidationReport
+from orbmcp.config.transports import is_local
 from orbmcp.text import safe_text
 
 # Settings field names as the user wrote them in the file.
@@ -34,7 +35,7 @@ def config_view(view: ConfigView) -> str:
         lines.append(f"{_e(s['name'])}  ({_e(s['transport'])}, {_e(s['lifecycle'])}, {state}; {where})")
         if s.get("overrideFile"):
             lines.append(f"  switched by: {_e(s['overrideFile'])}")
-        if s["transport"] == "stdio":
+        if is_local(s["transport"]):
             lines.append(f"  command: {_e(shlex.join([s['command'], *s['args']]))}")
             if s["cwd"]:
                 lines.append(f"  cwd: {_e(s['cwd'])}")

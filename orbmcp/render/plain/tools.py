@@ -16,7 +16,14 @@ from orbmcp.commands.results.tools import (
     ToolListing,
     prompt_arguments,
 )
-from orbmcp.core.results import AudioBlock, Block, ImageBlock, ResourceBlobBlock, block_text, format_size
+from orbmcp.core.tooling.results import (
+    AudioBlock,
+    Block,
+    ImageBlock,
+    ResourceBlobBlock,
+    block_text,
+    format_size,
+)
 from orbmcp.render.plain.basic import aligned, interaction_notes
 from orbmcp.text import one_line, safe_text
 

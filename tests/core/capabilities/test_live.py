@@ -16,13 +16,13 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.views import server_detail
 from orbmcp.config.loader import load_config
-from orbmcp.core.calls import call_tool
 from orbmcp.core.capabilities import ClientFeatures, Interaction
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
 from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
 from orbmcp.core.capabilities.server_log import LogMessage
-from orbmcp.core.manager import Manager
-from orbmcp.core.results import TextBlock, ToolResult
+from orbmcp.core.session.manager import Manager
+from orbmcp.core.tooling.calls import call_tool
+from orbmcp.core.tooling.results import TextBlock, ToolResult
 from orbmcp.errors import AuthError, ProtocolError
 from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, stdio_entry

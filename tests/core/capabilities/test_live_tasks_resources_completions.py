@@ -13,9 +13,9 @@ from orbmcp.commands.handlers import tools as tool_handlers
 from orbmcp.commands.live_completion import answer, live_candidates
 from orbmcp.commands.live_query import LiveQuery
 from orbmcp.commands.results import ResourceContents, Result
-from orbmcp.core.calls import call_tool
 from orbmcp.core.capabilities import Interaction
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
+from orbmcp.core.tooling.calls import call_tool
 from orbmcp.errors import ProtocolError, TimeoutFailed, UsageError
 from orbmcp.render.plain import render_plain
 from tests.core.capabilities.test_live import (

@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from orbmcp.commands.views import server_detail
-from orbmcp.core.calls import call_tool
-from orbmcp.core.results import TextBlock, ToolResult
+from orbmcp.core.tooling.calls import call_tool
+from orbmcp.core.tooling.results import TextBlock, ToolResult
 from orbmcp.render.plain import render_plain
 from tests.cli import run_cli
 from tests.core.live import load, managed, wait_until

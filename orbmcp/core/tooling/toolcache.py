@@ -84,6 +84,6 @@ def _servers(data: dict[str, object]) -> dict[str, object]:
 
 
 def _update(path: Path, change: Callable[[dict[str, object]], dict[str, object] | None]) -> bool:
-    from orbmcp.core import cache_writes  # the write path only: completion never writes
+    from orbmcp.core.session import cache_writes  # the write path only: completion never writes
 
     return cache_writes.update(path, change, max_bytes=MAX_CACHE_BYTES)

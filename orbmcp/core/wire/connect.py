@@ -19,25 +19,32 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp._version import __version__
-from orbmcp.core.sdk import ensure_sdk
+from orbmcp.config.transports import kind_of
+from orbmcp.core.wire.sdk import ensure_sdk
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ServerConfig
     from orbmcp.core.capabilities.client_side import ClientSide
-    from orbmcp.core.era import EraCache
-    from orbmcp.core.flood import NotificationThrottle
-    from orbmcp.core.listings import ToolListingSalvage
-    from orbmcp.core.process import ManagedProcess
-    from orbmcp.core.raw_calls import RawChannel
-    from orbmcp.core.runtime import Runtime
-    from orbmcp.core.stderr_tail import StderrTail
+    from orbmcp.core.processes.process import ManagedProcess
+    from orbmcp.core.processes.stderr_tail import StderrTail
+    from orbmcp.core.session.runtime import Runtime
+    from orbmcp.core.tooling.listings import ToolListingSalvage
+    from orbmcp.core.wire.era import EraCache
+    from orbmcp.core.wire.flood import NotificationThrottle
+    from orbmcp.core.wire.raw_channel import RawChannel
+    from orbmcp.core.wire.transports import ServerTransport
 
 # How long a failed connection waits for its stdio server to finish exiting, to learn its code.
 EXIT_NOTE_S = 0.5
-SSE_FALLBACK_NOTE = (
-    "connected over legacy SSE: the URL refused Streamable HTTP; "
-    'set "transport": "sse" for this server to skip that attempt'
-)
+
+
+def fallback_note(configured: str, used: str) -> str:
+    """The warning of a connection that took its kind's fallback (an entry that says so skips it)."""
+    wanted, taken = kind_of(configured), kind_of(used)
+    return (
+        f"connected over legacy {taken.label}: the URL refused {wanted.label}; "
+        f'set "transport": "{taken.name}" for this server to skip that attempt'
+    )
 
 
 @dataclass
@@ -111,7 +118,7 @@ class Connection:
     instructions: str | None = None  # the server's instructions (initialize result), raw
     capabilities: dict[str, Any] | None = None  # what the server offers (wire JSON)
     advertised: dict[str, Any] | None = None  # what orbmcp advertised to it (wire JSON)
-    raw: RawChannel | None = None  # a stdio connection's raw side (``raw_calls``), else None
+    raw: RawChannel | None = None  # a stdio connection's raw side (``raw_channel``), else None
 
 
 @asynccontextmanager
@@ -164,18 +171,19 @@ class _Opener:
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
         cfg = self.cfg
-        if cfg.is_stdio:
+        kind = kind_of(cfg.transport)
+        if kind.local:
             await self._spawn()  # before the SDK import: the server boots while Python imports
         await ensure_sdk()
 
-        from orbmcp.core import era
+        from orbmcp.core.wire import era
 
         cache = era.EraCache(self.runtime.era_cache_path)
         key = cfg.definition_hash()
         cached = cache.get(key)
         # A URL that refused Streamable HTTP last time and took legacy SSE goes straight to SSE.
-        transport = cache.transport(key) if cfg.transport == "streamable-http" else None
-        transport = transport or cfg.transport
+        remembered = cache.transport(key)
+        transport = remembered if remembered is not None and remembered == kind.fallback else cfg.transport
         async with AsyncExitStack() as stack:
             try:
                 client = await stack.enter_async_context(await self._client(cached, transport))
@@ -195,12 +203,12 @@ class _Opener:
                 transport=transport,
                 protocol_version=version,
                 server_info=f"{info.name} {info.version}" if info is not None else None,
-                warnings=(SSE_FALLBACK_NOTE,) if transport != cfg.transport else (),
+                warnings=(fallback_note(cfg.transport, transport),) if transport != cfg.transport else (),
                 listings=self.listings,
                 instructions=_instructions(client),
                 capabilities=offered,
                 advertised=self.advertised,
-                raw=self.raw if transport == "stdio" else None,
+                raw=self.raw,
             )
 
     async def _second_attempt(
@@ -214,7 +222,7 @@ class _Opener:
         transport: str,
     ) -> tuple[Any, str]:
         """After a failed first attempt: the one retry that may succeed, or ``exc`` again."""
-        from orbmcp.core import era
+        from orbmcp.core.wire import era
 
         cfg = self.cfg
         if transport != cfg.transport:
@@ -223,32 +231,33 @@ class _Opener:
             # The remembered SSE endpoint is gone: the server may speak Streamable HTTP now.
             cache.forget(key)
             return await stack.enter_async_context(await self._client(None, cfg.transport)), cfg.transport
-        if transport == "streamable-http" and self.http.refused():
-            return await self._sse_fallback(stack, exc), "sse"
+        fallback = kind_of(transport).fallback
+        if fallback is not None and self.http.refused():
+            return await self._fallback(stack, exc, fallback), fallback
         if cached == "legacy" and era.should_retry_with_auto(exc):
             # Remembered as 2025-era, but it refused initialize: it may have become modern-only.
             # Forget that and probe; a stdio server gets a fresh process for the new session.
             cache.forget(key)
-            if cfg.is_stdio:
+            if kind_of(cfg.transport).local:
                 await self.stop_process()
                 await self._spawn()
             return await stack.enter_async_context(await self._client(None, transport)), transport
         raise exc
 
-    async def _sse_fallback(self, stack: AsyncExitStack, refused: Exception) -> Any:
+    async def _fallback(self, stack: AsyncExitStack, refused: Exception, transport: str) -> Any:
         """The spec's backward compatibility: a URL that answers 400/404/405 to both the probe and
         ``initialize`` may be a 2024-11-05 HTTP+SSE server: GET it and expect an ``endpoint``
         event. If that fails too, the Streamable HTTP error is the one to report."""
         status = self.http.status
         try:
-            return await stack.enter_async_context(await self._client("legacy", "sse"))
+            return await stack.enter_async_context(await self._client("legacy", transport))
         except Exception:
             self.http.status = status
             raise refused from None
 
     async def _spawn(self) -> None:
-        from orbmcp.core.reaper import GroupRegistry
-        from orbmcp.core.spawn import SpawnSpec, spawn
+        from orbmcp.core.processes.reaper import GroupRegistry
+        from orbmcp.core.processes.spawn import SpawnSpec, spawn
 
         cfg = self.cfg
         assert cfg.command is not None
@@ -295,22 +304,28 @@ class _Opener:
         from mcp import Client
         from mcp_types import Implementation
 
-        from orbmcp.core import era
-        from orbmcp.core.flood import NotificationThrottle
-        from orbmcp.core.inbound import guarded
-        from orbmcp.core.listings import ToolListingSalvage
+        from orbmcp.core.tooling.listings import ToolListingSalvage
+        from orbmcp.core.wire import era
+        from orbmcp.core.wire.flood import NotificationThrottle
+        from orbmcp.core.wire.inbound import guarded
+        from orbmcp.core.wire.transports import transport_for
 
         throttle = NotificationThrottle(self.callbacks.warn)
+        server_transport = transport_for(transport)
         stream = await self._transport(
-            transport, probe_timeout=era.discover_timeout_for(cached), throttle=throttle
+            server_transport, probe_timeout=era.discover_timeout_for(cached), throttle=throttle
         )
         self.listings = ToolListingSalvage(self.cfg.name, self.callbacks.warn)
         client_side = self.callbacks.client_side
         answers = client_side.client_kwargs() if client_side is not None else {}
         self.advertised = advertised_capabilities(answers)
         return Client(
-            # A stdio transport thins notifications itself, before parsing them.
-            guarded(stream, salvage=self.listings, throttle=None if self.cfg.is_stdio else throttle),
+            # A transport that thins notifications itself does it before parsing them.
+            guarded(
+                stream,
+                salvage=self.listings,
+                throttle=None if server_transport.throttles_itself else throttle,
+            ),
             mode=era.client_mode_for(cached),  # type: ignore[arg-type,unused-ignore]
             read_timeout_seconds=self.cfg.request_timeout_ms / 1000,
             message_handler=self._message_handler(),
@@ -320,43 +335,25 @@ class _Opener:
         )
 
     async def _transport(
-        self, transport: str, *, probe_timeout: float | None, throttle: NotificationThrottle
+        self, transport: ServerTransport, *, probe_timeout: float | None, throttle: NotificationThrottle
     ) -> Any:
-        from orbmcp.core import transports
+        from orbmcp.core.wire.transports import Dial
 
-        cfg, warn = self.cfg, self.callbacks.warn
-        if cfg.is_stdio:
-            proc = self.process
-            assert proc is not None
-
-            def garbage(line: str) -> None:
-                warn(f"skipped a non-JSON line from stdout: {line[:200]}")
-
-            from orbmcp.core.raw_calls import RawChannel
-
-            lost = self.callbacks.lost
-            self.raw = RawChannel(cfg.name)
-            return transports.stdio_pipe_transport(
-                proc.stdin,
-                proc.stdout,
-                server=cfg.name,
-                on_garbage=garbage,
-                discover_timeout_s=probe_timeout,
+        callbacks = self.callbacks
+        opened = await transport.open(
+            Dial(
+                cfg=self.cfg,
                 throttle=throttle,
-                on_fatal=lambda error: lost(error.template, error.reason),
-                raw=self.raw,
+                warn=callbacks.warn,
+                lost=callbacks.lost,
+                process=self.process,
+                probe_timeout=probe_timeout,
+                auth=self._auth,
+                on_response=lambda status, headers: self.http.record(status, headers.get("www-authenticate")),
             )
-        assert cfg.url is not None
-        auth = await self._auth()
-        factory = transports.sse_transport if transport == "sse" else transports.http_transport
-        return factory(
-            cfg.url,
-            headers=dict(cfg.headers),
-            auth=auth,
-            timeout_s=cfg.timeout_ms / 1000,
-            request_timeout_s=cfg.request_timeout_ms / 1000,
-            on_response=lambda status, headers: self.http.record(status, headers.get("www-authenticate")),
         )
+        self.raw = opened.raw
+        return opened.transport
 
     async def _auth(self) -> Any:
         if self.runtime.auth_factory is not None:

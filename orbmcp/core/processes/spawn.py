@@ -28,16 +28,16 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from orbmcp import environment
-from orbmcp.core.launcher import BrokenSymlink, check_command, launch_argv
-from orbmcp.core.pipes import close_fd
-from orbmcp.core.process import ManagedProcess
-from orbmcp.core.proctree import new_tag, signal_group
-from orbmcp.core.stderr_tail import StderrTail
+from orbmcp.core.processes.launcher import BrokenSymlink, check_command, launch_argv
+from orbmcp.core.processes.pipes import close_fd
+from orbmcp.core.processes.process import ManagedProcess
+from orbmcp.core.processes.proctree import new_tag, signal_group
+from orbmcp.core.processes.stderr_tail import StderrTail
 from orbmcp.errors import ConnectionFailed
 from orbmcp.text import one_line
 
 if TYPE_CHECKING:
-    from orbmcp.core.reaper import GroupRegistry
+    from orbmcp.core.processes.reaper import GroupRegistry
 
 
 def _identity(text: str) -> str:

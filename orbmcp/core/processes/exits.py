@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import TaskGroup
 
-from orbmcp.core.process import exit_reason
+from orbmcp.core.processes.process import exit_reason
 
 if TYPE_CHECKING:
-    from orbmcp.core.process import ManagedProcess
+    from orbmcp.core.processes.process import ManagedProcess
 
 TAIL_LINES = 3
 TAIL_CHARS = 300

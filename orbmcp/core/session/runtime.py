@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.core.capabilities import ClientFeatures
-from orbmcp.core.tools import ToolRegistry
+from orbmcp.core.tooling.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from orbmcp.config.model import SamplingConfig, ServerConfig
     from orbmcp.core.capabilities.askers import Asker
     from orbmcp.core.capabilities.roots import Root
-    from orbmcp.core.detached_stop import HandedOff
-    from orbmcp.core.state import State
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.processes.detached_stop import HandedOff
+    from orbmcp.core.session.state import State
+    from orbmcp.core.session.supervisor import Supervisor
 
 
 StateListener = Callable[["Supervisor", "State", "State"], None]
@@ -38,7 +38,7 @@ class Runtime:
     stdin_grace_s: float = 2.0
     term_grace_s: float = 2.0
     # Set while a one-shot orbmcp program exits: stops hand the running trees over here for a
-    # detached stop (core.detached_stop) instead of waiting through the grace periods.
+    # detached stop (core.processes.detached_stop) instead of waiting through the grace periods.
     handed_off: list[HandedOff] | None = None
     extra_secrets: tuple[str, ...] = ()
     auth_ui: Any = None  # orbmcp.auth.provider.AuthUI when a person can authorize

@@ -16,20 +16,20 @@ import anyio
 
 from orbmcp.core.capabilities.askers import asked_by_nobody
 from orbmcp.core.capabilities.client_side import ClientSide
-from orbmcp.core.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
-from orbmcp.core.exits import ExitRace
-from orbmcp.core.state import Snapshot, State, effective_max_retries, retry_delay
-from orbmcp.core.stderr_tail import StderrTail
+from orbmcp.core.processes.exits import ExitRace
+from orbmcp.core.processes.stderr_tail import StderrTail
+from orbmcp.core.session.state import Snapshot, State, effective_max_retries, retry_delay
+from orbmcp.core.wire.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, cmd
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from orbmcp.config.model import ServerConfig, Settings
-    from orbmcp.core.listings import ToolListingSalvage
-    from orbmcp.core.process import ManagedProcess
-    from orbmcp.core.raw_calls import RawChannel
-    from orbmcp.core.runtime import Runtime
+    from orbmcp.core.processes.process import ManagedProcess
+    from orbmcp.core.session.runtime import Runtime
+    from orbmcp.core.tooling.listings import ToolListingSalvage
+    from orbmcp.core.wire.raw_channel import RawChannel
 
 
 def _log(event: str, **fields: Any) -> None:
@@ -362,12 +362,12 @@ class Supervisor:
             self.warn(warning)
 
     async def _discover(self, client: Any) -> None:
-        from orbmcp.core.discovery import list_tools
+        from orbmcp.core.session.discovery import list_tools
 
         tools = await list_tools(client, server=self.name, warn=self.warn, salvage=self.listings)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
         _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
-        from orbmcp.core import toolcache
+        from orbmcp.core.tooling import toolcache
 
         # Shell completion offers tool names without connecting: remember the last listing. In a
         # worker thread of the session (a changed list is a durable write), and not awaited: the
@@ -415,7 +415,7 @@ class Supervisor:
             _log("server.listen_unavailable", server=self.name, reason=type(exc).__name__)
 
     async def _watch_process(self) -> None:
-        from orbmcp.core.exits import STDERR_WAIT_S, exit_text
+        from orbmcp.core.processes.exits import STDERR_WAIT_S, exit_text
 
         proc = self.process
         assert proc is not None
@@ -448,7 +448,7 @@ class Supervisor:
             return exc
         if self._auth_challenge is not None:
             return self._auth_required()
-        from orbmcp.core.classify import classify_error
+        from orbmcp.core.session.classify import classify_error
 
         status, www = self.http.refusal or (self.http.status, None)
         error = classify_error(exc, server=self.name, http_status=status, www_authenticate=www)
@@ -458,7 +458,7 @@ class Supervisor:
         return error
 
     def _exited_while_connecting(self, code: int, hint: str | None) -> ConnectionFailed:
-        from orbmcp.core.exits import exit_text
+        from orbmcp.core.processes.exits import exit_text
 
         text = exit_text(self.name, code, self.attempt_stderr(), during="while connecting")
         return ConnectionFailed(

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
-from orbmcp.core.pipes import PipeReceiveStream, PipeSendStream, close_fd, discard_until_eof
-from orbmcp.core.proctree import (
+from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, close_fd, discard_until_eof
+from orbmcp.core.processes.proctree import (
     GROUP_POLL_INTERVAL,
     KILL_REAP_TIMEOUT,
     GroupProbe,
@@ -33,9 +33,9 @@ from orbmcp.log import get_logger
 from orbmcp.processes import proc_state
 
 if TYPE_CHECKING:
-    from orbmcp.core.detached_stop import HandedOff
-    from orbmcp.core.reaper import GroupRegistry
-    from orbmcp.core.stderr_tail import StderrTail
+    from orbmcp.core.processes.detached_stop import HandedOff
+    from orbmcp.core.processes.reaper import GroupRegistry
+    from orbmcp.core.processes.stderr_tail import StderrTail
 
 _log = get_logger(__name__)
 
@@ -154,10 +154,10 @@ class ManagedProcess:
 
     def hand_off(self) -> HandedOff | None:
         """Close stdin and every fd, and return the still-running tree for a detached stop
-        (``core.detached_stop``): the orbmcp program is about to exit and nobody waits for the
+        (``core.processes.detached_stop``): the orbmcp program is about to exit and nobody waits for the
         stop. Its registry record stays until that stop removes it. None when nothing runs any
         more (then released as by ``stop``) or a stop already began."""
-        from orbmcp.core.detached_stop import HandedOff
+        from orbmcp.core.processes.detached_stop import HandedOff
 
         if self._stopping:
             return None

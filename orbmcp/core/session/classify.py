@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from orbmcp.core.era import (
+from orbmcp.core.wire.era import (
     CONNECTION_CLOSED,
     HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,

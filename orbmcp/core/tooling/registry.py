@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from orbmcp.core.discovery import wire
-from orbmcp.core.naming import bridged_name, describe_tool, pi_name
+from orbmcp.core.session.discovery import wire
+from orbmcp.core.tooling.naming import bridged_name, describe_tool, pi_name
 
 
 def tool_json(

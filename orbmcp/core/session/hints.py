@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orbmcp.core.state import State
+from orbmcp.core.session.state import State
 from orbmcp.errors import (
     AuthError,
     ConnectionFailed,
@@ -22,7 +22,7 @@ from orbmcp.errors import (
 )
 
 if TYPE_CHECKING:
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.supervisor import Supervisor
 
 # The stored credentials themselves are bad: only a fresh authorization helps.
 _RESET_REASONS = frozenset({"invalid_client", "invalid_grant", "credentials_rejected"})

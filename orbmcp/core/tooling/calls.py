@@ -18,17 +18,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from orbmcp.core.wire.raw_channel import SdkProgress
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities import Interaction
     from orbmcp.core.capabilities.askers import Asker
     from orbmcp.core.capabilities.server_log import LogMessage
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.process import ManagedProcess
-    from orbmcp.core.results import ToolResult
-    from orbmcp.core.supervisor import Supervisor
-    from orbmcp.core.tools import BridgedTool
+    from orbmcp.core.processes.process import ManagedProcess
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.supervisor import Supervisor
+    from orbmcp.core.tooling.registry import BridgedTool
+    from orbmcp.core.tooling.results import ToolResult
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None] | None]
 T = TypeVar("T")
@@ -59,7 +60,7 @@ _DEAD_STREAM_ERRORS: tuple[type[BaseException], ...] = (
 def _client(sup: Supervisor) -> Any:
     client = sup.client
     if client is None:
-        from orbmcp.core.hints import failure_error
+        from orbmcp.core.session.hints import failure_error
 
         raise (
             failure_error(sup)
@@ -89,7 +90,7 @@ async def _connection_died(
         elif process is not None and process.stopping:
             message, reason = f"server '{sup.name}' was stopped during {what}", "server_stopped"
         elif process is not None:
-            from orbmcp.core.exits import exit_text, settle_exit
+            from orbmcp.core.processes.exits import exit_text, settle_exit
 
             code = await settle_exit(process)
             if code is not None and not process.stopping:
@@ -198,7 +199,7 @@ async def call_tool(
     person (``asker``) and the call retried once. ``log_level`` asks the server for log messages
     of at least that level (``logging/setLevel`` on 2025-era sessions, per request on others).
     """
-    from orbmcp.core.results import from_sdk
+    from orbmcp.core.tooling.results import from_sdk
 
     timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
     listed = sup.runtime.tools.get(sup.name, tool)
@@ -223,9 +224,6 @@ async def call_tool(
             sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
         )
     return from_sdk(result)
-
-
-SdkProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 def progress_filter(progress: ProgressFn | None) -> SdkProgress:
@@ -391,7 +389,7 @@ class _UrlElicitationRequired(Exception):
 async def read_resource(
     sup: Supervisor, uri: str, *, asker: Asker | None = None, record: list[Interaction] | None = None
 ) -> list[dict[str, Any]]:
-    from orbmcp.core.discovery import wire
+    from orbmcp.core.session.discovery import wire
 
     with sup.client_side.route.asking(asker, record=record):
         result = await request(sup, f"resources/read {uri}", lambda c: c.read_resource(uri))
@@ -406,7 +404,7 @@ async def get_prompt(
     asker: Asker | None = None,
     record: list[Interaction] | None = None,
 ) -> dict[str, Any]:
-    from orbmcp.core.discovery import wire
+    from orbmcp.core.session.discovery import wire
 
     with sup.client_side.route.asking(asker, record=record):
         result = await request(sup, f"prompts/get {name}", lambda c: c.get_prompt(name, arguments))
@@ -438,13 +436,13 @@ async def complete_argument(
 
 
 async def list_resources(sup: Supervisor) -> list[dict[str, Any]]:
-    from orbmcp.core.discovery import list_resources as _list
+    from orbmcp.core.session.discovery import list_resources as _list
 
     return await request(sup, "resources/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
 
 
 async def list_prompts(sup: Supervisor) -> list[dict[str, Any]]:
-    from orbmcp.core.discovery import list_prompts as _list
+    from orbmcp.core.session.discovery import list_prompts as _list
 
     return await request(sup, "prompts/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
 
@@ -452,7 +450,7 @@ async def list_prompts(sup: Supervisor) -> list[dict[str, Any]]:
 async def list_resource_templates(sup: Supervisor) -> list[dict[str, Any]]:
     """Every page of ``resources/templates/list`` (wire JSON); [] when the server has none (the
     method is optional for servers that offer resources)."""
-    from orbmcp.core.discovery import collect_pages, wire
+    from orbmcp.core.session.discovery import collect_pages, wire
 
     async def run(client: Any) -> list[dict[str, Any]]:
         async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:

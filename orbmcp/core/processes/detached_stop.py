@@ -39,7 +39,7 @@ class HandedOff:
     pgid: int
     escaped: list[tuple[int, int]] = field(default_factory=list)  # (pid, start ticks)
     record: str | None = None  # the registry record to remove once the group is gone
-    tag: str | None = None  # the server's ``ORBMCP_SERVER_TAG`` (``core.proctree``)
+    tag: str | None = None  # the server's ``ORBMCP_SERVER_TAG`` (``core.processes.proctree``)
     start_ticks: int = 0  # the leader's start time: a recycled pid is never walked
 
 
@@ -59,7 +59,7 @@ def launch(groups: list[HandedOff], *, global_dir: Path, stdin_grace: float, ter
         }
     )
     subprocess.Popen(  # our own interpreter and module
-        [sys.executable, "-m", "orbmcp.core.detached_stop", payload],
+        [sys.executable, "-m", "orbmcp.core.processes.detached_stop", payload],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -105,7 +105,7 @@ async def _finish(parent: int, groups: list[HandedOff], stdin_grace: float, term
 async def _stop_group(group: HandedOff, stdin_grace: float, term_grace: float) -> None:
     import anyio
 
-    from orbmcp.core.proctree import KILL_REAP_TIMEOUT, GroupProbe, signal_group, stop_escaped
+    from orbmcp.core.processes.proctree import KILL_REAP_TIMEOUT, GroupProbe, signal_group, stop_escaped
 
     probe = GroupProbe(group.pgid)
     escaped = dict(group.escaped)
@@ -145,7 +145,7 @@ async def _stop_group(group: HandedOff, stdin_grace: float, term_grace: float) -
 
 
 def _escapees(group: HandedOff) -> dict[int, int]:
-    from orbmcp.core.proctree import escaped_descendants, still_running
+    from orbmcp.core.processes.proctree import escaped_descendants, still_running
 
     if not still_running(group.pgid, group.start_ticks):
         return {}
@@ -153,7 +153,7 @@ def _escapees(group: HandedOff) -> dict[int, int]:
 
 
 def _tagged(group: HandedOff) -> dict[int, int]:
-    from orbmcp.core.proctree import tagged_processes
+    from orbmcp.core.processes.proctree import tagged_processes
 
     if group.tag is None:
         return {}

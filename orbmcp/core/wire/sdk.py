@@ -103,7 +103,7 @@ def _dropped_tool_relay() -> logging.Handler:
 
         def emit(self, record: logging.LogRecord) -> None:
             if isinstance(record.msg, str) and record.msg.startswith(_DROPPED_TOOL_PREFIX):
-                from orbmcp.core.discovery import report_dropped_tool
+                from orbmcp.core.session.discovery import report_dropped_tool
 
                 args = record.args if isinstance(record.args, tuple) and len(record.args) == 2 else None
                 report_dropped_tool(*(str(a) for a in args) if args else ("?", record.getMessage()))

@@ -111,10 +111,11 @@ class EraCache:
 
     def transport(self, key: str) -> str | None:
         """The transport a URL server was last reached over, when it was not the configured one
-        (``"sse"``: it refused Streamable HTTP); None otherwise."""
+        (its kind's ``fallback``: it refused the configured transport); None otherwise. The file is
+        untrusted: the caller uses the name only where it is the configured kind's fallback."""
         entry = self._load().get(key)
         value = entry.get("transport") if isinstance(entry, dict) else None
-        return value if value == "sse" else None
+        return value if isinstance(value, str) else None
 
     def record(self, key: str, protocol_version: str | None, *, transport: str | None = None) -> None:
         """Remember the version a connection negotiated (and a fallback transport it needed).
@@ -167,7 +168,7 @@ class EraCache:
                 entries = dict(newest[:MAX_CACHE_ENTRIES])
             return {"format": CACHE_FORMAT, "servers": entries}
 
-        from orbmcp.core import cache_writes
+        from orbmcp.core.session import cache_writes
 
         cache_writes.update(self.path, apply, max_bytes=MAX_CACHE_BYTES)
 

@@ -22,8 +22,8 @@ from mcp.client import Transport
 from mcp.client._transport import ReadStream, TransportStreams, WriteStream
 from mcp.shared.message import SessionMessage
 
-from orbmcp.core.flood import NotificationThrottle
-from orbmcp.core.listings import ToolListingSalvage
+from orbmcp.core.tooling.listings import ToolListingSalvage
+from orbmcp.core.wire.flood import NotificationThrottle
 
 
 class _GuardedRead:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from orbmcp.core.state import State
+from orbmcp.core.session.state import State
 from orbmcp.errors import OrbError
 
 if TYPE_CHECKING:
-    from orbmcp.core.manager import Manager
+    from orbmcp.core.session.manager import Manager
 
 AUTHORIZE_NOW = "Authorize now"
 NOT_NOW = "Not now"

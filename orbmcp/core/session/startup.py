@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from orbmcp.core.manager import Manager
-    from orbmcp.core.supervisor import Supervisor
+    from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.supervisor import Supervisor
 
 FIRST_ATTEMPT_SLACK_S = 5.0  # beyond timeoutMs: a stdio child that ignores shutdown gets killed
 FIRST_ATTEMPT_POLL_S = 0.05
@@ -55,7 +55,7 @@ async def first_attempts(
 
 def first_attempt_done(sup: Supervisor) -> bool:
     """Ready, failed, waiting for authorization, or waiting for its first retry."""
-    from orbmcp.core.state import State
+    from orbmcp.core.session.state import State
 
     if sup.state in (State.READY, State.FAILED, State.NEEDS_AUTH):
         return True

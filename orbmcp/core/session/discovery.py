@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from orbmcp.core.listings import ToolListingSalvage
+    from orbmcp.core.tooling.listings import ToolListingSalvage
 
 T = TypeVar("T")
 

@@ -18,9 +18,9 @@ import anyio
 
 from orbmcp import log
 from orbmcp.core.capabilities import ClientFeatures
-from orbmcp.core.runtime import Runtime
-from orbmcp.core.supervisor import Supervisor
-from orbmcp.core.tools import ToolRegistry
+from orbmcp.core.session.runtime import Runtime
+from orbmcp.core.session.supervisor import Supervisor
+from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import ConnectionFailed, cmd
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class Manager:
 
     def _reap_stale(self) -> None:
         """Kill process groups that a crashed orbmcp run left behind (verified to be ours)."""
-        from orbmcp.core.reaper import GroupRegistry
+        from orbmcp.core.processes.reaper import GroupRegistry
 
         try:
             GroupRegistry(self.config.global_dir).reap_stale()
@@ -280,7 +280,7 @@ class Manager:
             )
         sup = await self.start(name)
         if not sup.connected:
-            from orbmcp.core.hints import failure_error
+            from orbmcp.core.session.hints import failure_error
 
             raise failure_error(sup)
         return sup

@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from orbmcp import fs, processes
-from orbmcp.core.proctree import escaped_descendants, still_running, tagged_processes
+from orbmcp.core.processes.proctree import escaped_descendants, still_running, tagged_processes
 from orbmcp.log import get_logger
 
 _log = get_logger(__name__)

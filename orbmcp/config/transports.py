@@ -1,0 +1,88 @@
+"""What orbmcp knows of each transport below the connection: its name, label, spellings, fields.
+
+One ``TransportKind`` per transport (stdio, Streamable HTTP, legacy SSE), keyed by orbmcp's own
+name in ``KINDS``. Config, auth and the commands ask a kind what they need (``local``: a process
+orbmcp spawns; ``fallback``: the transport a URL that refuses this one is tried over;
+``endpoint_event``: the server names its POST endpoint in an event stream) instead of comparing
+transport names. How a connection is opened over each lives in ``orbmcp.core.wire.transports``
+(one module per transport, each holding its kind from here): the layers keep the connection code,
+which imports the SDK, above the config that must load without it.
+
+Stdlib only: completion and the config commands read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TransportKind:
+    name: str  # orbmcp's own spelling, in its files and ``--json``
+    label: str  # for people
+    # What other clients' files and ``orbmcp add --transport`` may call it (lower case).
+    spellings: tuple[str, ...]
+    local: bool  # a process orbmcp spawns (``command``), else a server at a ``url``
+    fields: tuple[str, ...]  # the entry keys that belong to this transport
+    option: str  # the ad-hoc command-line option naming a server of this kind (``--stdio URL``)
+    fallback: str | None = None  # the transport a URL that refuses this one is tried over
+    endpoint_event: bool = False  # a GET opens an event stream that names the POST endpoint
+
+
+STDIO = TransportKind(
+    name="stdio",
+    label="stdio",
+    spellings=("stdio",),
+    local=True,
+    fields=("command", "args", "env", "cwd"),
+    option="stdio",
+)
+STREAMABLE_HTTP = TransportKind(
+    name="streamable-http",
+    label="Streamable HTTP",
+    spellings=("streamable-http", "http", "streamablehttp"),
+    local=False,
+    fields=("url", "headers"),
+    option="http",
+    fallback="sse",
+)
+SSE = TransportKind(
+    name="sse",
+    label="SSE",
+    spellings=("sse",),
+    local=False,
+    fields=("url", "headers"),
+    option="sse",
+    endpoint_event=True,
+)
+
+KINDS: dict[str, TransportKind] = {kind.name: kind for kind in (STDIO, STREAMABLE_HTTP, SSE)}
+BY_OPTION: dict[str, TransportKind] = {kind.option: kind for kind in KINDS.values()}
+
+
+def kind_of(name: str) -> TransportKind:
+    """The kind of a validated entry's transport (``ServerConfig.transport``)."""
+    return KINDS[name]
+
+
+def is_local(name: str) -> bool:
+    """A transport name that may come from a result or a cache: True only for a known local one."""
+    kind = KINDS.get(name)
+    return kind is not None and kind.local
+
+
+def from_spelling(value: str) -> TransportKind | None:
+    """The kind another client's file (or ``add --transport``) names, in any case; None: unknown."""
+    wanted = value.lower()
+    for kind in KINDS.values():
+        if wanted in kind.spellings:
+            return kind
+    return None
+
+
+def spellings_text() -> str:
+    """``stdio, http (streamable-http) or sse``: the accepted spellings, for a usage error."""
+    shown = [
+        kind.option if kind.option == kind.name else f"{kind.option} ({kind.name})" for kind in KINDS.values()
+    ]
+    return ", ".join(shown[:-1]) + " or " + shown[-1]

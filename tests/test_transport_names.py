@@ -1,0 +1,59 @@
+"""No module compares transport names: each asks the transport's kind (``config/transports.py``)
+or its module (``core/wire/transports/``), so adding a transport touches those and nothing else.
+
+Every comparison in orbmcp/ with a transport's name or spelling on one side fails here, except in
+the modules that define them and where the word is not a server's transport: a URL's scheme, and
+``orbmcp serve``'s own listener (serve/, daemon/: how orbmcp is served, not how it reaches a
+server).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from orbmcp.config.transports import KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "orbmcp"
+NAMES = {spelling for kind in KINDS.values() for spelling in (kind.name, kind.option, *kind.spellings)}
+
+DEFINING = {"orbmcp/config/transports.py"}
+NOT_A_SERVER_TRANSPORT = ("orbmcp/serve/", "orbmcp/daemon/")
+# The hand-written entry validators issue 25 item 5 replaces with pydantic models (the settings
+# branch deletes them): the models' union by transport takes their place.
+BEING_REPLACED = {"orbmcp/config/fields.py", "orbmcp/config/schema.py"}
+# `p.name == "sse"`: whether a command takes the shared ad-hoc params (a parameter's name); the
+# fronts branch replaces this binder (issue 25 item 1).
+PARAM_NAMES = {"orbmcp/frontends/runner.py"}
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value} & NAMES
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return set().union(*(_names_in(e) for e in node.elts)) if node.elts else set()
+    return set()
+
+
+def compares_of_transport_names(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if "scheme" in ast.unparse(node):
+            continue  # a URL's scheme ("http"), not a transport
+        if any(_names_in(side) for side in sides):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_compares_transport_names() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in DEFINING | BEING_REPLACED | PARAM_NAMES or rel.startswith(NOT_A_SERVER_TRANSPORT):
+            continue
+        found += compares_of_transport_names(path)
+    assert found == [], "ask the transport's kind (orbmcp/config/transports.py) instead:\n" + "\n".join(found)
