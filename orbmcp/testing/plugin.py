@@ -115,7 +115,7 @@ def _adhoc_server(request: pytest.FixtureRequest) -> AdhocServer | None:
         name=options.get("name"),
         env=dict(options.get("env") or {}),
         headers=dict(options.get("headers") or {}),
-        transport="sse" if options.get("transport") == "sse" else None,
+        transport=options["transport"] if isinstance(options.get("transport"), str) else None,
         cwd=request.path.parent,
     )
 

@@ -128,8 +128,11 @@ class McpSession:
 def _adhoc_entry(server: AdhocServer) -> Any:
     """The server entry of ``server``, as ``orbmcp call --stdio/--http/--sse`` builds it."""
     from orbmcp.commands.adhoc import entry, is_url
+    from orbmcp.config.transports import STDIO, STREAMABLE_HTTP, from_spelling
 
-    kind = server.transport or ("http" if is_url(server.target) else "stdio")
+    kind = from_spelling(server.transport) if server.transport else None
+    if kind is None:  # unstated (or unknown): what the target looks like
+        kind = STREAMABLE_HTTP if is_url(server.target) else STDIO
     env = [f"{k}={v}" for k, v in server.env.items()]
     headers = [f"{k}={v}" for k, v in server.headers.items()]
-    return entry([(kind, server.target)], env, headers, server.name, cwd=server.cwd or Path.cwd())
+    return entry([(kind.option, server.target)], env, headers, server.name, cwd=server.cwd or Path.cwd())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,9 @@ class AdhocServer:
     name: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     headers: Mapping[str, str] = field(default_factory=dict)
-    transport: Literal["stdio", "http", "sse"] | None = None
+    transport: str | None = None
+    """Any spelling ``orbmcp add --transport`` takes ("sse", "http", "streamable-http", ...);
+    unstated, a URL is Streamable HTTP and anything else a command line."""
     cwd: Path | None = None
     """Where a command line runs (default: the current directory)."""
 
