@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orbmcp import processes
+from orbmcp import fs, processes
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.durations import parse_duration
 from orbmcp.commands.results.daemon import DaemonStatus
@@ -135,8 +135,6 @@ def spawn(
         make_private_dir(sock.parent)
     except UnsafeDirectory as exc:
         raise ConfigError(str(exc), reason="unsafe_runtime_dir") from None
-    from orbmcp import fs
-
     with os.fdopen(fs.open_private(errors), "wb") as err_file:
         proc = subprocess.Popen(
             argv,

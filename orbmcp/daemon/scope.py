@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from orbmcp import environment
+from orbmcp import environment, fs
 
 # sun_path is 108 bytes on Linux, 104 on the BSDs and macOS; keep room for the terminating NUL.
 MAX_SOCKET_PATH = 100
@@ -134,8 +134,6 @@ def check_private_dir(directory: str | os.PathLike[str]) -> None:
 def make_private_dir(directory: str | os.PathLike[str]) -> None:
     """Create the runtime directory 0700 (``fs.ensure_private_dir``), or check the one there: one
     open to others is refused before anything could tighten it."""
-    from orbmcp import fs
-
     check_private_dir(directory)
     try:
         fs.ensure_private_dir(Path(directory))
