@@ -192,6 +192,8 @@ async def test_an_inert_extension_answers_without_running_anything(tmp_path: Pat
     await ext.start()  # nothing enabled: returns at once, nothing runs
     assert not ext.active and ext.tools == [] and ext.tool(STATUS_TOOL) is None
     assert [row["name"] for row in ext.status_rows()] == ["x"]
+    assert ext.config is not None and ext.config.servers["x"].state == "disabled"
+    assert ext.server("x") == ext.config.servers["x"] and ext.config.project_dir is not None
     assert (await ext.connect("x")).text() == "MCP is not running in this session."
     reply = await ext.slash_reply("/mcp:start x")
     assert reply.exit_code == 2 and reply.error is not None
@@ -294,6 +296,10 @@ async def test_failed_servers_are_notified_and_mcp_connect_reports_them(tmp_path
         async with McpExtension(host, config_file=config, retries=False) as ext:
             warnings = [m for level, m in host.notifications if level == "warning"]
             assert any(m.startswith("MCP server 'dead' failed: ") for m in warnings), warnings
+            dead = ext.server("dead")
+            assert dead is not None and dead.state == "failed" and dead.last_error
+            assert ext.server("nonesuch") is None
+            assert ext.config is not None and ext.config.servers["lzdead"].state == "stopped"
 
             failed = await host.call(CONNECT_TOOL, {"server": "lzdead"})
             assert failed.is_error and failed.text().startswith("Server 'lzdead' is failed: ")
