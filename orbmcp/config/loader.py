@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orbmcp import environment, log
-from orbmcp.config import imports, paths, registry
+from orbmcp.config import imports, names_cache, paths, registry
+from orbmcp.config.documents import apply_override, document_warnings, is_partial, servers_block
+from orbmcp.config.entries import parse_override, parse_server
 from orbmcp.config.expand import expand_roots, finalize
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
@@ -34,14 +36,6 @@ from orbmcp.config.model import (
     Source,
     TrustState,
     UnavailableEntry,
-)
-from orbmcp.config.schema import (
-    apply_override,
-    document_warnings,
-    is_partial,
-    parse_override,
-    parse_server,
-    servers_block,
 )
 from orbmcp.config.settings import GLOBAL_ONLY, SETTING_KEYS, apply_settings, parse_settings
 from orbmcp.config.unavailable import unavailable_entries, untrusted_entry
@@ -107,7 +101,7 @@ def load_config(
 ) -> ResolvedConfig:
     """Resolve every layer. ``host_trust``: an agent host's own project-trust answer (True loads
     the project's servers as they are now, False hides them); None uses orbmcp's trust store."""
-    env: Mapping[str, str] = os.environ if environ is None else environ
+    env = names_cache.RecordingEnviron(os.environ if environ is None else environ)
     work = (cwd if cwd is not None else Path.cwd()).absolute()
     gdir = global_dir if global_dir is not None else paths.global_dir(env)
     gdir = gdir if gdir.is_absolute() else work / gdir
@@ -165,7 +159,7 @@ def load_config(
             if fatal is not None:
                 dropped[name] = (winner.source, fatal)
 
-    return ResolvedConfig(
+    config = ResolvedConfig(
         servers=servers,
         settings=settings,
         warnings=tuple(dict.fromkeys(warnings)),
@@ -177,6 +171,9 @@ def load_config(
         unavailable=unavailable_entries(servers, dropped, untrusted),
         import_candidates=_candidates(override, settings, pdir, env),
     )
+    if host_trust is None:  # an agent host's own trust answer is not what another process sees
+        names_cache.record(config, env, env.read)
+    return config
 
 
 def _candidates(

@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from orbmcp.config.checks import MAX_DURATION_MS, Problems, as_int, show
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.model import DEFAULT_SAMPLING_TIMEOUT_MS, ConfigWarning, SamplingConfig, Settings
+from orbmcp.config.problems import MAX_DURATION_MS, Problems, as_int, show
 
 MAX_RETRIES_LIMIT = 10
 MAX_ROOTS = 100

@@ -27,11 +27,12 @@ from typing import Literal, cast
 
 from orbmcp import fs
 from orbmcp.config import paths
+from orbmcp.config.documents import apply_override, is_partial, servers_block, trust_key_warnings
+from orbmcp.config.entries import parse_server
 from orbmcp.config.expand import referenced_variables
 from orbmcp.config.imports import ClientRead, import_key, source_of
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, Settings, TrustState
-from orbmcp.config.schema import apply_override, is_partial, parse_server, servers_block, trust_key_warnings
 from orbmcp.config.settings import parse_settings
 from orbmcp.config.translate import Imported
 from orbmcp.errors import ConfigError, cmd

@@ -285,7 +285,7 @@ def _relative_path_notes(ctx: CommandContext, name: str, entry: Mapping[str, obj
 
 def _checked(name: str, entry: Mapping[str, object], settings: Settings) -> None:
     """A usage error unless ``entry`` is a valid entry named ``name``."""
-    from orbmcp.config.schema import parse_server
+    from orbmcp.config.entries import parse_server
 
     _check_name(name)
     checked, problems = parse_server(name, entry, file=None, source="global", settings=settings)
@@ -294,7 +294,7 @@ def _checked(name: str, entry: Mapping[str, object], settings: Settings) -> None
 
 
 def _servers(document: Mapping[str, object]) -> Mapping[str, object]:
-    from orbmcp.config.schema import servers_block
+    from orbmcp.config.documents import servers_block
 
     return servers_block(document, file=None)
 
