@@ -24,8 +24,9 @@ from orbmcp.config.documents import (
 from orbmcp.config.entry_options import EntryOptions
 from orbmcp.config.http_entry import HttpEntry
 from orbmcp.config.jsonc import type_name
-from orbmcp.config.model import ConfigWarning, ServerConfig, Settings, Source, Transport
+from orbmcp.config.model import ConfigWarning, ServerConfig, Source, Transport
 from orbmcp.config.problems import Problems, show
+from orbmcp.config.settings import Settings
 from orbmcp.config.sse_entry import SseEntry
 from orbmcp.config.stdio_entry import StdioEntry
 from orbmcp.suggest import close_names

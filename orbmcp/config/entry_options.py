@@ -8,10 +8,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from orbmcp.config import entry_values as values
-from orbmcp.config.model import DEFAULT_TIMEOUT_MS, Lifecycle, Settings
+from orbmcp.config.model import DEFAULT_TIMEOUT_MS, Lifecycle
 from orbmcp.config.oauth_entry import OAuthEntry
 from orbmcp.config.problems import as_int, invalid, problems_of, show
-from orbmcp.config.settings import MAX_RETRIES_LIMIT
+from orbmcp.config.settings import MAX_RETRIES_LIMIT, Settings
 
 
 class EntryOptions(BaseModel):

@@ -32,12 +32,11 @@ from orbmcp.config.model import (
     ProjectInfo,
     ResolvedConfig,
     ServerConfig,
-    Settings,
     Source,
     TrustState,
     UnavailableEntry,
 )
-from orbmcp.config.settings import GLOBAL_ONLY, SETTING_KEYS, apply_settings, parse_settings
+from orbmcp.config.settings import Settings, SettingsLayer
 from orbmcp.config.unavailable import unavailable_entries, untrusted_entry
 from orbmcp.errors import ConfigError
 
@@ -113,25 +112,16 @@ def load_config(
     file_layers, project_info, reads, approved, untrusted = _file_layers(
         override, gdir, pdir, host_trust, env, warnings
     )
-    settings = Settings()
-    for layer in file_layers:
-        stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
-        if layer.source == "project":
-            for key in GLOBAL_ONLY & stated.keys():
-                del stated[key]
-                spelled = SETTING_KEYS.get(key, key)
-                warnings.append(
-                    ConfigWarning(
-                        f'"{spelled}" is a global setting; a project cannot set it (ignored)',
-                        file=_str(layer.file),
-                        reason="global_only_setting",
-                    )
-                )
-        settings = apply_settings(settings, stated)
-        warnings.extend(settings_warnings)
+    settings, settings_warnings = Settings.from_files(
+        [
+            SettingsLayer(layer.document, _str(layer.file), project=layer.source == "project")
+            for layer in file_layers
+        ]
+    )
+    warnings.extend(settings_warnings)
     if settings.roots is not None:
         roots, root_warnings = expand_roots(settings.roots, environ=env, cwd=work, file=None)
-        settings = replace(settings, roots=roots)
+        settings = settings.model_copy(update={"roots": roots})
         warnings.extend(root_warnings)
     extension = _Layer(
         "extension",
@@ -245,10 +235,7 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
 
 def _global_settings(layers: list[_Layer]) -> Settings:
     """The settings the global files state (what decides which other clients are read)."""
-    settings = Settings()
-    for layer in layers:
-        settings = apply_settings(settings, parse_settings(layer.document, file=_str(layer.file))[0])
-    return settings
+    return Settings.from_files([SettingsLayer(layer.document, _str(layer.file)) for layer in layers])[0]
 
 
 def _str(path: Path | None) -> str | None:

@@ -17,7 +17,7 @@ from types import MappingProxyType
 
 from orbmcp.config.documents import is_partial
 from orbmcp.config.entries import parse_server
-from orbmcp.config.model import Settings
+from orbmcp.config.settings import Settings
 from orbmcp.errors import ConfigError
 from orbmcp.log import get_logger
 

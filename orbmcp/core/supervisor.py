@@ -24,7 +24,8 @@ from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from orbmcp.config.model import ServerConfig, Settings
+    from orbmcp.config.model import ServerConfig
+    from orbmcp.config.settings import Settings
     from orbmcp.core.listings import ToolListingSalvage
     from orbmcp.core.process import ManagedProcess
     from orbmcp.core.raw_calls import RawChannel

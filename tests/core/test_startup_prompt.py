@@ -11,7 +11,8 @@ import anyio
 import pytest
 
 from orbmcp.auth.callback import HeadlessBrowser
-from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW, AuthPrompter
 from orbmcp.core.manager import Manager
 from orbmcp.core.state import State

@@ -17,7 +17,8 @@ import pytest
 
 from orbmcp import log
 from orbmcp.auth.callback import HeadlessBrowser
-from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.auth_prompt import AUTHORIZE_NOW, NOT_NOW
 from orbmcp.core.state import State
 from orbmcp.errors import AuthError, ConnectionFailed, TimeoutFailed, UsageError, cmd

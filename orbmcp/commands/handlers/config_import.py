@@ -24,7 +24,8 @@ from orbmcp.config.clients import CLIENTS, parse_client
 from orbmcp.config.documents import servers_block
 from orbmcp.config.entries import parse_server
 from orbmcp.config.imports import ClientRead, read_clients, source_of
-from orbmcp.config.model import ClientName, ConfigWarning, Settings
+from orbmcp.config.model import ClientName, ConfigWarning
+from orbmcp.config.settings import Settings
 from orbmcp.errors import UsageError, cmd
 
 

@@ -22,7 +22,8 @@ from orbmcp.commands.results.edit import ServerEdit, ServerEdits
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config import edit as config_edit
 from orbmcp.config import paths
-from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.errors import UsageError, cmd
 
 _URL = re.compile(r"https?://", re.IGNORECASE)
