@@ -40,6 +40,8 @@ def string_map(key: str, value: object, *, headers: bool) -> dict[str, str]:
     if not isinstance(value, dict):
         raise invalid(f'"{key}" must be an object of string values, not {type_name(value)}')
     problems = [p for name, item in value.items() if (p := _item_problem(key, name, item, headers))]
+    if len(problems) > 3:  # one line, however many: the first ones and a count
+        problems[3:] = [f"and {len(problems) - 3} more"]
     if problems:
         raise invalid("; ".join(problems))
     return dict(value)

@@ -9,8 +9,10 @@ definition warns); an entry without command/url/type/transport partially overrid
 a project file any lower one, in a global file an imported or extension-registered one. Only the
 winners are expanded, and only after trust, so an entry nobody approved never reads the environment.
 
-Kept to stdlib + json5: shell completion runs this on every keystroke. Writes nothing but the
-cache of other clients' big files (client_documents.py).
+Entries and settings are validated by pydantic models (entries.py, settings.py), so shell
+completion never runs this: it reads the names each load records (names_cache.py). Writes nothing
+but those two caches (and the cache of other clients' big files, client_documents.py), and only
+inside a global dir that exists.
 """
 
 from __future__ import annotations

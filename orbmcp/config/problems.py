@@ -24,6 +24,13 @@ if TYPE_CHECKING:
 MAX_DURATION_MS = 86_400_000
 # The pydantic error type of orbmcp's own messages: its text is shown as it is.
 ERROR_TYPE = "orbmcp"
+# A hostile entry (10,000 bad env values, a key a megabyte long) still makes one readable line.
+MAX_SHOWN = 5
+MAX_MESSAGE = 400
+
+
+def _bounded(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
 
 
 class Problems:
@@ -63,7 +70,10 @@ class Problems:
     def warnings(self) -> list[ConfigWarning]:
         out = [ConfigWarning(m, self.file, self.server, reason) for m, reason in self.ignored]
         if self.fatal:
-            message = "; ".join(self.fatal) + "; entry skipped"
+            shown = [_bounded(m) for m in self.fatal[:MAX_SHOWN]]
+            if len(self.fatal) > MAX_SHOWN:
+                shown.append(f"and {len(self.fatal) - MAX_SHOWN} more problems")
+            message = "; ".join(shown) + "; entry skipped"
             fix = "; ".join(self.fixes) or None
             out.append(
                 ConfigWarning(message, self.file, self.server, self._fatal_reason, fix=fix, skipped=True)
