@@ -235,8 +235,8 @@ def _names(servers: dict[object, object], gdir: Path) -> CachedNames:
 
 def server_names(project: Path | None, config_file: Path | None) -> CachedNames | None:
     """The recorded names; when there is no current record, the loader runs once in a child
-    process, which records them (where the global dir exists) and prints them. None when the
-    config cannot load."""
+    process, which records them (creating the private global dir if need be) and prints them.
+    None when the config cannot load."""
     found = lookup(project, config_file)
     if found is not None:
         return found

@@ -11,8 +11,17 @@ from pathlib import Path
 def main(argv: list[str]) -> int:
     import json
 
+    from orbmcp import fs
+    from orbmcp.config import paths
     from orbmcp.config.loader import load_config
     from orbmcp.config.names_cache import recorded_servers
+
+    # The loader records names only in a global dir that exists; completion asks for them on
+    # every Tab, so here (and only here) the private global dir is created for the record.
+    try:
+        fs.ensure_private_dir(paths.global_dir().absolute())
+    except OSError:
+        pass  # unusable: the names are printed all the same
 
     project, config_file = [*argv, "", ""][:2]
     try:

@@ -87,9 +87,13 @@ def test_completion_follows_a_config_edit_without_loading_pydantic(tmp_path: Pat
     assert (r.code, r.stdout.split()) == (0, ["one", "two"])
 
 
-def test_completion_without_a_global_dir_creates_none(tmp_path: Path) -> None:
+def test_completion_without_a_global_dir_creates_it_private_for_the_record(tmp_path: Path) -> None:
     config = write(tmp_path / "mcp.json", {"mcpServers": {"one": {"command": "x"}}})
     agent = tmp_path / "no-agent-dir"
-    r = run_cli("complete", "/mcp:start ", env=env_for(config, ORB_AGENT_DIR=str(agent)))
+    env = env_for(config, ORB_AGENT_DIR=str(agent))
+    r = run_cli("complete", "/mcp:start ", env=env)
     assert (r.code, r.stdout.split()) == (0, ["one"])
-    assert not agent.exists()
+    assert stat.S_IMODE(agent.stat().st_mode) == 0o700
+    # the next Tab finds the record (no child process needed)
+    found = names_cache.lookup(None, config, environ=env)
+    assert found is not None and list(found.servers) == ["one"]
