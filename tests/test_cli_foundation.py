@@ -55,24 +55,36 @@ def cfg(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "args",
-    [
-        ["--version"],
-        ["--help"],
-        ["config", "show"],
-        ["config", "paths"],
-        ["config", "validate"],
-        ["status", "--json"],
-        ["status"],
-        ["--no-color", "status", "--json"],
-        ["complete", "/mcp:start "],
-        ["trust", "--json"],
-    ],
+    [["--version"], ["--help"], ["complete", "/mcp:start "], ["complete", "--json", "orbmcp st"]],
 )
 def test_fast_commands_never_import_the_sdk(args: list[str], tmp_path: Path) -> None:
     (tmp_path / ".orb").mkdir()
     (tmp_path / ".orb" / "mcp.json").write_text('{"mcpServers": {"p": {"command": "x", "enabled": false}}}')
     heavy = _imported(*args, cwd=tmp_path) & set(NOT_ON_FAST_PATHS)
     assert heavy == set()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["config", "show"],
+        ["config", "paths"],
+        ["config", "validate"],
+        ["status", "--json"],
+        ["status"],
+        ["--no-color", "status", "--json"],
+        ["trust", "--json"],
+    ],
+)
+def test_config_only_commands_load_the_config_models_but_nothing_that_connects(
+    args: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / ".orb").mkdir()
+    (tmp_path / ".orb" / "mcp.json").write_text('{"mcpServers": {"p": {"command": "x", "enabled": false}}}')
+    heavy = _imported(*args, cwd=tmp_path) & set(NOT_ON_FAST_PATHS)
+    # pydantic-settings imports asyncio (and through it ssl) for its own CLI source.
+    assert heavy <= {"pydantic", "pydantic_settings", "asyncio", "ssl"}
+    assert not heavy & {"mcp", "mcp_types", "httpx2", "httpx", "anyio"}
 
 
 @pytest.mark.parametrize(

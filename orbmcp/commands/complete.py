@@ -27,6 +27,7 @@ from orbmcp.commands.table import COMMANDS, GROUPS
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
+    from orbmcp.config.names_cache import CachedNames
 
 PROGRAM = "orbmcp"
 SLASH_ROOT = "/mcp"
@@ -175,19 +176,21 @@ class _World:
         self.config_file = config_file
         self.running = running
         self.tool_names = tool_names
-        self._config: ResolvedConfig | None = None
+        self._config: ResolvedConfig | CachedNames | None = None
         self._loaded = False
 
-    def config(self) -> ResolvedConfig | None:
+    def config(self) -> ResolvedConfig | CachedNames | None:
         if not self._loaded:
             self._loaded = True
             loader = self._loader
-            if loader is None:
-                from orbmcp.config.loader import load_config
-
-                loader = load_config
             try:
-                self._config = loader(project=self.project, config_file=self.config_file)
+                if loader is None:
+                    # Not the loader: it validates with pydantic, too slow for every Tab.
+                    from orbmcp.config.names_cache import server_names
+
+                    self._config = server_names(self.project, self.config_file)
+                else:
+                    self._config = loader(project=self.project, config_file=self.config_file)
             except Exception:
                 # Completion is a convenience: a broken config shows no server names, never a
                 # traceback in the middle of the user's command line.

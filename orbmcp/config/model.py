@@ -1,9 +1,9 @@
 """The resolved configuration: what every other layer reads.
 
-Frozen dataclasses rather than pydantic models: shell completion and the config commands load the
-config on every keystroke/run, and their budget (1.3x of ``import typer, rich.console``) has no room
-for pydantic's import and model construction. Validation is done by hand in ``schema.py``, which
-also needs per-key, per-entry messages that name file and server.
+Frozen dataclasses: the values after validation (the pydantic models of ``entries.py`` and
+``settings.py`` check the files), expansion and merging, cheap to import for code that only
+reads them (completion's name cache, the daemon's client, type hints). ``Settings`` lives in
+``settings.py`` (a pydantic-settings model).
 """
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from orbmcp.config.transports import kind_of
 from orbmcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from orbmcp.config.settings import Settings
 
 Transport = Literal["stdio", "streamable-http", "sse"]
 Lifecycle = Literal["eager", "lazy"]
@@ -136,25 +139,6 @@ class SamplingConfig:
 
 
 @dataclass(frozen=True)
-class Settings:
-    tool_prefix: str = DEFAULT_TOOL_PREFIX
-    tool_naming: str = "hashed"  # "pi": <prefix>_<server>_<tool>, as pi-mcp-extension names tools
-    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
-    max_retries: int = DEFAULT_MAX_RETRIES
-    extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
-    daemon: str = "off"  # "auto": the first connecting command starts the session daemon
-    credential_store: str = "file"  # "keyring": OAuth secrets in the OS keyring (global settings only)
-    # Other clients whose servers are read through, in precedence order; None: every client whose
-    # files exist on this machine (the default), () turns imports off.
-    imports: tuple[ClientName, ...] | None = None
-    roots: tuple[str, ...] | None = None  # every server's roots (expanded); None: the project dir
-    sampling: SamplingConfig | None = None
-    # The tool lock (orbmcp lock): "warn" names a changed tool on stderr before a call, "strict"
-    # refuses the call.
-    lock: str = "warn"
-
-
-@dataclass(frozen=True)
 class ConfigWarning:
     """A problem that did not stop the load: a skipped entry, an ignored key or setting, ...
 
@@ -258,7 +242,7 @@ class ResolvedConfig:
 
         warnings = tuple(w for w in self.warnings if w.server is None)
         # The person asked for this server by hand: a switched-off extension does not hide it.
-        settings = replace(self.settings, extension_enabled=True)
+        settings = self.settings.model_copy(update={"extension_enabled": True})
         return replace(
             self, servers={server.name: server}, unavailable={}, warnings=warnings, settings=settings
         )

@@ -37,7 +37,7 @@ from orbmcp.errors import ConnectionFailed, cmd
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
-    from orbmcp.config.model import Settings
+    from orbmcp.config.settings import Settings
 
 SHARED = ""  # the identity of every directory whose project adds no configuration
 # Each project session holds its own server processes: a client naming ever new directories must

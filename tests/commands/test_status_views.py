@@ -20,7 +20,8 @@ from orbmcp.commands.results import ServerDetail, StatusReport
 from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import auth_line, project_notice, status_report
 from orbmcp.config.loader import load_config
-from orbmcp.config.model import AuthConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.session.hints import failure_error, hint_for
 from orbmcp.core.session.runtime import Runtime
 from orbmcp.core.session.state import State

@@ -104,7 +104,7 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 # Runs the CLI like ``python -m orbmcp`` and, at exit, names on stderr the heavy modules it loaded.
 MODULE_PROBE = """
 import atexit, json, sys
-HEAVY = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
+HEAVY = ("mcp", "mcp_types", "httpx2")  # pydantic-settings carries the config: allowed
 def report():
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
     sys.stderr.write("LOADED-HEAVY " + json.dumps(loaded) + "\\n")

@@ -10,7 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW, NOT_NOW, AuthPrompter
 from orbmcp.core.session.manager import Manager
 from orbmcp.core.session.state import State

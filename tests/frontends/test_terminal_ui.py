@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from orbmcp.commands.spelling import spell_for
-from orbmcp.config.model import AuthConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.session.hints import failure_error, hint_for
 from orbmcp.core.session.runtime import Runtime
 from orbmcp.core.session.state import State
