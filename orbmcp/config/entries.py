@@ -29,6 +29,7 @@ from orbmcp.config.problems import Problems, show
 from orbmcp.config.settings import Settings
 from orbmcp.config.sse_entry import SseEntry
 from orbmcp.config.stdio_entry import StdioEntry
+from orbmcp.config.transports import is_local
 from orbmcp.suggest import close_names
 
 # What an entry's transport part is: the ``transport`` key, resolved from ``type`` or from which
@@ -74,7 +75,7 @@ def parse_server(
         options = EntryOptions.model_validate(entry, context=context)
     except ValidationError as exc:
         problems.add_errors(exc)
-    if options is not None and options.auth is not None and transport == "stdio":
+    if options is not None and options.auth is not None and transport is not None and is_local(transport):
         problems.ignore('"auth" applies only to HTTP servers; ignored')
         options = options.model_copy(update={"auth": None})
     if problems.fatal or part is None or options is None:
@@ -113,9 +114,9 @@ def transport_of(problems: Problems, entry: Mapping[str, object]) -> Transport |
         found = "stdio" if "command" in entry else "streamable-http" if "url" in entry else None
     if found is None:
         problems.invalid('no transport: set "command" (stdio) or "url" (HTTP)')
-    elif found == "stdio" and "command" not in entry:
+    elif is_local(found) and "command" not in entry:
         problems.invalid('transport "stdio" needs "command"')
-    elif found != "stdio" and "url" not in entry:
+    elif not is_local(found) and "url" not in entry:
         problems.invalid(f'transport "{found}" needs "url"')
     else:
         return found
