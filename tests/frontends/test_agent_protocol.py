@@ -97,7 +97,7 @@ def config(tmp_path: Path) -> Path:
         "everything": everything_entry(),
         "asks": {"command": PY, "args": [str(SERVERS / "asks.py")]},
         "choices": {"command": PY, "args": [str(SERVERS / "choices.py")]},
-        "modern": {"command": PY, "args": [str(SERVERS / "asks.py"), "--modern"]},
+        "modern": {"command": PY, "args": [str(SERVERS / "asks.py"), "--modern"], "timeoutMs": 30_000},
     }
     path = tmp_path / "mcp.json"
     path.write_text(

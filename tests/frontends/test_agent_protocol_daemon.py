@@ -16,6 +16,7 @@ from tests.core.live import stdio_entry
 from tests.daemon import Scoped, daemon, wait_for
 from tests.frontends.test_agent_protocol import HANG_GUARD_S, Agent
 
+HANG_GUARD_MS = int(HANG_GUARD_S * 1000)
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
 
 
@@ -45,8 +46,11 @@ def scoped(tmp_path: Path) -> Scoped:
     )
     s.write(
         {
-            "everything": stdio_entry("everything", env={"ORB_TEST_MARKER_DIR": str(markers)}),
-            "asks": stdio_entry("asks"),
+            # a generous connect timeout: the first line starts these under the daemon, whatever the load
+            "everything": stdio_entry(
+                "everything", env={"ORB_TEST_MARKER_DIR": str(markers)}, timeoutMs=HANG_GUARD_MS
+            ),
+            "asks": stdio_entry("asks", timeoutMs=HANG_GUARD_MS),
         },
         settings={"sampling": {"command": [sys.executable, "-c", sampler]}},
     )
@@ -70,7 +74,7 @@ def test_lines_and_questions_go_through_the_daemon(scoped: Scoped, tmp_path: Pat
             assert ready["daemon"] == info["pid"]
             agent.send({"type": "run", "id": "r1", "line": "/mcp call everything add a=2 b=3"})
             result = agent.reply("r1")
-            assert (result["exit"], result["text"], result["error"]) == (0, "5", None)
+            assert (result["exit"], result["text"], result["error"]) == (0, "5", None), result["text"]
             assert result["content"] == [{"type": "text", "text": "5"}]
             status = scoped.run("daemon", "status", "--json").json()
             assert status["agentRequests"] == 1

@@ -61,11 +61,11 @@ def shell_spellings(text: str) -> list[str]:
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     servers: dict[str, Any] = {
-        "everything": everything_entry(),
+        "everything": everything_entry(timeoutMs=int(HANG_GUARD_S * 1000)),
         "silent": {"command": PY, "args": ["-c", "import time; time.sleep(120)"], "timeoutMs": 1500},
         "exits": {"command": PY, "args": ["-c", "import sys; sys.exit(3)"]},
         "web": {"url": "http://127.0.0.1:9/mcp", "auth": {"type": "oauth"}},
-        "asks": {"command": PY, "args": [str(SERVERS / "asks.py")]},
+        "asks": {"command": PY, "args": [str(SERVERS / "asks.py")], "timeoutMs": int(HANG_GUARD_S * 1000)},
     }
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"mcpServers": servers}))
