@@ -21,6 +21,7 @@ from orbmcp import environment, log
 from orbmcp._version import __version__
 from orbmcp.commands import adhoc
 from orbmcp.commands.argv import ProgramLine
+from orbmcp.commands.complete import resolve, shell_commands
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.daemon import protocol
@@ -124,13 +125,20 @@ class Connection:
             self.writer.send_nowait({"t": "local"})
             return
         self.daemon.clients_served += 1
-        code = await self._execute(prepared, request)
+        if prepared.error is not None:
+            from orbmcp.frontends.runner import report_failure
+
+            console = self.console(request)
+            code = report_failure(prepared.error, console=console, json_output=prepared.json_output)
+        else:
+            code = await self._execute(prepared, request)
         self.writer.send_nowait({"t": "exit", "code": code})
 
     def _prepare(self, request: Mapping[str, Any]) -> Prepared | None:
-        """The command of this argv, bound as the Typer front binds it; None: run it one-shot
-        (help, a usage error the Typer front words itself, or another scope)."""
-        from orbmcp.frontends.slash import parse_shell
+        """The command of this argv, bound by the parser of every front (a usage error is the
+        one the shell front would show); None: run it one-shot (help, a line that names no
+        command the daemon runs, or another scope)."""
+        from orbmcp.frontends.typer_app import parse_words
 
         argv = request.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -139,9 +147,9 @@ class Connection:
         if line.help or line.no_daemon:
             return None
         try:
-            inv = parse_shell(line.words)
-        except OrbError:
-            return None
+            inv = parse_words(line.words, front="cli")
+        except OrbError as err:
+            return self._refused(line, request, err)
         if inv.help or not forwardable(inv.spec.path, inv.spec.connects) or adhoc.requested(inv.kwargs):
             return None  # an ad-hoc server runs one-shot, never in the shared session
         scope = self.daemon.scope_of(line, request)
@@ -154,6 +162,17 @@ class Connection:
         if "json" in inv.kwargs:
             inv.kwargs["json"] = json_output
         return Prepared(inv.spec, inv.kwargs, json_output, no_color, scope)
+
+    def _refused(self, line: ProgramLine, request: Mapping[str, Any], err: OrbError) -> Prepared | None:
+        """A usage error in a command this daemon runs is answered here, as one-shot words it."""
+        spec, _n = resolve(shell_commands(), line.words)
+        if spec is None or not forwardable(spec.path, spec.connects):
+            return None
+        scope = self.daemon.scope_of(line, request)
+        if scope.key != self.daemon.scope.key:
+            return None
+        json_output = line.json or "--json" in line.words
+        return Prepared(spec, {}, json_output, line.no_color, scope, error=err)
 
     def console(self, request: Mapping[str, Any]) -> RemoteConsole:
         """The client's terminal, as its request describes it."""
@@ -258,13 +277,14 @@ class Connection:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A command line bound as the Typer front binds it, and its output mode."""
+    """A command line bound by the one parser of every front, and its output mode."""
 
     spec: CommandSpec
     kwargs: dict[str, Any]
     json_output: bool
     no_color: bool
     scope: Scope  # the command's: its project dir picks its session
+    error: OrbError | None = None  # a usage error, shown instead of running the command
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

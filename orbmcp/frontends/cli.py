@@ -1,8 +1,8 @@
 """The shell entry point: fast paths first, then the Typer app built from the command table.
 
 ``--version`` and ``complete`` (run on every Tab) answer without importing Typer; everything else
-goes to ``typer_app``. No command logic lives in either module: handlers do the work and
-``runner.run_in_shell`` is the one error boundary of the shell front.
+goes to ``typer_app``, the one parser of every front. No command logic lives in either module:
+handlers do the work and ``runner.run_in_shell`` is the one error boundary of the shell front.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from orbmcp._version import __version__
 
 if TYPE_CHECKING:
+    from orbmcp.errors import OrbError
     from orbmcp.frontends.typer_app import build_app, run_command
 
 __all__ = ["build_app", "main", "run", "run_command"]
@@ -62,18 +63,18 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
     code = _bare_status(argv)
     if code is not None:
         return code
-    from orbmcp.frontends.typer_app import build_app
+    from orbmcp.commands.adhoc import place_server
+    from orbmcp.commands.argv import entry_json_option, hoist_global_options
+    from orbmcp.frontends.typer_app import run_program
 
-    app = build_app()
-    try:
-        from orbmcp.commands.adhoc import place_server
-        from orbmcp.commands.argv import entry_json_option, hoist_global_options
+    return run_program(place_server(entry_json_option(hoist_global_options(argv))), _report_usage)
 
-        args = place_server(entry_json_option(hoist_global_options(argv)))
-        app(args=args, prog_name="orbmcp", standalone_mode=True)
-    except SystemExit as exc:
-        return _status(exc.code)
-    return 0
+
+def _report_usage(err: OrbError, json_output: bool) -> int:
+    from orbmcp.frontends.console import local_console
+    from orbmcp.frontends.runner import report_failure
+
+    return report_failure(err, console=local_console(), json_output=json_output)
 
 
 def _bare_status(argv: list[str]) -> int | None:
@@ -131,10 +132,6 @@ def _leave(status: int) -> None:
 
     atexit._run_exitfuncs()  # coverage and the like still run
     os._exit(status)
-
-
-def _status(code: object) -> int:
-    return code if isinstance(code, int) else (0 if code is None else 1)
 
 
 def _exit(status: int) -> None:

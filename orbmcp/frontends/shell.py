@@ -31,7 +31,8 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.frontends.sessions import PersistentSessions
-from orbmcp.frontends.slash import Invocation, format_error, parse_shell, parse_slash, render, run_invocation
+from orbmcp.frontends.slash import format_error, parse_shell, parse_slash, render, run_invocation
+from orbmcp.frontends.typer_app import Invocation
 
 if TYPE_CHECKING:
     from orbmcp.commands.completion_words import Candidate

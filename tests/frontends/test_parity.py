@@ -11,7 +11,6 @@ import pytest
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.frontends import typer_app as cli
-from orbmcp.frontends.cli import build_app
 from orbmcp.frontends.one_shot import OneShotSessions
 from orbmcp.frontends.runner import call_handler
 from orbmcp.frontends.slash import dispatch, parse_slash
@@ -84,7 +83,7 @@ def test_live_scenarios_print_equal_json(live: Path, shell: str, slash: str) -> 
 
 
 def _typer_kwargs(shell: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict[str, Any]]:
-    """What the Typer front hands run_command for these words (Typer's own parsing)."""
+    """What the shell front hands run_command for these words."""
     seen: dict[str, Any] = {}
 
     def capture(spec: Any, kwargs: dict[str, Any], opts: Any = None) -> int:
@@ -92,7 +91,7 @@ def _typer_kwargs(shell: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dic
         return 0
 
     monkeypatch.setattr(cli, "run_command", capture)
-    build_app()(args=[*shlex.split(shell), "--json"], prog_name="orbmcp", standalone_mode=False)
+    assert cli.run_program([*shlex.split(shell), "--json"], lambda err, _json: 2) == 0
     return seen["spec"], seen["kwargs"]
 
 
