@@ -126,7 +126,7 @@ class Connection:
             return
         self.daemon.clients_served += 1
         if prepared.error is not None:
-            from orbmcp.frontends.runner import report_failure
+            from orbmcp.session.runner import report_failure
 
             console = self.console(request)
             code = report_failure(prepared.error, console=console, json_output=prepared.json_output)
@@ -138,7 +138,7 @@ class Connection:
         """The command of this argv, bound by the parser of every front (a usage error is the
         one the shell front would show); None: run it one-shot (help, a line that names no
         command the daemon runs, or another scope)."""
-        from orbmcp.frontends.typer_app import parse_words
+        from orbmcp.session.command_line import parse_words
 
         argv = request.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -186,8 +186,8 @@ class Connection:
         )
 
     async def _execute(self, prepared: Prepared, request: Mapping[str, Any]) -> int:
-        from orbmcp.frontends.runner import report_failure
         from orbmcp.render import render_to_terminal
+        from orbmcp.session.runner import report_failure
 
         json_output, no_color = prepared.json_output, prepared.no_color
         console = self.console(request)
@@ -221,8 +221,8 @@ class Connection:
     async def _call(self, prepared: Prepared, console: RemoteConsole) -> Any:
         """Bring the session of the command's directory up to date with the config files, then
         run the handler."""
-        from orbmcp.frontends.runner import call_handler, shell_context
-        from orbmcp.frontends.terminal import TerminalUI
+        from orbmcp.session.runner import call_handler, shell_context
+        from orbmcp.session.terminal import TerminalUI
 
         session = await self.daemon.sessions.session_for(prepared.scope)
         config = await session.refresh()

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
     from orbmcp.core.pipes import PipeSendStream
-    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.session.persistent import PersistentSessions
 
 MAX_LINE_BYTES = 1024 * 1024
 MAX_ID_CHARS = 200
@@ -142,7 +142,7 @@ class AgentSession:
     ) -> None:
         """A session lives in a task of its own: a run that opened it may be cancelled."""
         from orbmcp.config.loader import load_config
-        from orbmcp.frontends.sessions import PersistentSessions
+        from orbmcp.session.persistent import PersistentSessions
 
         config = load_config(project=project, config_file=self._ctx.config_file)
         async with PersistentSessions(config, interactive=True) as sessions:
@@ -254,7 +254,7 @@ class AgentSession:
 
     async def _completions(self, rid: str, line: str) -> None:
         from orbmcp.commands.table import find
-        from orbmcp.frontends.runner import call_handler
+        from orbmcp.session.runner import call_handler
 
         items: list[Any] = []
         try:

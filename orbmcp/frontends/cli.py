@@ -1,7 +1,7 @@
 """The shell entry point: fast paths first, then the Typer app built from the command table.
 
 ``--version`` and ``complete`` (run on every Tab) answer without importing Typer; everything else
-goes to ``typer_app``, the one parser of every front. No command logic lives in either module:
+goes to ``session.command_line``, the one parser of every front. No command logic lives in either module:
 handlers do the work and ``runner.run_in_shell`` is the one error boundary of the shell front.
 """
 
@@ -15,16 +15,16 @@ from orbmcp._version import __version__
 
 if TYPE_CHECKING:
     from orbmcp.errors import OrbError
-    from orbmcp.frontends.typer_app import build_app, run_command
+    from orbmcp.session.command_line import build_app, run_command
 
 __all__ = ["build_app", "main", "run", "run_command"]
 
 
 def __getattr__(name: str) -> Any:
     if name in ("build_app", "run_command", "GlobalOptions"):
-        from orbmcp.frontends import typer_app
+        from orbmcp.session import command_line
 
-        return getattr(typer_app, name)
+        return getattr(command_line, name)
     raise AttributeError(name)
 
 
@@ -49,7 +49,7 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
         return forwarded
     if argv[:1] == ["complete"]:
         # Fast path: shells run this on every Tab; it needs neither Typer nor the handler machinery.
-        from orbmcp.frontends.slash import complete_fast
+        from orbmcp.session.slash import complete_fast
 
         code = complete_fast(argv[1:])
         if code is not None:
@@ -65,14 +65,14 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
         return code
     from orbmcp.commands.adhoc import place_server
     from orbmcp.commands.argv import entry_json_option, hoist_global_options
-    from orbmcp.frontends.typer_app import run_program
+    from orbmcp.session.command_line import run_program
 
     return run_program(place_server(entry_json_option(hoist_global_options(argv))), _report_usage)
 
 
 def _report_usage(err: OrbError, json_output: bool) -> int:
-    from orbmcp.frontends.console import local_console
-    from orbmcp.frontends.runner import report_failure
+    from orbmcp.session.console import local_console
+    from orbmcp.session.runner import report_failure
 
     return report_failure(err, console=local_console(), json_output=json_output)
 
@@ -90,7 +90,7 @@ def _bare_status(argv: list[str]) -> int | None:
 
     from orbmcp import environment
     from orbmcp.commands.table import find
-    from orbmcp.frontends.runner import run_in_shell
+    from orbmcp.session.runner import run_in_shell
 
     spec = find(("status",))
     assert spec is not None

@@ -56,7 +56,7 @@ async def slash(
 
         envelope = await run_line(line, replace(ctx, json=False))
         return JsonText(envelope, int(envelope["exit"]))
-    from orbmcp.frontends.slash import parse_slash, run_invocation
+    from orbmcp.session.slash import parse_slash, run_invocation
 
     inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
     result, code = await run_invocation(inv, ctx)
@@ -74,7 +74,7 @@ async def complete(ctx: CommandContext, line: str) -> Completions:
     from orbmcp.commands.complete import complete_candidates
     from orbmcp.commands.completion_words import word_start
     from orbmcp.commands.live_query import LiveQuery
-    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.session.persistent import PersistentSessions
 
     running: set[str] | None = None
     tools: dict[str, list[str]] | None = None

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from orbmcp.core.results import ToolResult
     from orbmcp.core.state import State
     from orbmcp.core.supervisor import Supervisor
-    from orbmcp.frontends.slash import SlashReply
     from orbmcp.host.follow import RegistryWatch
     from orbmcp.host.protocol import Host
+    from orbmcp.session.slash import SlashReply
 
 
 class McpExtension:
@@ -399,7 +399,7 @@ class McpExtension:
 
     async def slash_reply(self, line: str, *, json_output: bool | None = None) -> SlashReply:
         """Run one ``/mcp...`` line with this session's servers: text, exit code and error."""
-        from orbmcp.frontends.slash import run_slash
+        from orbmcp.session.slash import run_slash
 
         return await run_slash(
             line, self.command_context(json_output=bool(json_output)), json_output=json_output

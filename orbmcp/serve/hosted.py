@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 async def serve_request(conn: Connection, request: Mapping[str, Any]) -> None:
-    from orbmcp.frontends.slash import parse_shell
+    from orbmcp.session.slash import parse_shell
 
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -54,7 +54,7 @@ async def serve_request(conn: Connection, request: Mapping[str, Any]) -> None:
         session = await conn.daemon.sessions.session_for(conn.daemon.scope_of(line, request))
         await _serve(conn, session, invocation.kwargs)
     except OrbError as err:
-        from orbmcp.frontends.runner import report_failure
+        from orbmcp.session.runner import report_failure
 
         code = report_failure(err, console=conn.console(request), json_output=json_output)
         conn.writer.send_nowait({"t": "exit", "code": code})

@@ -27,9 +27,9 @@ from orbmcp.core.state import State
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import ToolRegistry
 from orbmcp.errors import ConnectionFailed, ProtocolError, UsageError, cmd, spell
-from orbmcp.frontends.one_shot import OneShotSessions
-from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.render.plain import render_plain
+from orbmcp.session.one_shot import OneShotSessions
+from orbmcp.session.persistent import PersistentSessions
 from tests.core.live import FAST_GRACE_S, raw_entry, write_config
 from tests.ui import SilentUI
 

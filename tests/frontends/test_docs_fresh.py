@@ -209,7 +209,7 @@ def test_install_in_process_and_xdg_locations(tmp_path: Path, monkeypatch: pytes
     from orbmcp.commands.context import CommandContext
     from orbmcp.commands.handlers.completion import install, install_path
     from orbmcp.errors import ConfigError, UsageError
-    from orbmcp.frontends.terminal import TerminalUI
+    from orbmcp.session.terminal import TerminalUI
 
     env = {
         "HOME": str(tmp_path),

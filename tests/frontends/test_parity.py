@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.frontends import typer_app as cli
-from orbmcp.frontends.one_shot import OneShotSessions
-from orbmcp.frontends.runner import call_handler
-from orbmcp.frontends.slash import dispatch, parse_slash
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session import command_line as cli
+from orbmcp.session.one_shot import OneShotSessions
+from orbmcp.session.runner import call_handler
+from orbmcp.session.slash import dispatch, parse_slash
+from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, everything_entry, write_config
 

@@ -389,14 +389,14 @@ def _print(text: str | None) -> None:
         sys.stdout.write(f"{text or ''}\n")
         sys.stdout.flush()
     except BrokenPipeError:  # `orbmcp --help | head`: the reader left
-        from orbmcp.frontends.console import silence_local_stdout
+        from orbmcp.session.console import silence_local_stdout
 
         silence_local_stdout()
 
 
 def run_command(spec: CommandSpec, kwargs: dict[str, Any], opts: GlobalOptions | None = None) -> int:
     """Run one command from the shell; the single place where errors become exit codes."""
-    from orbmcp.frontends.runner import run_in_shell
+    from orbmcp.session.runner import run_in_shell
 
     opts = opts or GlobalOptions()
     json_output = bool(kwargs.get("json")) or opts.json

@@ -16,7 +16,7 @@ from orbmcp.commands.context import CommandContext, SessionProvider, default_int
 from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import OrbError
-from orbmcp.frontends.console import Console, local_console, silence_local_stdout
+from orbmcp.session.console import Console, local_console, silence_local_stdout
 
 
 def load_handler(spec: CommandSpec) -> Callable[..., Any]:
@@ -101,8 +101,8 @@ def shell_context(
     no_input: bool = False,
 ) -> CommandContext:
     """The context of a shell command, one-shot or in the daemon: the person is at ``console``."""
-    from orbmcp.frontends.terminal import TerminalUI
     from orbmcp.render import present
+    from orbmcp.session.terminal import TerminalUI
 
     interactive = default_interactive(
         json_output,
@@ -149,9 +149,9 @@ def run_in_shell(
     no_input: bool = False,
 ) -> int:
     """One shell command, one-shot: connect what it needs, print, stop everything it started."""
-    from orbmcp.frontends.one_shot import OneShotSessions, run_connecting
     from orbmcp.frontends.process_tuning import owns_process
     from orbmcp.render import render_to_terminal
+    from orbmcp.session.one_shot import OneShotSessions, run_connecting
 
     console = local_console()
     sessions = OneShotSessions(hand_off_at_exit=owns_process())

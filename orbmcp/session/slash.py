@@ -2,12 +2,12 @@
 
 ``dispatch(line, ctx)`` finds the command with the slash grammar of ``commands/complete.py``
 (derived from the command table), hands its words to the one parser of every front
-(``typer_app.parse_command``: Click's, so help, usage errors, defaults and conversions are the
+(``command_line.parse_command``: Click's, so help, usage errors, defaults and conversions are the
 shell's), runs the handler and returns ``(result_model, exit_code)``. Errors are ``OrbError``s:
 the caller decides how to show them (``run_slash`` renders them for an agent's UI; ``orbmcp
 slash`` exits 2 on a usage error).
 
-Agent hosts keep one ``PersistentSessions`` (frontends/sessions.py) and call ``run_slash`` per line.
+Agent hosts keep one ``PersistentSessions`` (session/persistent.py) and call ``run_slash`` per line.
 No rich: hosts embed this module (a line's parameters are Click's, through Typer).
 """
 
@@ -37,7 +37,7 @@ from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names
 
 if TYPE_CHECKING:
-    from orbmcp.frontends.typer_app import Invocation
+    from orbmcp.session.command_line import Invocation
 
 MAX_LISTED = 20
 
@@ -89,7 +89,7 @@ def parse_slash(line: str, *, servers: Callable[[], Sequence[str]] | None = None
     if seq[:1] in (["help"], ["?"]) and (servers is None or "help" not in servers()):
         bare = bare_slash_command()
         assert bare is not None
-        from orbmcp.frontends.typer_app import Invocation
+        from orbmcp.session.command_line import Invocation
 
         return Invocation(bare, {}, json="--json" in seq[1:], index=True)
     bare = bare_slash_command()
@@ -127,13 +127,13 @@ def _unknown_verb(
 
 def parse_shell(line: str | Sequence[str], *, front: str = "shell") -> Invocation:
     """Parse a shell-style line (``status``, ``call srv tool k=v``, ``orbmcp tools``) for the REPL."""
-    from orbmcp.frontends.typer_app import parse_words
+    from orbmcp.session.command_line import parse_words
 
     return parse_words(_split(line) if isinstance(line, str) else list(line), front=front)
 
 
 def _invocation(spec: CommandSpec, args: Sequence[str], *, slash: bool) -> Invocation:
-    from orbmcp.frontends.typer_app import parse_command
+    from orbmcp.session.command_line import parse_command
 
     return parse_command(spec, args, front="slash" if slash else "shell")
 
@@ -167,8 +167,8 @@ async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Result |
         return slash_index(), 0
     if inv.help is not None:
         return inv.help, 0
-    from orbmcp.frontends.runner import call_handler
     from orbmcp.render import exit_code_of
+    from orbmcp.session.runner import call_handler
 
     sub = replace(ctx, front=inv.front, json=ctx.json or inv.json)
     result: Result | None = await call_handler(inv.spec, sub, inv.kwargs)

@@ -15,7 +15,7 @@ from orbmcp.core.state import State
 from orbmcp.core.supervisor import Supervisor
 from orbmcp.core.tools import ToolRegistry
 from orbmcp.errors import AuthError, ConnectionFailed, ProtocolError, TimeoutFailed
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.terminal import TerminalUI
 
 
 class _TTY(io.StringIO):

@@ -14,7 +14,8 @@ from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.spelling import speller_for
 from orbmcp.commands.table import COMMANDS, find
 from orbmcp.errors import UsageError
-from orbmcp.frontends.slash import (
+from orbmcp.render.plain import render_plain
+from orbmcp.session.slash import (
     dispatch,
     format_error,
     parse_shell,
@@ -22,8 +23,7 @@ from orbmcp.frontends.slash import (
     render,
     run_slash,
 )
-from orbmcp.frontends.terminal import TerminalUI
-from orbmcp.render.plain import render_plain
+from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, env_for, write_config
 
@@ -128,7 +128,7 @@ def test_usage_errors_say_what_exists(line: str, pattern: str) -> None:
 
 def test_every_command_binds_every_parameter_with_its_default() -> None:
     """Absent values are the table's: None, flags False; the handler cannot tell the front."""
-    from orbmcp.frontends.typer_app import parse_command
+    from orbmcp.session.command_line import parse_command
 
     for spec in COMMANDS:
         required = [f"x{i}" for i, p in enumerate(spec.params) if p.required]
@@ -220,7 +220,7 @@ def test_orbmcp_slash_process(config: Path) -> None:
 async def test_an_agent_host_keeps_servers_between_slash_lines(tmp_path: Path) -> None:
     import anyio
 
-    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.session.persistent import PersistentSessions
     from tests.frontends import everything_entry
 
     config_path = write_config(tmp_path, {"ev": everything_entry(lifecycle="lazy"), **OFFLINE_SERVERS})
