@@ -88,7 +88,8 @@ def test_the_shell_takes_project_and_config_from_the_environment(
 ) -> None:
     import json
 
-    from orbmcp.session.command_line import parse_program, run_command
+    from orbmcp.frontends.shell_command import run_command
+    from orbmcp.session.command_line import parse_program
 
     monkeypatch.setenv("ORB_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.setenv("ORBMCP_PROJECT", str(tmp_path / "project"))

@@ -2,7 +2,8 @@
 
 ``--version`` and ``complete`` (run on every Tab) answer without importing Typer; everything else
 goes to ``session.command_line``, the one parser of every front. No command logic lives in either module:
-handlers do the work and ``runner.run_in_shell`` is the one error boundary of the shell front.
+handlers do the work; ``frontends/shell_command.py`` runs them through ``session.runner``, the
+error boundary.
 """
 
 from __future__ import annotations
@@ -14,17 +15,21 @@ from typing import TYPE_CHECKING, Any
 from orbmcp._version import __version__
 
 if TYPE_CHECKING:
-    from orbmcp.errors import OrbError
-    from orbmcp.session.command_line import build_app, run_command
+    from orbmcp.frontends.shell_command import run_command
+    from orbmcp.session.command_line import build_app
 
 __all__ = ["build_app", "main", "run", "run_command"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("build_app", "run_command", "GlobalOptions"):
+    if name in ("build_app", "GlobalOptions"):
         from orbmcp.session import command_line
 
         return getattr(command_line, name)
+    if name == "run_command":
+        from orbmcp.frontends import shell_command
+
+        return shell_command.run_command
     raise AttributeError(name)
 
 
@@ -65,16 +70,9 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
         return code
     from orbmcp.commands.adhoc import place_server
     from orbmcp.commands.argv import entry_json_option, hoist_global_options
-    from orbmcp.session.command_line import run_program
+    from orbmcp.frontends.shell_command import run_program
 
-    return run_program(place_server(entry_json_option(hoist_global_options(argv))), _report_usage)
-
-
-def _report_usage(err: OrbError, json_output: bool) -> int:
-    from orbmcp.session.console import local_console
-    from orbmcp.session.runner import report_failure
-
-    return report_failure(err, console=local_console(), json_output=json_output)
+    return run_program(place_server(entry_json_option(hoist_global_options(argv))))
 
 
 def _bare_status(argv: list[str]) -> int | None:
@@ -90,6 +88,7 @@ def _bare_status(argv: list[str]) -> int | None:
 
     from orbmcp import environment
     from orbmcp.commands.table import find
+    from orbmcp.frontends.process_tuning import owns_process
     from orbmcp.session.runner import run_in_shell
 
     spec = find(("status",))
@@ -102,6 +101,7 @@ def _bare_status(argv: list[str]) -> int | None:
         config_file=Path(line.config) if line.config else environment.config_file(),
         json_output=json_output,
         no_color=line.no_color or environment.no_color(),
+        hand_off_at_exit=owns_process(),
     )
 
 

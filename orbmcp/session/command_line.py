@@ -7,15 +7,14 @@ words name is the table's grammar (``commands/complete.py``); its parameters are
 front. The commands are Typer's Click classes (``TyperCommand``, ``TyperOption``, ...) built
 directly from ``CommandSpec``s: nothing is reflected from a function signature.
 
-No command logic lives here: ``run_program`` hands a parsed command to ``run_command``, which hands
-over to the error boundary of the shell front (``runner.run_in_shell``).
+No command logic lives here, and nothing is printed: the shell front runs what it parsed
+(``frontends/shell_command.py``), the other fronts hand the invocation to their session.
 """
 
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import takewhile
@@ -33,7 +32,7 @@ from orbmcp.commands.params import GLOBAL_OPTIONS
 from orbmcp.commands.results.base import CommandHelp
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
-from orbmcp.errors import OrbError, UsageError, cmd
+from orbmcp.errors import UsageError, cmd
 from orbmcp.suggest import close_names
 
 # Click keeps lines after "\b" as they are (no rewrapping).
@@ -365,49 +364,3 @@ def parse_program(args: Sequence[str]) -> ProgramParse:
         # `orbmcp config --help`: a group's help lists its commands.
         return ProgramParse(options, text=group.get_help(group.make_context(f"orbmcp {' '.join(head)}", [])))
     return ProgramParse(options, invocation=parse_words(words, front="cli"))
-
-
-# ------------------------------------------------------------------------------------- running
-
-
-def run_program(args: Sequence[str], report: Callable[[OrbError, bool], int]) -> int:
-    """Parse the program's line and run its command; ``report`` shows a usage error."""
-    try:
-        line = parse_program(args)
-    except OrbError as err:
-        before_dashes = list(args)[: list(args).index("--")] if "--" in args else list(args)
-        return report(err, "--json" in before_dashes)
-    inv = line.invocation
-    if inv is None or inv.help is not None:
-        _print(line.text if inv is None else inv.help_text)
-        return 0
-    return run_command(inv.spec, inv.kwargs, line.options)
-
-
-def _print(text: str | None) -> None:
-    try:
-        sys.stdout.write(f"{text or ''}\n")
-        sys.stdout.flush()
-    except BrokenPipeError:  # `orbmcp --help | head`: the reader left
-        from orbmcp.session.console import silence_local_stdout
-
-        silence_local_stdout()
-
-
-def run_command(spec: CommandSpec, kwargs: dict[str, Any], opts: GlobalOptions | None = None) -> int:
-    """Run one command from the shell; the single place where errors become exit codes."""
-    from orbmcp.session.runner import run_in_shell
-
-    opts = opts or GlobalOptions()
-    json_output = bool(kwargs.get("json")) or opts.json
-    if "json" in kwargs:
-        kwargs["json"] = json_output
-    return run_in_shell(
-        spec,
-        kwargs,
-        project=opts.project,
-        config_file=opts.config_file,
-        json_output=json_output,
-        no_color=opts.no_color or environment.no_color(),
-        no_input=opts.no_input,
-    )

@@ -147,14 +147,17 @@ def run_in_shell(
     json_output: bool,
     no_color: bool,
     no_input: bool = False,
+    hand_off_at_exit: bool = False,
 ) -> int:
-    """One shell command, one-shot: connect what it needs, print, stop everything it started."""
-    from orbmcp.frontends.process_tuning import owns_process
+    """One shell command, one-shot: connect what it needs, print, stop everything it started.
+
+    ``hand_off_at_exit``: the process is the orbmcp program's own, and may leave its servers'
+    stop to a detached child (``session.one_shot``)."""
     from orbmcp.render import render_to_terminal
     from orbmcp.session.one_shot import OneShotSessions, run_connecting
 
     console = local_console()
-    sessions = OneShotSessions(hand_off_at_exit=owns_process())
+    sessions = OneShotSessions(hand_off_at_exit=hand_off_at_exit)
     ctx = shell_context(
         console=console,
         sessions=sessions,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.session import command_line as cli
+from orbmcp.frontends import shell_command as cli
 from orbmcp.session.one_shot import OneShotSessions
 from orbmcp.session.runner import call_handler
 from orbmcp.session.slash import dispatch, parse_slash
@@ -91,7 +91,7 @@ def _typer_kwargs(shell: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dic
         return 0
 
     monkeypatch.setattr(cli, "run_command", capture)
-    assert cli.run_program([*shlex.split(shell), "--json"], lambda err, _json: 2) == 0
+    assert cli.run_program([*shlex.split(shell), "--json"]) == 0
     return seen["spec"], seen["kwargs"]
 
 
