@@ -29,10 +29,12 @@ from orbmcp.daemon.frames import FrameReader, FrameWriter
 from orbmcp.daemon.policy import forwardable
 from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
+from orbmcp.session import requests
 
 if TYPE_CHECKING:
     from orbmcp.daemon.scope import Scope
     from orbmcp.daemon.server import Daemon
+    from orbmcp.daemon.session import DaemonSession
 
 
 class Connection:
@@ -57,7 +59,7 @@ class Connection:
             tg.start_soon(self.writer.run)
             try:
                 await self._conversation()
-            except protocol.ProtocolError as exc:
+            except (protocol.ProtocolError, requests.BadRequest) as exc:
                 log.log_event("daemon.bad_frame", level="warn", reason=str(exc))
                 self.writer.send_nowait({"t": "error", "message": str(exc)})
             finally:
@@ -104,15 +106,13 @@ class Connection:
                 # `daemon start` reports the eager servers' first attempts, as a one-shot status would.
                 await session.sessions.wait_eager()
             self.writer.send_nowait({"t": "status", **self.daemon.status()})
-        elif kind == "serve":
-            from orbmcp.serve.hosted import serve_request
-
-            await serve_request(self, request)
         elif kind == "stop":
             self.writer.send_nowait({"t": "stopping", "pid": os.getpid()})
             self.daemon.request_stop("a client asked")
         elif kind == "ping":
             self.writer.send_nowait({"t": "pong"})
+        elif (handler := requests.handler_for(kind)) is not None:
+            await handler(self, request)  # registered by another front (serve's `serve`)
         else:
             raise protocol.ProtocolError(f"unknown request type {kind!r}")
 
@@ -173,6 +173,23 @@ class Connection:
             return None
         json_output = line.json or "--json" in line.words
         return Prepared(spec, {}, json_output, line.no_color, scope, error=err)
+
+    # -- what a registered request handler uses (session.requests.DaemonRequest) -----------------
+
+    @property
+    def global_dir(self) -> str:
+        return self.daemon.scope.global_dir
+
+    def in_scope(self, line: ProgramLine, request: Mapping[str, Any]) -> bool:
+        """The line's configuration is this daemon's (not another global dir or --config)."""
+        return self.daemon.scope_of(line, request).key == self.daemon.scope.key
+
+    def served(self) -> None:
+        self.daemon.clients_served += 1
+
+    async def session_of(self, line: ProgramLine, request: Mapping[str, Any]) -> DaemonSession:
+        session: DaemonSession = await self.daemon.sessions.session_for(self.daemon.scope_of(line, request))
+        return session
 
     def console(self, request: Mapping[str, Any]) -> RemoteConsole:
         """The client's terminal, as its request describes it."""
