@@ -14,7 +14,7 @@ import pytest
 
 from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec
-from orbmcp.frontends.runner import run_in_shell
+from orbmcp.session.runner import run_in_shell
 from tests.cli import run_cli
 
 HEAVY = ("mcp", "mcp_types", "httpx2", "pydantic_settings")

@@ -22,7 +22,7 @@ DEFINING = {"orbmcp/config/transports.py"}
 NOT_A_SERVER_TRANSPORT = ("orbmcp/serve/", "orbmcp/daemon/")
 # `p.name == "sse"`: whether a command takes the shared ad-hoc params (a parameter's name); the
 # fronts branch replaces this binder (issue 25 item 1).
-PARAM_NAMES = {"orbmcp/frontends/runner.py"}
+PARAM_NAMES = {"orbmcp/session/runner.py"}
 
 
 def _names_in(node: ast.AST) -> set[str]:

@@ -62,7 +62,7 @@ class CommandSpec(NamedTuple):
     params: tuple[Param, ...] = ()
     slash: tuple[str, ...] = ()  # slash spellings: "/mcp", "/mcp:start" (space forms are derived)
     connects: bool = False  # needs MCP connections (imports mcp); False keeps it fast
-    # One-shot, try it without the event loop first (frontends/one_shot.py): the handler may find
+    # One-shot, try it without the event loop first (session/one_shot.py): the handler may find
     # nothing to connect, and does nothing before asking for the session that it could not do twice.
     offline_first: bool = False
     hidden: bool = False

@@ -1,6 +1,6 @@
 """Every orbmcp command, defined once. Adding a command means adding one entry here.
 
-The Typer front (fastpath/entry.py), the slash dispatcher (frontends/slash.py), completion
+The one parser (session/command_line.py), the slash dispatcher (session/slash.py), completion
 (commands/complete.py), the shell completion scripts and the man page are built from ``COMMANDS``.
 The options shared by many commands are in ``params``; the commands that wire orbmcp into agents
 and shells in ``table_agents``; serve and the session daemon, the commands that run orbmcp as a

@@ -164,7 +164,7 @@ async def _context(
 
 async def _completions(ctx: CommandContext, line: str) -> list[Any]:
     from orbmcp.commands.table import find
-    from orbmcp.frontends.runner import call_handler
+    from orbmcp.session.runner import call_handler
 
     spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
     assert spec is not None

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from orbmcp.daemon.frames import FrameWriter
-from orbmcp.frontends.console import Console
+from orbmcp.session.console import Console
 
 STDIN_LIMIT = 16 * 1024 * 1024  # what a client sends in one frame; a larger limit runs one-shot
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
     from orbmcp.core.processes.pipes import PipeSendStream
-    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.session.persistent import PersistentSessions
 
 MAX_LINE_BYTES = 1024 * 1024
 MAX_ID_CHARS = 200
@@ -167,7 +167,7 @@ class AgentSession:
     ) -> None:
         """A session lives in a task of its own: a run that opened it may be cancelled."""
         from orbmcp.config.loader import load_config
-        from orbmcp.frontends.sessions import PersistentSessions
+        from orbmcp.session.persistent import PersistentSessions
 
         config = load_config(project=project, config_file=self._ctx.config_file)
         async with PersistentSessions(config, interactive=True) as sessions:
@@ -313,7 +313,7 @@ class AgentSession:
     @staticmethod
     async def _complete_here(ctx: CommandContext, line: str) -> list[Any]:
         from orbmcp.commands.table import find
-        from orbmcp.frontends.runner import call_handler
+        from orbmcp.session.runner import call_handler
 
         spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
         assert spec is not None

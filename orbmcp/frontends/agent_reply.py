@@ -56,7 +56,7 @@ def content_blocks(result: object) -> list[Any]:
 
 
 def error_envelope(err: OrbError) -> dict[str, Any]:
-    from orbmcp.frontends.slash import format_error
+    from orbmcp.session.slash import format_error
 
     return {
         "exit": int(exit_code_for(err)),
@@ -77,7 +77,7 @@ def internal_error(exc: BaseException) -> InternalError:
 async def run_line(line: str, ctx: CommandContext) -> dict[str, Any]:
     """Run one slash line and answer with the envelope. Never raises an ``OrbError`` (a
     cancellation still propagates: the caller decides what a cancelled run answers)."""
-    from orbmcp.frontends.slash import parse_slash, render, run_invocation
+    from orbmcp.session.slash import parse_slash, render, run_invocation
 
     try:
         inv = parse_slash(line, servers=lambda: list(ctx.config().servers))

@@ -59,7 +59,7 @@ async def slash(
         return JsonText(envelope, int(envelope["exit"]))
     from orbmcp.commands.spelling import slash_spelling
     from orbmcp.errors import OrbError
-    from orbmcp.frontends.slash import parse_slash, run_invocation
+    from orbmcp.session.slash import parse_slash, run_invocation
 
     try:
         inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
@@ -80,7 +80,7 @@ async def complete(ctx: CommandContext, line: str) -> Completions:
     from orbmcp.commands.complete import complete_candidates
     from orbmcp.commands.completion_words import word_start
     from orbmcp.commands.live_query import LiveQuery
-    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.session.persistent import PersistentSessions
 
     running: set[str] | None = None
     tools: dict[str, list[str]] | None = None

@@ -32,7 +32,7 @@ from orbmcp.commands.handlers import auth as handlers
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import AuthConfig, ServerConfig
 from orbmcp.errors import AuthError, ConnectionFailed, TimeoutFailed, UsageError
-from orbmcp.frontends.sessions import PersistentSessions
+from orbmcp.session.persistent import PersistentSessions
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 from tests.servers.launch import http_server

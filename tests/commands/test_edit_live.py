@@ -15,8 +15,8 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.config.jsonc import parse_jsonc
 from orbmcp.frontends.shell import run_shell
-from orbmcp.frontends.terminal import TerminalUI
 from orbmcp.host import McpExtension
+from orbmcp.session.terminal import TerminalUI
 from tests.core.live import raw_entry
 from tests.frontends import everything_entry, write_config
 from tests.host.example_host import ExampleHost

@@ -28,9 +28,9 @@ from orbmcp.core.session.state import State
 from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import ConnectionFailed, ProtocolError, UsageError, cmd, spell
-from orbmcp.frontends.one_shot import OneShotSessions
-from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.render.plain import render_plain
+from orbmcp.session.one_shot import OneShotSessions
+from orbmcp.session.persistent import PersistentSessions
 from tests.core.live import FAST_GRACE_S, raw_entry, write_config
 from tests.ui import SilentUI
 

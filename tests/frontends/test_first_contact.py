@@ -20,8 +20,8 @@ from orbmcp.commands.handlers import config as config_handlers
 from orbmcp.commands.table import COMMANDS
 from orbmcp.config.loader import load_config
 from orbmcp.errors import AuthError
-from orbmcp.frontends.terminal import TerminalUI
 from orbmcp.render import present
+from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.core.live import raw_entry
 

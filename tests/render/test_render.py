@@ -306,7 +306,7 @@ def test_every_handler_returns_a_result_and_every_result_has_a_plain_rendering()
     import inspect
 
     from orbmcp.commands.table import COMMANDS
-    from orbmcp.frontends.runner import load_handler
+    from orbmcp.session.runner import load_handler
 
     for spec in COMMANDS:
         returned = typing.get_type_hints(load_handler(spec))["return"]

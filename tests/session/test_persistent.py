@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from orbmcp.errors import ConnectionFailed
-from orbmcp.frontends.sessions import PersistentSessions
+from orbmcp.session.persistent import PersistentSessions
 from tests.core.live import load, raw_entry, write_config
 
 

@@ -330,9 +330,9 @@ def test_the_repl_completes_from_its_own_connection(tmp_path: Path) -> None:
     from anyio.from_thread import start_blocking_portal
 
     from orbmcp.commands.context import CommandContext
-    from orbmcp.frontends.sessions import PersistentSessions
     from orbmcp.frontends.shell import Shell
-    from orbmcp.frontends.terminal import TerminalUI
+    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.terminal import TerminalUI
 
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config(tmp_path))
     sessions = PersistentSessions(ctx.config(), ui=ctx.ui)

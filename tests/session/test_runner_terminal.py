@@ -26,9 +26,9 @@ from orbmcp.errors import (
     Interrupted,
     OrbError,
 )
-from orbmcp.frontends.one_shot import OneShotSessions, run_with_signals
-from orbmcp.frontends.runner import call_handler, report_error, run_in_shell
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.one_shot import OneShotSessions, run_with_signals
+from orbmcp.session.runner import call_handler, report_error, run_in_shell
+from orbmcp.session.terminal import TerminalUI
 from tests.ui import SilentUI
 
 
@@ -262,7 +262,7 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_a_held_back_step_is_shown_above_the_question(monkeypatch: pytest.MonkeyPatch) -> None:
     from orbmcp.core.capabilities.elicitation import ElicitationRequest, parse_form
-    from orbmcp.frontends import terminal
+    from orbmcp.session import terminal
 
     # A task's "input required" arrives right after another step: the redraw limit holds it
     # back (here: every step after the first), yet the person must see it with the question.

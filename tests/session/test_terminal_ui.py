@@ -16,7 +16,7 @@ from orbmcp.core.session.state import State
 from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import AuthError, ConnectionFailed, ProtocolError, TimeoutFailed
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.terminal import TerminalUI
 
 
 class _TTY(io.StringIO):
