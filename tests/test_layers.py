@@ -56,15 +56,10 @@ KNOWN_TYPING_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
         frozenset(
             {
-                "orbmcp.core.tooling.calls",
                 "orbmcp.core.capabilities.client_side",
-                "orbmcp.core.wire.connect",
-                "orbmcp.core.session.hints",
-                "orbmcp.core.session.manager",
-                "orbmcp.core.tooling.raw_calls",
                 "orbmcp.core.session.runtime",
                 "orbmcp.core.session.supervisor",
-                "orbmcp.core.wire.transports",
+                "orbmcp.core.wire.connect",
             }
         ),
         frozenset(
@@ -80,7 +75,7 @@ KNOWN_TYPING_CYCLES: frozenset[frozenset[str]] = frozenset(
         frozenset({"orbmcp.serve.asker", "orbmcp.serve.hub"}),
         frozenset({"orbmcp.host.agent_tools", "orbmcp.host.extension"}),
         frozenset({"orbmcp.daemon.connection", "orbmcp.daemon.server"}),
-        frozenset({"orbmcp.fastpath.daemon_client", "orbmcp.daemon.serve_client"}),
+        frozenset({"orbmcp.daemon.serve_client", "orbmcp.fastpath.daemon_client"}),
     }
 )
 

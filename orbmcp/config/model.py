@@ -14,6 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+# Re-exported: most of the config's readers import these from here.
+from orbmcp.config.basics import DEFAULT_MAX_RETRIES as DEFAULT_MAX_RETRIES  # noqa: PLC0414
+from orbmcp.config.basics import DEFAULT_REQUEST_TIMEOUT_MS as DEFAULT_REQUEST_TIMEOUT_MS  # noqa: PLC0414
+from orbmcp.config.basics import DEFAULT_SAMPLING_TIMEOUT_MS as DEFAULT_SAMPLING_TIMEOUT_MS  # noqa: PLC0414
+from orbmcp.config.basics import DEFAULT_TIMEOUT_MS as DEFAULT_TIMEOUT_MS  # noqa: PLC0414
+from orbmcp.config.basics import DEFAULT_TOOL_PREFIX as DEFAULT_TOOL_PREFIX  # noqa: PLC0414
+from orbmcp.config.basics import ClientName as ClientName  # noqa: PLC0414
+from orbmcp.config.basics import ConfigWarning as ConfigWarning  # noqa: PLC0414
+from orbmcp.config.basics import SamplingConfig as SamplingConfig  # noqa: PLC0414
 from orbmcp.config.transports import kind_of
 from orbmcp.errors import ConfigError
 
@@ -23,9 +32,6 @@ if TYPE_CHECKING:
 Transport = Literal["stdio", "streamable-http", "sse"]
 Lifecycle = Literal["eager", "lazy"]
 # Other MCP clients whose config files orbmcp reads through (config/clients.py).
-ClientName = Literal[
-    "claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "codex", "gemini", "opencode", "pi"
-]
 # Where the entry in effect came from; "import:<client>" is another client's file (``file``).
 Source = Literal[
     "global",
@@ -43,12 +49,6 @@ Source = Literal[
     "import:pi",
 ]
 TrustState = Literal["untrusted", "trusted", "changed"]
-
-DEFAULT_TIMEOUT_MS = 10_000
-DEFAULT_REQUEST_TIMEOUT_MS = 30_000
-DEFAULT_MAX_RETRIES = 5
-DEFAULT_TOOL_PREFIX = "mcp"
-DEFAULT_SAMPLING_TIMEOUT_MS = 120_000
 
 
 @dataclass(frozen=True)
@@ -127,39 +127,6 @@ class ServerConfig:
 
         blob = json.dumps([self.name, self.definition()], sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class SamplingConfig:
-    """``settings.sampling`` (global files only): the command that answers servers' sampling
-    requests from the shell, and how long it may take."""
-
-    command: tuple[str, ...]
-    timeout_ms: int = DEFAULT_SAMPLING_TIMEOUT_MS
-
-
-@dataclass(frozen=True)
-class ConfigWarning:
-    """A problem that did not stop the load: a skipped entry, an ignored key or setting, ...
-
-    ``reason`` is the machine spelling (``invalid_entry``, ``env_missing``, ``ignored_key``,
-    ``partial_override_unknown``, ...), for code that must tell warnings apart; two warnings with
-    the same text are the same warning whatever their reason.
-    """
-
-    message: str
-    file: str | None = None
-    server: str | None = None
-    reason: str = field(default="warning", compare=False)
-    # What fixes it, for a person (a variable to set, a misspelled key): the hint of the errors
-    # and status rows that name this server.
-    fix: str | None = field(default=None, compare=False)
-    # The entry of ``server`` was dropped because of this (not merely a key ignored).
-    skipped: bool = field(default=False, compare=False)
-
-    def __str__(self) -> str:
-        where = ", ".join(p for p in (self.file, f"server {self.server!r}" if self.server else None) if p)
-        return f"{where}: {self.message}" if where else self.message
 
 
 UnavailableKind = Literal["invalid", "skipped", "untrusted"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.config.basics import ConfigWarning
 from orbmcp.config.jsonc import type_name
-from orbmcp.config.model import ConfigWarning
 
 if TYPE_CHECKING:
     from pydantic import ValidationError, ValidationInfo

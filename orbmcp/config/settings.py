@@ -27,8 +27,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from orbmcp.config import entry_values as values
-from orbmcp.config.jsonc import type_name
-from orbmcp.config.model import (
+from orbmcp.config.basics import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_REQUEST_TIMEOUT_MS,
     DEFAULT_SAMPLING_TIMEOUT_MS,
@@ -37,6 +36,7 @@ from orbmcp.config.model import (
     ConfigWarning,
     SamplingConfig,
 )
+from orbmcp.config.jsonc import type_name
 from orbmcp.config.problems import MAX_DURATION_MS, Problems, as_int, invalid, show
 
 MAX_RETRIES_LIMIT = 10

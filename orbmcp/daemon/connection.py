@@ -23,18 +23,18 @@ from orbmcp.commands import adhoc
 from orbmcp.commands.complete import resolve, shell_commands
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.spec import CommandSpec
-from orbmcp.daemon import protocol
-from orbmcp.daemon.frames import FrameReader, FrameWriter
 from orbmcp.daemon.policy import forwardable
 from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
 from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.session import daemon_protocol as protocol
 from orbmcp.session import requests
+from orbmcp.session.daemon_frames import FrameReader, FrameWriter
 
 if TYPE_CHECKING:
-    from orbmcp.daemon.scope import Scope
     from orbmcp.daemon.server import Daemon
     from orbmcp.daemon.session import DaemonSession
+    from orbmcp.session.daemon_scope import Scope
 
 
 class Connection:

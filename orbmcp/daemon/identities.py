@@ -30,9 +30,9 @@ import anyio
 from orbmcp.config import imports
 from orbmcp.config.clients import client_files
 from orbmcp.config.paths import project_files
-from orbmcp.daemon.scope import Scope
 from orbmcp.daemon.session import DaemonSession
 from orbmcp.errors import ConnectionFailed, cmd
+from orbmcp.session.daemon_scope import Scope
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus

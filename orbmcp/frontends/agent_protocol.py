@@ -2,7 +2,7 @@
 
 JSON Lines both ways on this process's stdin and stdout. The agent sends ``run``, ``cancel``,
 ``complete``, ``commands`` and ``answer``; orbmcp answers each with its ``id`` and, while a run is
-in flight, sends ``ask`` (a server's question; ``frontends/agent_ui.py``), ``progress`` and
+in flight, sends ``ask`` (a server's question; ``session/agent_ui.py``), ``progress`` and
 ``notice``. Runs go concurrently, each in its own task with its own cancel scope. Everything the
 agent sends is untrusted: a line over ``MAX_LINE_BYTES``, bad JSON, an unknown type, a missing
 field or an answer to no question gets an ``error`` line, and the process goes on serving. When
@@ -32,9 +32,9 @@ from orbmcp._version import __version__
 from orbmcp.commands.context import CommandContext
 from orbmcp.core.wire.lines import OverlongLine, read_lines_skipping
 from orbmcp.errors import ConfigError, Interrupted, OrbError
-from orbmcp.frontends.agent_reply import PROTOCOL_VERSION, error_envelope, internal_error, run_line
-from orbmcp.frontends.agent_ui import AgentUI
 from orbmcp.frontends.agent_via_daemon import DaemonLink, NoDaemon, daemon_link
+from orbmcp.session.agent_reply import PROTOCOL_VERSION, error_envelope, internal_error, run_line
+from orbmcp.session.agent_ui import AgentUI
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus

@@ -31,7 +31,7 @@ async def slash(
 ) -> Result | None:
     """Run one slash line with the handler the shell command would run; return its result model.
 
-    ``--json``: the agent protocol's result envelope (``frontends/agent_reply.py``), exit status
+    ``--json``: the agent protocol's result envelope (``session/agent_reply.py``), exit status
     included. ``--list``: every slash command. ``--stdio``: serve the agent protocol until stdin
     closes (``frontends/agent_protocol.py``)."""
     from orbmcp.errors import UsageError
@@ -53,7 +53,7 @@ async def slash(
     assert line is not None
     ctx = replace(ctx, front="slash")  # an agent's line: what it names is spelled /mcp...
     if ctx.json:
-        from orbmcp.frontends.agent_reply import run_line
+        from orbmcp.session.agent_reply import run_line
 
         envelope = await run_line(line, replace(ctx, json=False))
         return JsonText(envelope, int(envelope["exit"]))

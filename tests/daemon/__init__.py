@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orbmcp.daemon.scope import current_scope, socket_path, state_path
+from orbmcp.session.daemon_scope import current_scope, socket_path, state_path
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI_TIMEOUT_S = 60.0

@@ -15,7 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
-from orbmcp.daemon import protocol
+from orbmcp.session import daemon_protocol as protocol
 from tests.core.live import raw_entry, stdio_entry
 from tests.daemon import Scoped, alive, methods
 

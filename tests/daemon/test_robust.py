@@ -16,8 +16,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orbmcp.daemon import protocol
 from orbmcp.daemon.control import ask
+from orbmcp.session import daemon_protocol as protocol
 from tests.core.live import raw_entry
 from tests.daemon import ROOT, Scoped, daemon, methods, wait_for
 from tests.daemon.test_wire import frames, raw_exchange, serving
@@ -304,7 +304,7 @@ async def read_frames(sock: socket.socket, count: int) -> list[dict[str, object]
 async def test_a_backlog_waits_on_disk_and_arrives_in_order(tmp_path: Path, spool_dir: str) -> None:
     from anyio.abc import UNIXSocketStream
 
-    from orbmcp.daemon.frames import FrameWriter
+    from orbmcp.session.daemon_frames import FrameWriter
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     theirs.settimeout(30)
@@ -331,7 +331,7 @@ async def test_a_backlog_waits_on_disk_and_arrives_in_order(tmp_path: Path, spoo
 async def test_a_client_that_never_reads_is_dropped_past_the_spool_limit(tmp_path: Path) -> None:
     from anyio.abc import UNIXSocketStream
 
-    from orbmcp.daemon.frames import FrameWriter
+    from orbmcp.session.daemon_frames import FrameWriter
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     stream = await UNIXSocketStream.from_socket(ours)

@@ -16,11 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orbmcp.daemon import protocol
 from orbmcp.daemon.control import ask, idle_timeout_s
-from orbmcp.daemon.frames import FrameWriter
 from orbmcp.daemon.policy import digest, env_digests, forwardable, slash_runs_here
-from orbmcp.daemon.scope import (
+from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S, AlreadyRunning, Daemon
+from orbmcp.errors import UsageError
+from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.daemon_client import forwarded_command, maybe_forward
+from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session.daemon_frames import FrameWriter
+from orbmcp.session.daemon_scope import (
     MAX_SOCKET_PATH,
     UnsafeDirectory,
     check_private_dir,
@@ -28,10 +32,6 @@ from orbmcp.daemon.scope import (
     make_private_dir,
     socket_path,
 )
-from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S, AlreadyRunning, Daemon
-from orbmcp.errors import UsageError
-from orbmcp.fastpath.argv import ProgramLine
-from orbmcp.fastpath.daemon_client import forwarded_command, maybe_forward
 
 
 @asynccontextmanager

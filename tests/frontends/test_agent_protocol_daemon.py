@@ -274,10 +274,10 @@ async def fake_daemon(tmp_path: Path, script: Any) -> tuple[Any, dict[str, str],
     """A listener where the link looks for this user's daemon, answering with ``script``."""
     import anyio
 
-    from orbmcp.daemon import protocol
-    from orbmcp.daemon.frames import FrameReader
-    from orbmcp.daemon.scope import current_scope, socket_path
     from orbmcp.frontends.agent_via_daemon import DaemonLink
+    from orbmcp.session import daemon_protocol as protocol
+    from orbmcp.session.daemon_frames import FrameReader
+    from orbmcp.session.daemon_scope import current_scope, socket_path
 
     runtime = short_dir()
     (runtime / "orbmcp").mkdir(mode=0o700)
@@ -311,7 +311,7 @@ async def fake_daemon(tmp_path: Path, script: Any) -> tuple[Any, dict[str, str],
 async def test_a_hostile_daemons_frames_are_checked_and_its_questions_relayed(tmp_path: Path) -> None:
     import anyio
 
-    from orbmcp.daemon import protocol
+    from orbmcp.session import daemon_protocol as protocol
 
     async def script(stream: Any, reader: Any, received: list[dict[str, Any]]) -> None:
         async def send(frame: dict[str, Any]) -> None:
@@ -376,9 +376,9 @@ def _error_from_no() -> dict[str, Any]:
 async def test_what_a_daemon_ends_a_line_with(tmp_path: Path, frames: list[Any], outcome: str) -> None:
     import anyio
 
-    from orbmcp.daemon import protocol
     from orbmcp.errors import ConnectionFailed
     from orbmcp.frontends.agent_via_daemon import NoDaemon
+    from orbmcp.session import daemon_protocol as protocol
 
     async def script(stream: Any, reader: Any, received: list[dict[str, Any]]) -> None:
         for frame in frames:
