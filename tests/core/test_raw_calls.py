@@ -21,9 +21,10 @@ from orbmcp.core.supervisor import Supervisor
 from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
 from tests.core.capabilities.test_live import Scripted, asks
 from tests.core.live import managed, stdio_entry, write_config
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = pytest.mark.anyio
-BOUND_S = 30
+BOUND_S = HANG_GUARD_S
 
 
 @pytest.fixture
