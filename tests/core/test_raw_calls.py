@@ -22,9 +22,10 @@ from orbmcp.core.wire.raw_channel import ID_PREFIX, RawChannel
 from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
 from tests.core.capabilities.test_live import Scripted, asks
 from tests.core.live import managed, stdio_entry, write_config
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = pytest.mark.anyio
-BOUND_S = 30
+BOUND_S = HANG_GUARD_S
 
 
 @pytest.fixture

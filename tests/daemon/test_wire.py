@@ -32,6 +32,7 @@ from orbmcp.session.daemon_scope import (
     make_private_dir,
     socket_path,
 )
+from tests.timeouts import HANG_GUARD_S
 
 
 @asynccontextmanager
@@ -46,7 +47,7 @@ async def serving(tmp_path: Path, **kwargs: object) -> AsyncIterator[Daemon]:
         async with anyio.create_task_group() as tg:
             ready = anyio.Event()
             tg.start_soon(lambda: daemon.serve(on_ready=ready.set))
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await ready.wait()
             yield daemon
             daemon.request_stop("test over")
@@ -241,7 +242,7 @@ async def test_the_remote_console_asks_the_client() -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(answer_when_asked)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             line = await anyio.to_thread.run_sync(console.readline)
     assert line == "typed\n"
 

@@ -18,8 +18,7 @@ import pytest
 from tests.core.test_lifecycle import gone
 from tests.daemon import wait_for
 from tests.frontends import PY, SERVERS, env_for, everything_entry
-
-HANG_GUARD_S = 30.0
+from tests.timeouts import HANG_GUARD_S, generous_servers
 
 
 class Agent:
@@ -101,7 +100,12 @@ def config(tmp_path: Path) -> Path:
     }
     path = tmp_path / "mcp.json"
     path.write_text(
-        json.dumps({"settings": {"sampling": {"command": [PY, "-c", sampler]}}, "mcpServers": servers})
+        json.dumps(
+            {
+                "settings": {"sampling": {"command": [PY, "-c", sampler]}},
+                "mcpServers": generous_servers(servers),
+            }
+        )
     )
     return path
 

@@ -19,18 +19,21 @@ from tests.cli import run_cli
 from tests.core.live import stdio_entry
 from tests.frontends import PY, Pty, env_for
 from tests.servers.asks import BLOB, MARKER_ENV
+from tests.timeouts import LONG_GUARD_S, generous_servers
 
-BOUND_S = 60
+BOUND_S = LONG_GUARD_S
 
 
 def config(tmp_path: Path, **settings: Any) -> Path:
     markers = tmp_path / "markers"
     markers.mkdir(exist_ok=True)
     body: dict[str, Any] = {
-        "mcpServers": {
-            "asks": stdio_entry("asks", env={MARKER_ENV: str(markers)}),
-            "tasks": stdio_entry("tasks", env={MARKER_ENV: str(markers)}),
-        }
+        "mcpServers": generous_servers(
+            {
+                "asks": stdio_entry("asks", env={MARKER_ENV: str(markers)}),
+                "tasks": stdio_entry("tasks", env={MARKER_ENV: str(markers)}),
+            }
+        )
     }
     if settings:
         body["settings"] = settings

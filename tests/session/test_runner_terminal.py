@@ -29,6 +29,7 @@ from orbmcp.errors import (
 from orbmcp.session.one_shot import OneShotSessions, run_with_signals
 from orbmcp.session.runner import call_handler, report_error, run_in_shell
 from orbmcp.session.terminal import TerminalUI
+from tests.timeouts import HANG_GUARD_S
 from tests.ui import SilentUI
 
 
@@ -160,7 +161,7 @@ async def test_a_signal_cancels_the_command_and_closes_the_session() -> None:
         os.kill(os.getpid(), signal.SIGHUP)
         await anyio.sleep_forever()
 
-    with anyio.fail_after(10), pytest.raises(Interrupted) as caught:
+    with anyio.fail_after(HANG_GUARD_S), pytest.raises(Interrupted) as caught:
         await run_with_signals(hangs, ctx)
     assert caught.value.message == "interrupted by SIGHUP; every server was stopped"
     assert ran == ["started"] and sessions._manager is None
@@ -172,7 +173,7 @@ async def test_errors_leave_run_with_signals_unwrapped() -> None:
     async def fails(context: CommandContext) -> None:
         raise AuthError("nope", server="s")
 
-    with anyio.fail_after(10), pytest.raises(AuthError, match="nope"):
+    with anyio.fail_after(HANG_GUARD_S), pytest.raises(AuthError, match="nope"):
         await run_with_signals(fails, ctx)
 
     async def works(context: CommandContext, value: int) -> int:
@@ -180,7 +181,7 @@ async def test_errors_leave_run_with_signals_unwrapped() -> None:
 
     # Any UI works; only the terminal one has a progress line to clear.
     other = CommandContext(ui=HostLikeUI(), sessions=None)
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         assert await run_with_signals(works, ctx, 21) == 42
         assert await run_with_signals(works, other, 2) == 4
 

@@ -26,6 +26,7 @@ from orbmcp.session.slash import (
 from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, env_for, write_config
+from tests.timeouts import LONG_GUARD_S
 
 SERVERS = ["alpha", "beta", "web"]
 
@@ -225,7 +226,7 @@ async def test_an_agent_host_keeps_servers_between_slash_lines(tmp_path: Path) -
 
     config_path = write_config(tmp_path, {"ev": everything_entry(lifecycle="lazy"), **OFFLINE_SERVERS})
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config_path, front="host")
-    with anyio.fail_after(60):
+    with anyio.fail_after(LONG_GUARD_S):
         async with PersistentSessions(ctx.config(), ui=ctx.ui) as sessions:
             ctx.sessions = sessions
             reply = await run_slash("/mcp:start ev", ctx)

@@ -27,9 +27,10 @@ from orbmcp.errors import AuthError, ProtocolError
 from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, stdio_entry
 from tests.servers.asks import MARKER_ENV
+from tests.timeouts import HANG_GUARD_S, generous_servers
 from tests.ui import SilentUI
 
-BOUND_S = 30
+BOUND_S = HANG_GUARD_S
 
 
 @pytest.fixture
@@ -85,7 +86,7 @@ class World:
     config: Path
 
     def write(self, servers: dict[str, Any], **settings: Any) -> None:
-        body: dict[str, Any] = {"mcpServers": servers}
+        body: dict[str, Any] = {"mcpServers": generous_servers(servers)}
         if settings:
             body["settings"] = settings
         self.config.write_text(json.dumps(body), encoding="utf-8")
