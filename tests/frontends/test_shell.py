@@ -81,7 +81,7 @@ def test_help_lists_both_forms_from_the_table(offline: Path) -> None:
         "/mcp:start <server>",
         "/mcp:auth <server> [--reset]",
         "/mcp reconnect [<server>]",
-        "call SERVER TOOL",
+        "call SERVER [TOOL]",
         "config paths",
     ):
         assert needle in out

@@ -62,8 +62,8 @@ def test_a_usage_error_is_the_same_on_every_front(scoped: Scoped) -> None:
     assert shell_error["message"] == slash_error["message"]
     assert shell_error["message"] == "Invalid value for '--max-output': 'lots' is not a valid int."
     # The usage line, each front spelling the command its own way.
-    assert shell_error["hint"] == "usage: orbmcp call [OPTIONS] SERVER TOOL [ARGUMENTS]..."
-    assert slash_error["hint"] == "usage: /mcp call [OPTIONS] SERVER TOOL [ARGUMENTS]..."
+    assert shell_error["hint"] == "usage: orbmcp call [OPTIONS] SERVER [TOOL] [ARGUMENTS]..."
+    assert slash_error["hint"] == "usage: /mcp call [OPTIONS] SERVER [TOOL] [ARGUMENTS]..."
 
 
 def test_a_default_and_a_conversion_are_the_same_on_every_front(scoped: Scoped) -> None:
