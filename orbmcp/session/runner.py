@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import time
@@ -17,12 +16,11 @@ from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import OrbError
 from orbmcp.session.console import Console, local_console, silence_local_stdout
+from orbmcp.session.handler_refs import handler_of
 
 
 def load_handler(spec: CommandSpec) -> Callable[..., Any]:
-    module, _, func = spec.handler.partition(":")
-    handler: Callable[..., Any] = getattr(importlib.import_module(module), func)
-    return handler
+    return handler_of(spec)
 
 
 async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:

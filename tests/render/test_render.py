@@ -305,13 +305,15 @@ def _subclasses(cls: type) -> set[type]:
 def test_every_handler_returns_a_result_and_every_result_has_a_plain_rendering() -> None:
     import inspect
 
+    from orbmcp import front_handlers
     from orbmcp.commands.table import COMMANDS
     from orbmcp.session.runner import load_handler
 
+    front_handlers.bind()
     for spec in COMMANDS:
         returned = typing.get_type_hints(load_handler(spec))["return"]
         kinds = typing.get_args(returned) if isinstance(returned, types.UnionType) else (returned,)
-        assert all(k is type(None) or issubclass(k, Result) for k in kinds), spec.handler
+        assert all(k is type(None) or issubclass(k, Result) for k in kinds), spec.name
 
     import orbmcp.commands.results as results
 

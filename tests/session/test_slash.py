@@ -288,7 +288,6 @@ def test_usage_lines_leave_hidden_parameters_out() -> None:
     spec = CommandSpec(
         ("demo",),
         "A demo.",
-        "orbmcp.commands.handlers.demo:demo",
         (
             Param("target", "What.", required=True),
             Param("secret", "Internal.", kind="option", hidden=True),
