@@ -1,0 +1,70 @@
+"""Commands find their handlers, and results their renderers, through code mypy and an editor can
+follow: no handler or renderer is named by a "module:function" string anywhere in orbmcp/."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from orbmcp import front_handlers
+from orbmcp.commands.table import COMMANDS
+from orbmcp.session import handler_refs
+
+PACKAGE = Path(__file__).resolve().parents[2] / "orbmcp"
+# "pkg.module:function", ".module:function" (an f-string's tail) or "module:function".
+MODULE_FUNCTION = re.compile(r"(?:[\w.]*\.)?(\w+):([A-Za-z_]\w*)")
+
+
+def _string_parts(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every string literal, and every literal part of an f-string, with its line."""
+    return sorted(
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
+
+
+def module_function_strings(root: Path) -> list[str]:
+    stems = {p.stem for p in root.rglob("*.py")} - {"__init__"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for line, text in _string_parts(ast.parse(path.read_text(encoding="utf-8"))):
+            match = MODULE_FUNCTION.fullmatch(text.strip())
+            if match and match.group(1) in stems:
+                found.append(f"{path.relative_to(root.parent)}:{line}: {text!r}")
+    return found
+
+
+def test_no_module_function_string_names_a_handler_or_a_renderer() -> None:
+    assert module_function_strings(PACKAGE) == []
+
+
+def test_the_check_finds_such_strings(tmp_path: Path) -> None:
+    (tmp_path / "status.py").write_text("")
+    (tmp_path / "table.py").write_text(
+        'H = "orbmcp.commands.handlers"\nA = f"{H}.status:status"\nB = "status:status_report"\n'
+        'C = "servers:stopped"\nD = "import:cursor"\n'
+    )
+    assert [s.rsplit(": ", 1)[1] for s in module_function_strings(tmp_path)] == [
+        "'.status:status'",
+        "'status:status_report'",
+    ]
+
+
+def test_every_command_has_one_handler_and_every_handler_names_a_command() -> None:
+    paths = [spec.path for spec in COMMANDS]
+    assert not set(handler_refs.HANDLERS) & set(front_handlers.FRONT_HANDLERS)
+    assert sorted(handler_refs.HANDLERS | front_handlers.FRONT_HANDLERS) == sorted(paths)
+    front_handlers.bind()
+    for spec in COMMANDS:
+        assert callable(handler_refs.handler_of(spec)), spec.name
+
+
+def test_an_unbound_command_is_a_clear_error() -> None:
+    from orbmcp.commands.spec import CommandSpec
+
+    with pytest.raises(LookupError, match="no handler bound for 'nowhere'"):
+        handler_refs.handler_of(CommandSpec(("nowhere",), "unbound"))
