@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import Completions, JsonText, Result, ShellExit
+from orbmcp.commands.results.base import JsonText, Result, ShellExit
+from orbmcp.commands.results.completion import Completions
 
 
 def shell(ctx: CommandContext) -> ShellExit | None:

@@ -18,7 +18,7 @@ import pytest
 import orbmcp
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import ExitCode, exit_code_for
-from orbmcp.commands.results import Message
+from orbmcp.commands.results.base import Message
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import (
     AuthError,
