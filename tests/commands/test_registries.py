@@ -68,3 +68,39 @@ def test_an_unbound_command_is_a_clear_error() -> None:
 
     with pytest.raises(LookupError, match="no handler bound for 'nowhere'"):
         handler_refs.handler_of(CommandSpec(("nowhere",), "unbound"))
+
+
+HANDLER_PROBE = """
+import contextlib, io, json, sys
+sys.argv = ["orbmcp", *json.loads(sys.argv[1])]
+from orbmcp.fastpath.entry import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main()
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+# what running a command imports: its handler, the renderers, the SDK and the event loop
+HANDLER_MODULES = ("orbmcp.commands.handlers.", "orbmcp.frontends.handlers", "orbmcp.serve.command")
+HEAVY = {"mcp", "anyio", "pydantic", "httpx2"}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["complete", "/mcp:start "], ["call", "--help"]])
+def test_help_version_and_complete_import_no_handler(args: list[str]) -> None:
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-c", HANDLER_PROBE, json.dumps(args)],
+        cwd=PACKAGE.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    loaded = json.loads(r.stdout.splitlines()[-1])
+    assert [m for m in loaded if m.startswith(HANDLER_MODULES) or m == "orbmcp.daemon.control"] == []
+    assert {m.split(".")[0] for m in loaded} & HEAVY == set()
