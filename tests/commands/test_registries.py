@@ -104,3 +104,34 @@ def test_help_version_and_complete_import_no_handler(args: list[str]) -> None:
     loaded = json.loads(r.stdout.splitlines()[-1])
     assert [m for m in loaded if m.startswith(HANDLER_MODULES) or m == "orbmcp.daemon.control"] == []
     assert {m.split(".")[0] for m in loaded} & HEAVY == set()
+
+
+def test_a_renderer_module_is_imported_when_a_result_of_its_kind_is_first_shown() -> None:
+    import json
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\n"
+        "from orbmcp.commands.results.config import PathsView, TrustRevoked\n"
+        "from orbmcp.render.plain import renderer_for\n"
+        "loaded = lambda: sorted(m for m in sys.modules if m.startswith('orbmcp.render.plain.'))\n"
+        "first = renderer_for(PathsView).__name__, loaded()\n"
+        "print(json.dumps([first, (renderer_for(TrustRevoked).__name__, loaded())]))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=PACKAGE.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    (paths, after_paths), (revoked, after_revoked) = json.loads(r.stdout)
+    assert (paths, after_paths) == (
+        "paths_view",
+        ["orbmcp.render.plain.config", "orbmcp.render.plain.dispatch"],
+    )
+    # a sentence of the config family: its family has no renderer for it, its base's (basic) has
+    assert revoked == "statement" and "orbmcp.render.plain.basic" in after_revoked

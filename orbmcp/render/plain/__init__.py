@@ -71,11 +71,15 @@ _RESULTS = "orbmcp.commands.results."
 
 def renderer_for(result_type: type) -> Callable[[object], str] | None:
     """The function that renders results of this type, or None when there is none."""
-    for kind in result_type.__mro__:  # a result's own family, then its bases' (Statement: basic)
-        if kind.__module__.startswith(_RESULTS):
-            load = _FAMILIES.get(kind.__module__.removeprefix(_RESULTS))
-            if load is not None:
-                load()
+    # The result's own family first, then its bases' (a Statement's is basic), until one renders
+    # it: a family already loaded costs nothing, and one not needed is never imported.
+    for kind in result_type.__mro__:
+        load = _FAMILIES.get(kind.__module__.removeprefix(_RESULTS))
+        if kind.__module__.startswith(_RESULTS) and load is not None:
+            load()
+            render = registered(result_type)
+            if render is not None:
+                return render
     return registered(result_type)
 
 
