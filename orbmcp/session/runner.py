@@ -6,7 +6,6 @@ import inspect
 import os
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +18,8 @@ from orbmcp.session.console import Console, local_console, silence_local_stdout
 from orbmcp.session.handler_refs import handler_of
 
 
-def load_handler(spec: CommandSpec) -> Callable[..., Any]:
-    return handler_of(spec)
-
-
 async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
-    handler = load_handler(spec)
+    handler = handler_of(spec)
     args = {k: v for k, v in kwargs.items() if k != "json"}
     if any(p.name == "sse" for p in spec.params):  # the shared ad-hoc params (serve has its own)
         take_adhoc(ctx, args)
@@ -222,7 +217,7 @@ def _internal_error_line(exc: BaseException) -> str:
 
 
 def _run_sync(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
-    handler = load_handler(spec)
+    handler = handler_of(spec)
     result = handler(ctx, **{k: v for k, v in kwargs.items() if k != "json"})
     if inspect.isawaitable(result):  # a non-connecting handler may still be async
         import anyio

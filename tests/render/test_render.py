@@ -300,11 +300,11 @@ def test_every_handler_returns_a_result_and_every_result_has_a_plain_rendering()
 
     from orbmcp import front_handlers
     from orbmcp.commands.table import COMMANDS
-    from orbmcp.session.runner import load_handler
+    from orbmcp.session.handler_refs import handler_of
 
     front_handlers.bind()
     for spec in COMMANDS:
-        returned = typing.get_type_hints(load_handler(spec))["return"]
+        returned = typing.get_type_hints(handler_of(spec))["return"]
         kinds = typing.get_args(returned) if isinstance(returned, types.UnionType) else (returned,)
         assert all(k is type(None) or issubclass(k, Result) for k in kinds), spec.name
 
