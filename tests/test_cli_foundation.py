@@ -14,6 +14,7 @@ import pytest
 
 from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec
+from orbmcp.session.handler_refs import bind_handlers
 from orbmcp.session.runner import run_in_shell
 from tests.cli import run_cli
 
@@ -235,7 +236,8 @@ def test_trust_untrust_and_changed_definitions(tmp_path: Path, _isolated_agent_d
 def test_a_bug_is_one_line_exit_70_and_a_private_crash_log(
     _isolated_agent_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = CommandSpec(("boom",), "raises", f"{__name__}:_buggy_handler")
+    spec = CommandSpec(("boom",), "raises")
+    bind_handlers({spec.path: lambda: _buggy_handler})
     code = run_in_shell(spec, {}, project=None, config_file=None, json_output=False, no_color=True)
     assert code == 70
     err = capsys.readouterr().err

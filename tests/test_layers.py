@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "orbmcp.__main__",
         "orbmcp.fastpath.entry",
+        "orbmcp.front_handlers",
         "orbmcp",
     ),  # the package root is the lazy public facade: it may import anything
 )

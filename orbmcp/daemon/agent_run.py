@@ -184,7 +184,7 @@ async def _completions(ctx: CommandContext, line: str) -> list[Any]:
     from orbmcp.commands.table import find
     from orbmcp.session.runner import call_handler
 
-    spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
+    spec = find(("complete",))  # its handler: frontends/handlers.py, bound by front_handlers.py
     assert spec is not None
     try:
         items: list[Any] = (await call_handler(spec, ctx, {"line": line})).to_json()["items"]

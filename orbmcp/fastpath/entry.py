@@ -68,9 +68,12 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
     code = _bare_status(argv)
     if code is not None:
         return code
+    from orbmcp import front_handlers
     from orbmcp.commands.adhoc import place_server
     from orbmcp.fastpath.argv import entry_json_option, hoist_global_options
     from orbmcp.frontends.shell_command import run_program
+
+    front_handlers.bind()
 
     return run_program(place_server(entry_json_option(hoist_global_options(argv))))
 

@@ -315,7 +315,7 @@ class AgentSession:
         from orbmcp.commands.table import find
         from orbmcp.session.runner import call_handler
 
-        spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
+        spec = find(("complete",))  # its handler: frontends/handlers.py, bound by front_handlers.py
         assert spec is not None
         items: list[Any] = (await call_handler(spec, ctx, {"line": line})).to_json()["items"]
         return items

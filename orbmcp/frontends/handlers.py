@@ -1,8 +1,8 @@
 """Handlers of the commands whose work is a front end itself: ``shell`` (the REPL), ``slash``
 (one slash line, for agents in any language) and ``complete`` (candidates for a partial line).
 
-They sit in the front layer because they drive other fronts; the command table names them by
-import path like every other handler, so loading the table imports none of this.
+They sit in the front layer because they drive other fronts; ``orbmcp/front_handlers.py`` binds
+them to their commands by typed lazy references, so loading the table imports none of this.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import Completions, JsonText, Result, ShellExit
+from orbmcp.commands.results.base import JsonText, Result, ShellExit
+from orbmcp.commands.results.completion import Completions
 
 
 def shell(ctx: CommandContext) -> ShellExit | None:

@@ -38,7 +38,8 @@ def error_body(err: OrbError) -> dict[str, Any]:
 def content_blocks(result: object) -> list[Any]:
     """The MCP content a result carries: a call's blocks, a prompt's messages' blocks, or a read's
     contents as embedded resources. Empty for every other result."""
-    from orbmcp.commands.results import CallOutcome, PromptMessages, ResourceContents
+    from orbmcp.commands.results.call import CallOutcome
+    from orbmcp.commands.results.tools import PromptMessages, ResourceContents
 
     if isinstance(result, CallOutcome):
         blocks = result.result.to_json().get("content")

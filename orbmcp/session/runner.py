@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +15,11 @@ from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import OrbError
 from orbmcp.session.console import Console, local_console, silence_local_stdout
-
-
-def load_handler(spec: CommandSpec) -> Callable[..., Any]:
-    module, _, func = spec.handler.partition(":")
-    handler: Callable[..., Any] = getattr(importlib.import_module(module), func)
-    return handler
+from orbmcp.session.handler_refs import handler_of
 
 
 async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
-    handler = load_handler(spec)
+    handler = handler_of(spec)
     args = {k: v for k, v in kwargs.items() if k != "json"}
     if any(p.name == "sse" for p in spec.params):  # the shared ad-hoc params (serve has its own)
         take_adhoc(ctx, args)
@@ -224,7 +217,7 @@ def _internal_error_line(exc: BaseException) -> str:
 
 
 def _run_sync(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
-    handler = load_handler(spec)
+    handler = handler_of(spec)
     result = handler(ctx, **{k: v for k, v in kwargs.items() if k != "json"})
     if inspect.isawaitable(result):  # a non-connecting handler may still be async
         import anyio

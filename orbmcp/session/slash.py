@@ -31,7 +31,7 @@ from orbmcp.commands.complete import (
 )
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
-from orbmcp.commands.results import CommandIndex, Result
+from orbmcp.commands.results.base import CommandIndex, Result
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names

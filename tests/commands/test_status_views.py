@@ -16,7 +16,7 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import check as check_handler
 from orbmcp.commands.handlers import status as handlers
-from orbmcp.commands.results import ServerDetail, StatusReport
+from orbmcp.commands.results.status import ServerDetail, StatusReport
 from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import auth_line, project_notice, status_report
 from orbmcp.config.loader import load_config
@@ -288,7 +288,7 @@ def test_a_ready_server_with_warnings_says_so_in_the_overview() -> None:
 
     from rich.console import Console
 
-    from orbmcp.commands.results import StatusReport, StatusRow, ToolCounts
+    from orbmcp.commands.results.status import StatusReport, StatusRow, ToolCounts
     from orbmcp.render.rich_view import render_rich
 
     row = StatusRow(

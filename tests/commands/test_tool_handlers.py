@@ -17,7 +17,7 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import resources as resource_handlers
 from orbmcp.commands.handlers import tools as handlers
-from orbmcp.commands.results import ToolListing
+from orbmcp.commands.results.tools import ToolListing
 from orbmcp.core.session.manager import Manager
 from orbmcp.core.session.state import State
 from orbmcp.core.tooling.results import ImageBlock, ToolResult

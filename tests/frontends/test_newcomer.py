@@ -118,7 +118,7 @@ def test_status_shows_the_sse_fallback_and_no_stderr_line_for_url_servers(tmp_pa
 
     from rich.console import Console
 
-    from orbmcp.commands.results import StatusReport, StatusRow, ToolCounts
+    from orbmcp.commands.results.status import StatusReport, StatusRow, ToolCounts
     from orbmcp.render.rich_view import render_rich
 
     with http_server_process(["--sse", "0"]) as sse, http_server_process() as http:

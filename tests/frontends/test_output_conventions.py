@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import ServerDetail, StatusReport, StatusRow, ToolCounts
+from orbmcp.commands.results.status import ServerDetail, StatusReport, StatusRow, ToolCounts
 from orbmcp.frontends.shell import run_shell
 from orbmcp.render.rich_view import render_rich
 from orbmcp.session.slash import render

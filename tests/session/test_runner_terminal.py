@@ -18,7 +18,7 @@ import pytest
 import orbmcp
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import ExitCode, exit_code_for
-from orbmcp.commands.results import Message
+from orbmcp.commands.results.base import Message
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import (
     AuthError,
@@ -26,6 +26,7 @@ from orbmcp.errors import (
     Interrupted,
     OrbError,
 )
+from orbmcp.session.handler_refs import bind_handlers
 from orbmcp.session.one_shot import OneShotSessions, run_with_signals
 from orbmcp.session.runner import call_handler, report_error, run_in_shell
 from orbmcp.session.terminal import TerminalUI
@@ -34,7 +35,10 @@ from tests.ui import SilentUI
 
 
 def _spec(handler: str, *, connects: bool = False) -> CommandSpec:
-    return CommandSpec(("t",), "test", f"{__name__}:{handler}", connects=connects)
+    """The command ``t``, run by this module's function named ``handler``."""
+    spec = CommandSpec(("t",), "test", connects=connects)
+    bind_handlers({spec.path: lambda: globals()[handler]})
+    return spec
 
 
 def _run(handler: str, *, json_output: bool = False, connects: bool = False, **kwargs: Any) -> int:

@@ -9,7 +9,8 @@ import pytest
 
 from orbmcp.commands.complete import usage_line
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import ServerDetail, ShellExit, StatusReport
+from orbmcp.commands.results.base import ShellExit
+from orbmcp.commands.results.status import ServerDetail, StatusReport
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.spelling import speller_for
 from orbmcp.commands.table import COMMANDS, find
@@ -288,7 +289,6 @@ def test_usage_lines_leave_hidden_parameters_out() -> None:
     spec = CommandSpec(
         ("demo",),
         "A demo.",
-        "orbmcp.commands.handlers.demo:demo",
         (
             Param("target", "What.", required=True),
             Param("secret", "Internal.", kind="option", hidden=True),
