@@ -26,9 +26,10 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from orbmcp import environment, fs
-from orbmcp.commands.complete import complete_line, shell_commands, slash_commands, usage_line
+from orbmcp.commands.complete import complete_line, shell_commands, slash_commands
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
+from orbmcp.commands.usage import usage_line
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.session.command_line import Invocation
 from orbmcp.session.persistent import PersistentSessions

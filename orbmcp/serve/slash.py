@@ -44,7 +44,7 @@ class SlashPrompt:
 
     @property
     def head(self) -> str:
-        from orbmcp.commands.complete import SLASH_ROOT, primary_slash
+        from orbmcp.commands.usage import SLASH_ROOT, primary_slash
 
         if self.words:
             return " ".join((SLASH_ROOT, *self.words))

@@ -20,10 +20,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.complete import (
-    SLASH_ROOT,
     bare_slash_command,
     next_words,
-    primary_slash,
     resolve,
     slash_commands,
     slash_spellings,
@@ -33,6 +31,7 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
 from orbmcp.commands.results.base import CommandIndex, Result
 from orbmcp.commands.spec import CommandSpec
+from orbmcp.commands.usage import SLASH_ROOT, primary_slash
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from orbmcp.commands.complete import usage_line
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.base import ShellExit
 from orbmcp.commands.results.status import ServerDetail, StatusReport
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.spelling import speller_for
 from orbmcp.commands.table import COMMANDS, find
+from orbmcp.commands.usage import usage_line
 from orbmcp.errors import UsageError
 from orbmcp.render.plain import render_plain
 from orbmcp.session.slash import (
