@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +89,7 @@ class Agent:
                 self.proc.wait(timeout=HANG_GUARD_S)
 
 
-@pytest.fixture
-def config(tmp_path: Path) -> Path:
+def write_config(directory: Path) -> Path:
     sampler = "import json,sys; json.load(sys.stdin); print(json.dumps({'role':'assistant','model':'m1','content':{'type':'text','text':'hi'}}))"
     servers = {
         "everything": everything_entry(),
@@ -98,7 +97,7 @@ def config(tmp_path: Path) -> Path:
         "choices": {"command": PY, "args": [str(SERVERS / "choices.py")]},
         "modern": {"command": PY, "args": [str(SERVERS / "asks.py"), "--modern"], "timeoutMs": 30_000},
     }
-    path = tmp_path / "mcp.json"
+    path = directory / "mcp.json"
     path.write_text(
         json.dumps(
             {
@@ -111,13 +110,42 @@ def config(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def agent(config: Path, tmp_path: Path) -> Any:
-    markers = tmp_path / "markers"
+def config(tmp_path: Path) -> Path:
+    return write_config(tmp_path)
+
+
+def start_agent(directory: Path) -> Agent:
+    """``orbmcp slash --stdio`` on the config in ``directory``, its ready message taken."""
+    markers = directory / "markers"
     markers.mkdir()
-    a = Agent(config, ORB_TEST_MARKER_DIR=str(markers))
+    a = Agent(write_config(directory), ORB_TEST_MARKER_DIR=str(markers))
     a.markers = markers  # type: ignore[attr-defined]
     ready = a.expect(lambda m: True)
     assert ready == {"type": "ready", "protocol": 1, "orbmcp": ready["orbmcp"], "daemon": None}
+    return a
+
+
+@pytest.fixture(scope="module")
+def shared_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
+    """One process (and its servers) for the tests whose subject is a message exchange, not the
+    process: starting ``orbmcp slash --stdio`` and four servers per test was most of this file's
+    CPU. A run that left the process broken fails the next test too, which only says more."""
+    a = start_agent(tmp_path_factory.mktemp("agent"))
+    yield a
+    a.finish()
+
+
+@pytest.fixture
+def agent(shared_agent: Agent) -> Agent:
+    assert shared_agent.proc.poll() is None, "the shared orbmcp slash --stdio ended"
+    shared_agent.seen.clear()  # what earlier tests left untaken (e.g. later progress steps) is theirs
+    return shared_agent
+
+
+@pytest.fixture
+def fresh_agent(tmp_path: Path) -> Iterator[Agent]:
+    """A process of the test's own, for tests whose subject is a run's cancel or the end of stdin."""
+    a = start_agent(tmp_path)
     yield a
     a.finish()
 
@@ -169,7 +197,8 @@ def test_a_read_and_a_prompt_carry_their_content(agent: Agent) -> None:
     assert prompt["content"][0]["type"] == "text" and "Ann" in prompt["content"][0]["text"]
 
 
-def test_cancel_ends_a_run_with_130_and_cancels_the_servers_call(agent: Agent) -> None:
+def test_cancel_ends_a_run_with_130_and_cancels_the_servers_call(fresh_agent: Agent) -> None:
+    agent = fresh_agent
     markers: Path = agent.markers  # type: ignore[attr-defined]
     agent.send({"type": "run", "id": "long", "line": "/mcp call everything sleep seconds=120"})
     wait_for_file(markers / "sleep-started")
@@ -323,7 +352,8 @@ def test_hostile_lines_get_errors_and_the_process_keeps_serving(agent: Agent) ->
     assert agent.reply("ok")["text"] == "42"
 
 
-def test_closing_stdin_cancels_runs_and_leaves_no_server_behind(agent: Agent) -> None:
+def test_closing_stdin_cancels_runs_and_leaves_no_server_behind(fresh_agent: Agent) -> None:
+    agent = fresh_agent
     markers: Path = agent.markers  # type: ignore[attr-defined]
     agent.send({"type": "run", "id": "long", "line": "/mcp call everything sleep seconds=120"})
     wait_for_file(markers / "sleep-started")
