@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli import run_cli
 from tests.core.test_lifecycle import gone
 from tests.daemon import wait_for
 from tests.frontends import PY, SERVERS, env_for, everything_entry
@@ -363,34 +364,22 @@ def test_closing_stdin_cancels_runs_and_leaves_no_server_behind(fresh_agent: Age
     wait_for(lambda: gone(server_pid), HANG_GUARD_S, "the server to end with orbmcp slash --stdio")
 
 
-# -- one-shot equivalents --------------------------------------------------------------------------
+# -- one-shot equivalents (in-process: their subject is the answer, not the process) ---------------
 
 
 def test_slash_list_json_is_the_commands_answer(config: Path) -> None:
-    r = subprocess.run(
-        [sys.executable, "-m", "orbmcp", "slash", "--list", "--json"],
-        capture_output=True,
-        text=True,
-        env=env_for(config),
-        timeout=HANG_GUARD_S,
-    )
-    assert r.returncode == 0, r.stderr
-    names = [c["name"] for c in json.loads(r.stdout)["commands"]]
+    r = run_cli("slash", "--list", "--json", env=env_for(config))
+    assert r.code == 0, r.stderr
+    names = [c["name"] for c in r.json()["commands"]]
     assert names[0] == "mcp" and {"mcp:start", "mcp:stop", "mcp:call", "mcp:config"} <= set(names)
     assert "mcp:trust" not in names and "mcp:serve" not in names  # never slash commands
 
 
 def test_complete_json_completes_tool_arguments(config: Path) -> None:
     def complete(line: str) -> list[dict[str, Any]]:
-        r = subprocess.run(
-            [sys.executable, "-m", "orbmcp", "complete", "--json", line],
-            capture_output=True,
-            text=True,
-            env=env_for(config),
-            timeout=HANG_GUARD_S,
-        )
-        assert r.returncode == 0, r.stderr
-        items: list[dict[str, Any]] = json.loads(r.stdout)["items"]
+        r = run_cli("complete", "--json", line, env=env_for(config))
+        assert r.code == 0, r.stderr
+        items: list[dict[str, Any]] = r.json()["items"]
         return items
 
     names = complete("/mcp call everything add ")
