@@ -127,20 +127,30 @@ def start_agent(directory: Path) -> Agent:
 
 
 @pytest.fixture(scope="module")
-def shared_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
+def shared_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Agent]]:
     """One process (and its servers) for the tests whose subject is a message exchange, not the
     process: starting ``orbmcp slash --stdio`` and four servers per test was most of this file's
-    CPU. A run that left the process broken fails the next test too, which only says more."""
-    a = start_agent(tmp_path_factory.mktemp("agent"))
-    yield a
-    a.finish()
+    CPU. Held in a list so that a test that fails replaces it: what a failed test left in flight
+    (a question, a run) must not reach the next test."""
+    held: list[Agent] = []
+    yield held
+    for a in held:
+        a.finish()
 
 
 @pytest.fixture
-def agent(shared_agent: Agent) -> Agent:
-    assert shared_agent.proc.poll() is None, "the shared orbmcp slash --stdio ended"
-    shared_agent.seen.clear()  # what earlier tests left untaken (e.g. later progress steps) is theirs
-    return shared_agent
+def agent(
+    shared_agent: list[Agent], tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Agent]:
+    if not shared_agent or shared_agent[-1].proc.poll() is not None:
+        shared_agent.append(start_agent(tmp_path_factory.mktemp("agent")))
+    current = shared_agent[-1]
+    current.seen.clear()  # what earlier tests left untaken (e.g. later progress steps) is theirs
+    failed = request.session.testsfailed
+    yield current
+    if request.session.testsfailed != failed:
+        current.finish()
+        shared_agent.remove(current)
 
 
 @pytest.fixture
