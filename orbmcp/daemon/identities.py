@@ -13,7 +13,7 @@ what a command sees depends on what its directory adds:
   session runs the global servers it sees as well (their own processes: definitions are not
   shared across identities).
 
-A PersistentSessions must be entered and left by one task, so each session lives in a task of this
+A persistent ``Sessions`` must be entered and left by one task, so each session lives in a task of this
 map's task group; leaving the map closes them all, stopping every server (process trees included).
 """
 

@@ -27,7 +27,7 @@ from orbmcp.config.model import ResolvedConfig
 from orbmcp.config.paths import global_files, project_files, trust_store_path
 from orbmcp.daemon.policy import MAX_CONFIG_BYTES, digest, digest_key, variables_in
 from orbmcp.session.daemon_scope import Scope
-from orbmcp.session.persistent import PersistentSessions
+from orbmcp.session.holder import PERSISTENT, Sessions
 
 
 class DaemonSession:
@@ -48,8 +48,7 @@ class DaemonSession:
         self.nonce = nonce if nonce is not None else secrets.token_hex(16)
         self.config = self._load()
         self.fingerprint = self._fingerprint()
-        self.sessions = PersistentSessions(self.config, interactive=False, retries=True)
-        self.sessions.daemon_pid = os.getpid()
+        self.sessions = Sessions(PERSISTENT, self.config, interactive=False, daemon_pid=os.getpid())
 
     def _load(self) -> ResolvedConfig:
         return load_config(

@@ -11,7 +11,7 @@ stdin closes, every run is cancelled and the servers are stopped.
 When a session daemon of this configuration runs (one this user's client trusts), each ``run``
 and ``complete`` goes through it (``frontends/agent_via_daemon.py``): the agent shares its warm
 servers with the shell and other agents, and the daemon's questions reach the agent as ``ask``.
-Otherwise (no daemon, or it went away) the servers run in a ``PersistentSessions`` of this
+Otherwise (no daemon, or it went away) the servers run in a persistent ``Sessions`` of this
 process (one per project directory a run names with ``cwd``; the process's own project by
 default), kept for its lifetime; a ``notice`` says so once each time the lines move here.
 """
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
     from orbmcp.core.processes.pipes import PipeSendStream
-    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.holder import Sessions
 
 MAX_LINE_BYTES = 1024 * 1024
 MAX_ID_CHARS = 200
@@ -70,7 +70,7 @@ class AgentSession:
         self._runs: dict[str, anyio.CancelScope] = {}
         self._questions: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
         self._ids = itertools.count(1)
-        self._sessions: dict[Path | None, PersistentSessions] = {}
+        self._sessions: dict[Path | None, Sessions] = {}
         self._opening = anyio.Lock()
         self._closing = anyio.Event()
 
@@ -154,7 +154,7 @@ class AgentSession:
 
     # -- sessions ----------------------------------------------------------------------------------
 
-    async def sessions_for(self, project: Path | None) -> PersistentSessions:
+    async def sessions_for(self, project: Path | None) -> Sessions:
         async with self._opening:
             found = self._sessions.get(project)
             if found is None:
@@ -162,15 +162,13 @@ class AgentSession:
                 self._sessions[project] = found
             return found
 
-    async def _hold_session(
-        self, project: Path | None, *, task_status: TaskStatus[PersistentSessions]
-    ) -> None:
+    async def _hold_session(self, project: Path | None, *, task_status: TaskStatus[Sessions]) -> None:
         """A session lives in a task of its own: a run that opened it may be cancelled."""
         from orbmcp.config.loader import load_config
-        from orbmcp.session.persistent import PersistentSessions
+        from orbmcp.session.holder import PERSISTENT, Sessions
 
         config = load_config(project=project, config_file=self._ctx.config_file)
-        async with PersistentSessions(config, interactive=True) as sessions:
+        async with Sessions(PERSISTENT, config, interactive=True) as sessions:
             task_status.started(sessions)
             await self._closing.wait()
 

@@ -81,12 +81,12 @@ async def complete(ctx: CommandContext, line: str) -> Completions:
     from orbmcp.commands.complete import complete_candidates
     from orbmcp.commands.completion_words import word_start
     from orbmcp.commands.live_query import LiveQuery
-    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.holder import Sessions
 
     running: set[str] | None = None
     tools: dict[str, list[str]] | None = None
-    live_session = isinstance(ctx.sessions, PersistentSessions) and ctx.sessions.started
-    if isinstance(ctx.sessions, PersistentSessions) and ctx.sessions.started:
+    live_session = isinstance(ctx.sessions, Sessions) and ctx.persistent and ctx.sessions.started
+    if isinstance(ctx.sessions, Sessions) and live_session:
         # A live session (the daemon's) knows what runs and the tools it discovered.
         names, by_server = ctx.sessions.snapshot()
         running, tools = names, {k: list(v) for k, v in by_server.items()}
@@ -119,12 +119,12 @@ async def _live_answers(ctx: CommandContext, queries: list[Any], *, persistent: 
 
     if persistent:
         return await live_candidates(await ctx.manager(), queries)
-    from orbmcp.core.session.manager import Manager
+    from orbmcp.session.holder import ONE_SHOT, Sessions
 
     try:
         config = ctx.config()
     except Exception:
         return {}
     # Connected for this question only, with nobody to answer a server's questions.
-    async with Manager(config, retries=False) as manager:
-        return await live_candidates(manager, queries)
+    async with Sessions(ONE_SHOT, config) as sessions:
+        return await live_candidates(await sessions.manager(), queries)

@@ -2,7 +2,7 @@
 
 Line editing (readline: Tab completion, history) only works in the main thread, so the main
 thread reads lines and the connections live in an event loop on a second thread (an anyio
-blocking portal) that owns one ``PersistentSessions``. Each line runs as a task there; Ctrl-C
+blocking portal) that owns one persistent ``Sessions``. Each line runs as a task there; Ctrl-C
 cancels that task only. Ctrl-D, ``/exit`` or SIGTERM/SIGHUP leave the loop, and leaving the portal
 stops every server, process trees included.
 
@@ -32,7 +32,7 @@ from orbmcp.commands.outcome import exit_code_for
 from orbmcp.commands.usage import usage_line
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.session.command_line import Invocation
-from orbmcp.session.persistent import PersistentSessions
+from orbmcp.session.holder import PERSISTENT, Sessions
 from orbmcp.session.slash import format_error, parse_shell, parse_slash, render, run_invocation
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class Shell:
     def __init__(
         self,
         ctx: CommandContext,
-        sessions: PersistentSessions,
+        sessions: Sessions,
         portal: BlockingPortal,
         write: Writer,
         *,
@@ -369,7 +369,7 @@ def _signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _offer_authorization(portal: BlockingPortal, sessions: PersistentSessions, ctx: CommandContext) -> None:
+def _offer_authorization(portal: BlockingPortal, sessions: Sessions, ctx: CommandContext) -> None:
     """Seed 003's startup prompt for eager OAuth servers, one at a time, asked on this (the
     terminal's) thread; the flow itself runs on the session's event loop."""
     from orbmcp.core.session.auth_prompt import AuthPrompter
@@ -417,7 +417,7 @@ def run_shell(
         from rich.console import Console
 
         console = Console(highlight=False)
-    sessions = PersistentSessions(config, ui=ctx.ui)
+    sessions = Sessions(PERSISTENT, config, ui=ctx.ui)
     shell_ctx = replace(ctx, sessions=sessions, front="shell")
     shell_ctx.set_config(config)
     status = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from orbmcp.host.table import ToolTable
 from orbmcp.host.tools import HostTool, bridged_host_tool, text_result
 from orbmcp.host.ui import HostUI
 from orbmcp.host.views import ServerInfo, SessionConfig, SlashReply, server_info, session_config
+from orbmcp.session.holder import PERSISTENT, Sessions
 
 if TYPE_CHECKING:
     from anyio.abc import TaskStatus
@@ -73,6 +75,7 @@ class McpExtension:
         self._config: ResolvedConfig | None = None
         self._follows_registry = True
         self._manager: Manager | None = None
+        self._sessions = _NOT_RUNNING  # while servers are managed, the session that holds them
         self._table = ToolTable(
             host, lambda tool: bridged_host_tool(tool, lambda: self._manager, normalize=normalize_schemas)
         )
@@ -277,28 +280,29 @@ class McpExtension:
     async def _serve(
         self, config: ResolvedConfig, watch: RegistryWatch | None, task_status: TaskStatus[None]
     ) -> None:
-        from orbmcp.core.session.manager import Manager
         from orbmcp.core.session.startup import first_attempts
         from orbmcp.core.tooling.registry import ToolRegistry
 
         registry = ToolRegistry(prefix=config.settings.tool_prefix, naming=config.settings.tool_naming)
         registry.external_active = self._table.externally_active
         registry.add_listener(self._table)
-        manager = Manager(
+        # Persistent, without eager start: the extension starts its eager servers itself below
+        # (first_attempts), reporting each in the agent's words.
+        sessions = Sessions(
+            replace(PERSISTENT, retries=self.retries, start_eager=False),
             config,
-            retries=self.retries,
-            interactive=self._ui.interactive,
-            auth_ui=self._ui,
+            ui=self._ui,
+            closed=_not_running,
             tools=registry,
-            asker=self._ui,
             features=host_features(self.host, config),
             # The project is the servers' root only when the agent named it (never a bare cwd).
             project_roots=self.project is not None,
         )
-        manager.runtime.state_listeners.append(self._state_changed)
         try:
-            async with manager:
-                self._manager = manager
+            async with sessions:
+                manager = await sessions.manager()
+                manager.runtime.state_listeners.append(self._state_changed)
+                self._manager, self._sessions = manager, sessions
                 for tool in agent_tools(self):
                     if tool.name not in self._table:
                         self._table.add(tool)
@@ -317,7 +321,7 @@ class McpExtension:
                     self._config = next_config
                     await first_attempts(manager, change.started, self._notify_spelled, start=False)
         finally:
-            self._manager = None
+            self._manager, self._sessions = None, _NOT_RUNNING
             for name in (STATUS_TOOL, CONNECT_TOOL):
                 if name in self._table:
                     self._table.set_active(name, False)
@@ -416,7 +420,7 @@ class McpExtension:
 
         ctx = CommandContext(
             ui=self._ui,
-            sessions=_HostSessions(self),
+            sessions=self._sessions,
             project=self.project,
             config_file=self.config_file,
             json=json_output,
@@ -454,20 +458,12 @@ def host_features(host: Host, config: ResolvedConfig) -> ClientFeatures:
     )
 
 
-class _HostSessions:
-    """The extension's one long-lived Manager, for slash commands."""
+def _not_running() -> OrbError:
+    return UsageError(
+        "MCP is not running in this session: no enabled server is configured",
+        hint="add a server to mcpServers (or enable one) and start a new session",
+    )
 
-    persistent = True
-    daemon_pid: int | None = None
 
-    def __init__(self, ext: McpExtension) -> None:
-        self._ext = ext
-
-    async def manager(self, ctx: CommandContext) -> Manager:
-        manager = self._ext._manager
-        if manager is None:
-            raise UsageError(
-                "MCP is not running in this session: no enabled server is configured",
-                hint="add a server to mcpServers (or enable one) and start a new session",
-            )
-        return manager
+# What slash commands get while no server is managed: a session that is not open.
+_NOT_RUNNING = Sessions(PERSISTENT, closed=_not_running)

@@ -1,6 +1,6 @@
 """A gateway: one MCP server, over one session, for any number of agents (``Peer``s).
 
-It is built from ``ServeOptions`` on a ``PersistentSessions`` (the daemon's live one, or serve's
+It is built from ``ServeOptions`` on a persistent ``Sessions`` (the daemon's live one, or serve's
 own) and the session's ``Hub``. Its SDK ``Server`` speaks the handshake protocol era (2025-11-25
 and older): ``server/discover`` is refused, so a 2026-07-28 client falls back to ``initialize`` as
 the spec tells it to, and the requests serve forwards from servers to agents (elicitation,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from orbmcp.core.tooling.registry import BridgedTool
     from orbmcp.serve.hub import Hub
     from orbmcp.serve.options import ServeOptions
-    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.holder import Sessions
 
 _NOTICES = {
     "tools": "notifications/tools/list_changed",
@@ -44,7 +44,7 @@ class Gateway:
     def __init__(
         self,
         hub: Hub,
-        sessions: PersistentSessions,
+        sessions: Sessions,
         options: ServeOptions,
         *,
         ready: Callable[[], Awaitable[None]] | None = None,

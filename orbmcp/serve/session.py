@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import anyio
@@ -66,11 +67,12 @@ async def own_gateway(
     from orbmcp.core.session.startup import first_attempts
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.hub import Hub
-    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.holder import PERSISTENT, Sessions
 
     check_servers(config, options)
     names = list(options.servers) or [s.name for s in config.eager_servers() if options.serves(s.name)]
-    sessions = PersistentSessions(config, interactive=False, start_eager=False, retries=True)
+    # Not eager: the servers serve asks for start below, beside the gateway (first_attempts).
+    sessions = Sessions(replace(PERSISTENT, start_eager=False), config, interactive=False)
     async with unwrapped(), sessions, anyio.create_task_group() as tg:
         manager = await sessions.manager()
         hub = Hub.of(manager)  # before any server connects: they all offer their requests to agents

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
     from orbmcp.fastpath.argv import ProgramLine
     from orbmcp.session.console import Console
-    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.holder import Sessions
 
 
 class BadRequest(Exception):
@@ -43,7 +43,7 @@ class HostedSession(Protocol):
     def config(self) -> ResolvedConfig: ...
 
     @property
-    def sessions(self) -> PersistentSessions: ...
+    def sessions(self) -> Sessions: ...
 
     async def refresh(self) -> ResolvedConfig | None: ...
 

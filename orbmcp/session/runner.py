@@ -150,10 +150,11 @@ def run_in_shell(
     ``hand_off_at_exit``: the process is the orbmcp program's own, and may leave its servers'
     stop to a detached child (``session.one_shot``)."""
     from orbmcp.render import render_to_terminal
-    from orbmcp.session.one_shot import OneShotSessions, run_connecting
+    from orbmcp.session.holder import ONE_SHOT, ONE_SHOT_PROGRAM, Sessions
+    from orbmcp.session.one_shot import run_connecting
 
     console = local_console()
-    sessions = OneShotSessions(hand_off_at_exit=hand_off_at_exit)
+    sessions = Sessions(ONE_SHOT_PROGRAM if hand_off_at_exit else ONE_SHOT)
     ctx = shell_context(
         console=console,
         sessions=sessions,

@@ -7,7 +7,7 @@ shell's), runs the handler and returns ``(result_model, exit_code)``. Errors are
 the caller decides how to show them (``run_slash`` renders them for an agent's UI; ``orbmcp
 slash`` exits 2 on a usage error).
 
-Agent hosts keep one ``PersistentSessions`` (session/persistent.py) and call ``run_slash`` per line.
+Agent hosts keep one persistent ``Sessions`` (session/holder.py) and call ``run_slash`` per line.
 No rich: hosts embed this module (a line's parameters are Click's, through Typer).
 """
 

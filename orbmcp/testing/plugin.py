@@ -49,41 +49,36 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-class _Sessions:
-    """One McpSession per config file (None: orbmcp's own configuration), or per ad-hoc server."""
-
-    def __init__(self) -> None:
-        self._open: dict[object, McpSession] = {}
-
-    def get(self, config_file: Path | None, server: AdhocServer | None = None) -> McpSession:
-        key = (config_file, None if server is None else server.key())
-        session = self._open.get(key)
-        if session is None:
-            from orbmcp.errors import OrbError
-            from orbmcp.testing.session import McpSession
-
-            try:
-                session = McpSession(config_file, server=server)
-            except OrbError as exc:
-                if server is None:
-                    raise
-                raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER}: {exc.message}") from None
-            self._open[key] = session
-        return session
-
-    def close(self) -> None:
-        for session in self._open.values():
-            session.close()
-        self._open.clear()
+# One McpSession per config file (None: orbmcp's own configuration), or per ad-hoc server.
+_Open = dict[tuple[Path | None, object], "McpSession"]
 
 
 @pytest.fixture(scope="session")
-def _orbmcp_sessions() -> Iterator[_Sessions]:
-    sessions = _Sessions()
+def _orbmcp_sessions() -> Iterator[_Open]:
+    sessions: _Open = {}
     try:
         yield sessions
     finally:
-        sessions.close()
+        for session in sessions.values():
+            session.close()
+        sessions.clear()
+
+
+def _session(sessions: _Open, config_file: Path | None, server: AdhocServer | None) -> McpSession:
+    key = (config_file, None if server is None else server.key())
+    session = sessions.get(key)
+    if session is None:
+        from orbmcp.errors import OrbError
+        from orbmcp.testing.session import McpSession
+
+        try:
+            session = McpSession(config_file, server=server)
+        except OrbError as exc:
+            if server is None:
+                raise
+            raise pytest.UsageError(f"@pytest.mark.{SERVER_MARKER}: {exc.message}") from None
+        sessions[key] = session
+    return session
 
 
 def _config_file(request: pytest.FixtureRequest) -> Path | None:
@@ -121,11 +116,11 @@ def _adhoc_server(request: pytest.FixtureRequest) -> AdhocServer | None:
 
 
 @pytest.fixture
-def mcp_servers(request: pytest.FixtureRequest, _orbmcp_sessions: _Sessions) -> McpSession:
+def mcp_servers(request: pytest.FixtureRequest, _orbmcp_sessions: _Open) -> McpSession:
     """The MCP servers of this test's config file or ``mcp_server`` marker (see the module
     docstring), connected on use."""
     server = _adhoc_server(request)
-    return _orbmcp_sessions.get(None if server is not None else _config_file(request), server)
+    return _session(_orbmcp_sessions, None if server is not None else _config_file(request), server)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""``McpSession``: one orbmcp session (a Manager) for synchronous test code.
+"""``McpSession``: one orbmcp session (a persistent ``Sessions``) for synchronous test code.
 
 The servers live on an event loop in a thread of their own (an anyio blocking portal); each method
 runs there and waits for the answer, so a plain ``def test_...`` can call tools. Servers connect on
@@ -9,10 +9,12 @@ first use, with their configured ``timeoutMs``; a server that fails raises the s
 from __future__ import annotations
 
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.core.tooling.results import ToolResult
+from orbmcp.session.holder import PERSISTENT, Sessions
 from orbmcp.testing.values import AdhocServer, ToolInfo
 
 if TYPE_CHECKING:
@@ -57,13 +59,15 @@ class McpSession:
         if self._manager is None:
             from anyio.from_thread import start_blocking_portal
 
-            from orbmcp.core.session.manager import Manager
-
             portal = self._stack.enter_context(start_blocking_portal())
             self._portal = portal
-            # retries off: a test wants a server's first failure, not the retry schedule
-            manager = Manager(self._config, retries=False)
-            self._manager = self._stack.enter_context(portal.wrap_async_context_manager(manager))
+            # retries off: a test wants a server's first failure, not the retry schedule; servers
+            # connect on first use, not eagerly.
+            policy = replace(PERSISTENT, retries=False, start_eager=False)
+            sessions = self._stack.enter_context(
+                portal.wrap_async_context_manager(Sessions(policy, self._config, interactive=False))
+            )
+            self._manager = portal.call(sessions.manager)
         return self._manager
 
     @property

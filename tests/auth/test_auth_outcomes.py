@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from orbmcp.commands.handlers import auth as handlers
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import AuthConfig, ServerConfig
 from orbmcp.errors import AuthError, ConnectionFailed, TimeoutFailed, UsageError
-from orbmcp.session.persistent import PersistentSessions
+from orbmcp.session.holder import PERSISTENT, Sessions
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 from tests.servers.launch import http_server
@@ -173,7 +174,7 @@ async def test_auth_in_a_persistent_session_restarts_the_server(tmp_path: Path) 
         config_path = _config(tmp_path, {"srv": _oauth_entry(srv.mcp_url)})
         config = load_config(config_file=config_path)
         ui = BrowserUI()
-        async with PersistentSessions(config, ui=ui, retries=False) as sessions:
+        async with Sessions(replace(PERSISTENT, retries=False), config, ui=ui) as sessions:
             ctx = _ctx(config_path, ui, sessions)
             ctx.set_config(config)
             manager = await sessions.manager()

@@ -14,7 +14,7 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import tools
 from orbmcp.commands.pipe_notes import MAX_NOTES, PIPE_NOTE_EVERY_S, note_times
 from orbmcp.session.console import Console
-from orbmcp.session.one_shot import OneShotSessions
+from orbmcp.session.holder import ONE_SHOT, Sessions
 from orbmcp.session.runner import shell_context
 from tests.frontends import everything_entry, write_config
 from tests.ui import SilentUI
@@ -43,7 +43,7 @@ async def _call(
     timeout: float | None = None,
     **fields: object,
 ) -> object:
-    sessions = OneShotSessions()
+    sessions = Sessions(ONE_SHOT)
     ctx = CommandContext(ui=ui, sessions=sessions, config_file=config, **fields)  # type: ignore[arg-type]
     # One scope around the call and the session's end: the session's task group is entered
     # during the call and must be left in the same scope (its stop shields itself).
@@ -101,7 +101,7 @@ def test_the_shell_front_asks_for_notes_only_in_a_pipe(
     console = Console(io.StringIO(), io.StringIO(), False, stderr_tty, False, {})
     ctx = shell_context(
         console=console,
-        sessions=OneShotSessions(),
+        sessions=Sessions(ONE_SHOT),
         project=None,
         config_file=None,
         json_output=json_output,

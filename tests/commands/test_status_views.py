@@ -7,6 +7,7 @@ the status views are checked as data (ServerDetail, StatusReport) and as rendere
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,7 @@ from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import ConnectionFailed, ProtocolError, UsageError, cmd, spell
 from orbmcp.render.plain import render_plain
-from orbmcp.session.one_shot import OneShotSessions
-from orbmcp.session.persistent import PersistentSessions
+from orbmcp.session.holder import ONE_SHOT, PERSISTENT, Sessions
 from tests.core.live import FAST_GRACE_S, raw_entry, write_config
 from tests.timeouts import HANG_GUARD_S
 from tests.ui import SilentUI
@@ -50,7 +50,7 @@ class QuietUI(SilentUI):
 
 
 async def _one_shot(config: Path, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    sessions = OneShotSessions()
+    sessions = Sessions(ONE_SHOT)
     ctx = CommandContext(ui=QuietUI(), sessions=sessions, config_file=config, front="cli")
     # One scope around both: the manager's task group must be left in the scope it was entered in.
     with anyio.fail_after(HANG_GUARD_S):
@@ -137,7 +137,7 @@ async def test_check_names_missing_tools_and_servers_not_ready(tmp_path: Path) -
 async def test_persistent_session_start_stop_reconnect_everything(tmp_path: Path) -> None:
     config_path = write_config(tmp_path / "mcp.json", {"a": raw_entry(), "b": raw_entry(lifecycle="lazy")})
     config = load_config(config_file=config_path)
-    async with PersistentSessions(config, start_eager=False, retries=False) as sessions:
+    async with Sessions(replace(PERSISTENT, retries=False, start_eager=False), config) as sessions:
         manager = await sessions.manager()
         manager.runtime.stdin_grace_s = manager.runtime.term_grace_s = FAST_GRACE_S
         ctx = CommandContext(ui=QuietUI(), sessions=sessions, config_file=config_path, front="slash")
@@ -276,7 +276,7 @@ async def test_one_shot_sessions_reuse_one_manager_and_close_it(tmp_path: Path) 
     config = write_config(tmp_path / "mcp.json", {"off": raw_entry(enabled=False)})
     ctx = CommandContext(ui=QuietUI(), config_file=config)
     with anyio.fail_after(HANG_GUARD_S):
-        async with OneShotSessions() as sessions:
+        async with Sessions(ONE_SHOT) as sessions:
             first = await sessions.manager(ctx)
             assert await sessions.manager(ctx) is first
             assert first.runtime.retries_enabled is False  # one-shot: report the first attempt

@@ -11,7 +11,7 @@ import pytest
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.frontends import shell_command as cli
-from orbmcp.session.one_shot import OneShotSessions
+from orbmcp.session.holder import ONE_SHOT, Sessions
 from orbmcp.session.runner import call_handler
 from orbmcp.session.slash import dispatch, parse_slash
 from orbmcp.session.terminal import TerminalUI
@@ -124,7 +124,7 @@ async def test_equal_result_models_in_process(
 
     def ctx() -> CommandContext:
         return CommandContext(
-            ui=TerminalUI(interactive=False), sessions=OneShotSessions(), config_file=offline
+            ui=TerminalUI(interactive=False), sessions=Sessions(ONE_SHOT), config_file=offline
         )
 
     direct = await call_handler(spec, ctx(), kwargs)

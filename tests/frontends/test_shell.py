@@ -216,13 +216,13 @@ def test_completion_in_a_session_knows_what_runs_and_the_live_tools(tmp_path: Pa
     from anyio.from_thread import start_blocking_portal
 
     from orbmcp.frontends.shell import Shell
-    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.holder import PERSISTENT, Sessions
 
     config_path = write_config(
         tmp_path, {"ev": everything_entry(lifecycle="lazy"), "alpha": OFFLINE_SERVERS["alpha"]}
     )
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config_path)
-    sessions = PersistentSessions(ctx.config(), ui=ctx.ui)
+    sessions = Sessions(PERSISTENT, ctx.config(), ui=ctx.ui)
     ctx.sessions = sessions
     out: list[str] = []
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(sessions):

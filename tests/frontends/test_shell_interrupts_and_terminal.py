@@ -29,7 +29,7 @@ from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerC
 from orbmcp.config.settings import Settings
 from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW, NOT_NOW
 from orbmcp.frontends.shell import HISTORY_FILE, PROMPT, Shell, _setup_readline, run_shell
-from orbmcp.session.persistent import PersistentSessions
+from orbmcp.session.holder import PERSISTENT, Sessions
 from orbmcp.session.terminal import TerminalUI
 from tests.auth.oauth_server import ASOptions, running_server
 from tests.core.live import raw_entry, recorded_methods
@@ -159,7 +159,7 @@ def test_ctrl_c_while_a_result_prints_reports_interrupted(offline: Path) -> None
 
 def test_ctrl_c_that_arrives_before_the_command_starts_cancels_it(tmp_path: Path) -> None:
     ctx = context(write_config(tmp_path, {"r": raw_entry(lifecycle="lazy")}))
-    sessions = PersistentSessions(ctx.config(), ui=ctx.ui)
+    sessions = Sessions(PERSISTENT, ctx.config(), ui=ctx.ui)
     ctx.sessions = sessions
     out: list[str] = []
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(sessions):
@@ -344,7 +344,7 @@ def test_history_is_read_back_and_a_broken_location_is_ignored(offline: Path, tm
     import readline
 
     ctx = context(offline)
-    sessions = PersistentSessions(ctx.config(), ui=ctx.ui)
+    sessions = Sessions(PERSISTENT, ctx.config(), ui=ctx.ui)
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(sessions):
         shell = Shell(ctx, sessions, portal, lambda text: None)
         history = tmp_path / "agent" / HISTORY_FILE
@@ -375,7 +375,7 @@ def test_history_is_read_back_and_a_broken_location_is_ignored(offline: Path, tm
 def test_readline_completion_and_other_configs_on_the_line(offline: Path, tmp_path: Path) -> None:
     other = write_config(tmp_path, {"zeta": {"command": "true", "enabled": False}}, name="other.json")
     ctx = context(offline)
-    sessions = PersistentSessions(ctx.config(), ui=ctx.ui)
+    sessions = Sessions(PERSISTENT, ctx.config(), ui=ctx.ui)
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(sessions):
         shell = Shell(ctx, sessions, portal, lambda text: None)
         assert shell.complete(f"orbmcp --config {other} start ") == ["zeta"]

@@ -334,11 +334,11 @@ def test_the_repl_completes_from_its_own_connection(tmp_path: Path) -> None:
 
     from orbmcp.commands.context import CommandContext
     from orbmcp.frontends.shell import Shell
-    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.holder import PERSISTENT, Sessions
     from orbmcp.session.terminal import TerminalUI
 
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config(tmp_path))
-    sessions = PersistentSessions(ctx.config(), ui=ctx.ui)
+    sessions = Sessions(PERSISTENT, ctx.config(), ui=ctx.ui)
     ctx.sessions = sessions
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(sessions):
         shell = Shell(ctx, sessions, portal, lambda text: None)

@@ -8,11 +8,12 @@ from typing import Any
 
 import anyio
 
-from orbmcp.session.one_shot import OneShotSessions, run_connecting
+from orbmcp.session.holder import ONE_SHOT, Sessions
+from orbmcp.session.one_shot import run_connecting
 
 
 def _ctx() -> Any:
-    return SimpleNamespace(sessions=OneShotSessions(), ui=None)
+    return SimpleNamespace(sessions=Sessions(ONE_SHOT), ui=None)
 
 
 def test_a_handler_that_needs_no_session_finishes_without_a_loop() -> None:

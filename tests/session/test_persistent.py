@@ -1,21 +1,22 @@
-"""PersistentSessions at its edges: one Manager per session, a closed session, a cancelled opening."""
+"""A persistent Sessions at its edges: one Manager per session, a closed session, a cancelled opening."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
 import pytest
 
 from orbmcp.errors import ConnectionFailed
-from orbmcp.session.persistent import PersistentSessions
+from orbmcp.session.holder import PERSISTENT, Sessions
 from tests.core.live import load, raw_entry, write_config
 from tests.timeouts import HANG_GUARD_S
 
 
 async def test_one_manager_per_session_and_none_after_it(tmp_path: Path) -> None:
     config = load(write_config(tmp_path / "mcp.json", {"lz": raw_entry(lifecycle="lazy")}))
-    sessions = PersistentSessions(config, retries=False)
+    sessions = Sessions(replace(PERSISTENT, retries=False), config)
     with anyio.fail_after(HANG_GUARD_S):
         async with sessions:
             assert not sessions.started  # nothing eager: no Manager until a command needs one
@@ -32,7 +33,7 @@ async def test_one_manager_per_session_and_none_after_it(tmp_path: Path) -> None
 
 async def test_a_session_cancelled_while_opening_leaves_nothing_running(tmp_path: Path) -> None:
     config = load(write_config(tmp_path / "mcp.json", {"e": raw_entry()}))  # eager
-    sessions = PersistentSessions(config, retries=False)
+    sessions = Sessions(replace(PERSISTENT, retries=False), config)
     with anyio.fail_after(HANG_GUARD_S):
         with anyio.move_on_after(0) as scope:
             async with sessions:

@@ -27,7 +27,8 @@ from orbmcp.errors import (
     OrbError,
 )
 from orbmcp.session.handler_refs import bind_handlers
-from orbmcp.session.one_shot import OneShotSessions, run_with_signals
+from orbmcp.session.holder import ONE_SHOT, Sessions
+from orbmcp.session.one_shot import run_with_signals
 from orbmcp.session.runner import call_handler, report_error, run_in_shell
 from orbmcp.session.terminal import TerminalUI
 from tests.timeouts import HANG_GUARD_S
@@ -149,7 +150,7 @@ async def test_call_handler_drops_the_json_flag() -> None:
 
 
 async def test_a_signal_cancels_the_command_and_closes_the_session() -> None:
-    sessions = OneShotSessions()
+    sessions = Sessions(ONE_SHOT)
     ui = TerminalUI(interactive=False)
     ctx = CommandContext(ui=ui, sessions=sessions)
     ran: list[str] = []

@@ -222,13 +222,13 @@ def test_orbmcp_slash_process(config: Path) -> None:
 async def test_an_agent_host_keeps_servers_between_slash_lines(tmp_path: Path) -> None:
     import anyio
 
-    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.holder import PERSISTENT, Sessions
     from tests.frontends import everything_entry
 
     config_path = write_config(tmp_path, {"ev": everything_entry(lifecycle="lazy"), **OFFLINE_SERVERS})
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config_path, front="host")
     with anyio.fail_after(LONG_GUARD_S):
-        async with PersistentSessions(ctx.config(), ui=ctx.ui) as sessions:
+        async with Sessions(PERSISTENT, ctx.config(), ui=ctx.ui) as sessions:
             ctx.sessions = sessions
             reply = await run_slash("/mcp:start ev", ctx)
             assert reply.exit_code == 0 and "State:  ready" in reply.text
