@@ -51,34 +51,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # this down to nothing; a new entry is a regression.
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
-# Cycles closed only by ``if TYPE_CHECKING:`` imports (the house issue burns these down too; each
-# lies in a package another part of issue 25 reworks: core/ sub-packages, the host API, the daemon).
-KNOWN_TYPING_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        frozenset(
-            {
-                "orbmcp.core.capabilities.client_side",
-                "orbmcp.core.session.runtime",
-                "orbmcp.core.session.supervisor",
-                "orbmcp.core.wire.connect",
-            }
-        ),
-        frozenset(
-            {
-                "orbmcp.serve.gateway",
-                "orbmcp.serve.prompts",
-                "orbmcp.serve.resources",
-                "orbmcp.serve.server",
-                "orbmcp.serve.slash",
-                "orbmcp.serve.tools",
-            }
-        ),
-        frozenset({"orbmcp.serve.asker", "orbmcp.serve.hub"}),
-        frozenset({"orbmcp.host.agent_tools", "orbmcp.host.extension"}),
-        frozenset({"orbmcp.daemon.connection", "orbmcp.daemon.server"}),
-        frozenset({"orbmcp.daemon.serve_client", "orbmcp.fastpath.daemon_client"}),
-    }
-)
+# Cycles closed only by ``if TYPE_CHECKING:`` imports: none (a lower module that needs a higher
+# type takes a small Protocol of its own: serve.served, daemon.connection.Daemon, ...).
+KNOWN_TYPING_CYCLES: frozenset[frozenset[str]] = frozenset()
 
 FRONTS = ("orbmcp.frontends", "orbmcp.host", "orbmcp.daemon", "orbmcp.serve", "orbmcp.testing")
 # A front's import of another front, as (importer, imported). Same rule as KNOWN_UPWARD.

@@ -12,7 +12,7 @@ import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from anyio.abc import ByteStream
@@ -32,9 +32,30 @@ from orbmcp.session import requests
 from orbmcp.session.daemon_frames import FrameReader, FrameWriter
 
 if TYPE_CHECKING:
-    from orbmcp.daemon.server import Daemon
     from orbmcp.daemon.session import DaemonSession
     from orbmcp.session.daemon_scope import Scope
+
+
+class Daemon(Protocol):
+    """What a connection uses of its daemon (``daemon.server``, which accepts the connections)."""
+
+    scope: Scope
+    socket_file: Path
+    hello_timeout_s: float
+    clients_served: int
+    sessions: Any  # SessionMap, once serving
+    writers: set[Any]  # each connection's FrameWriter
+
+    @property
+    def session(self) -> Any: ...
+
+    def begin_request(self, connection: Any) -> None: ...
+
+    def request_stop(self, reason: str) -> None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def scope_of(self, line: ProgramLine, request: Mapping[str, Any]) -> Scope: ...
 
 
 class Connection:

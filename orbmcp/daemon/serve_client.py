@@ -18,18 +18,22 @@ import sys
 import threading
 from collections.abc import Iterator, Mapping
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from orbmcp.daemon.signals import signals_handled_by
 from orbmcp.session import daemon_protocol as protocol
 from orbmcp.text import one_line
 
-if TYPE_CHECKING:
-    from orbmcp.fastpath.daemon_client import Conversation
-
 CHUNK = 64 * 1024
 INTERRUPTED = 130
 CONNECTION = 4
+
+
+class Conversation(Protocol):
+    """What serving uses of the forwarding client's conversation (fastpath.daemon_client)."""
+
+    sock: socket.socket
+    cancelled: bool  # set: a cancel frame would corrupt the MCP stream from now on
 
 
 class _Stop(Exception):

@@ -25,7 +25,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import Any
 
@@ -91,28 +91,41 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     kind = "serve" if path == SERVE else "run"
     scope = current_scope(project=line.project, config_file=line.config, environ=env)
     sock_path = socket_path(scope, env)
+    sock = _verified(lambda: _running_or_started(scope, sock_path))
+    replaced = False
+    while sock is not None:  # once, or twice when the daemon found speaks another protocol
+        with sock:
+            code = Conversation(sock, scope, env, kind).run(list(argv))
+        if code is not Conversation.RESTART or replaced:
+            return code if isinstance(code, int) else None
+        sock, replaced = _verified(lambda: _replaced(scope, sock_path)), True
+    return None
+
+
+def _verified(connect: Callable[[], socket.socket | None]) -> socket.socket | None:
+    """``connect()``'s socket; None (said in one line) when what answers is not our daemon."""
     try:
-        sock = _connect(sock_path)
+        return connect()
     except UntrustedDaemon as exc:
         _refuse(exc)
         return None
-    if sock is None:
-        if os.path.exists(sock_path):
-            _forget_stale(sock_path)
-        if not auto_start_enabled(scope):
-            return None
-        try:
-            sock = _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
-        except UntrustedDaemon as exc:
-            _refuse(exc)
-            return None
-        if sock is None:
-            return None
-    with sock:
-        code = Conversation(sock, scope, env, kind).run(list(argv))
-    if code is not Conversation.RESTART:
-        return code if isinstance(code, int) else None
-    # An older (or newer) daemon speaks another protocol: replace it, then ask the new one.
+
+
+def _running_or_started(scope: Scope, sock_path: str) -> socket.socket | None:
+    """The scope's running daemon; else one started here when the setting says ``auto``."""
+    sock = _connect(sock_path)
+    if sock is not None:
+        return sock
+    if os.path.exists(sock_path):
+        _forget_stale(sock_path)
+    if not auto_start_enabled(scope):
+        return None
+    return _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
+
+
+def _replaced(scope: Scope, sock_path: str) -> socket.socket | None:
+    """An older (or newer) daemon speaks another protocol: stop it, start ours, connect."""
+    # Here, not at the top: this module is a fast path, standard library only (import-set tests).
     from orbmcp.daemon.control import stop_scope
     from orbmcp.errors import OrbError
 
@@ -121,16 +134,7 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     except OrbError as exc:
         sys.stderr.write(f"orbmcp: could not replace the session daemon ({exc.message}); running one-shot\n")
         return None
-    try:
-        sock = _start_and_connect(scope, sock_path, "the running one spoke another protocol version")
-    except UntrustedDaemon as exc:
-        _refuse(exc)
-        return None
-    if sock is None:
-        return None
-    with sock:
-        code = Conversation(sock, scope, env, kind).run(list(argv))
-    return code if isinstance(code, int) else None
+    return _start_and_connect(scope, sock_path, "the running one spoke another protocol version")
 
 
 def auto_start_enabled(scope: Scope) -> bool:

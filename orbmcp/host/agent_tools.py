@@ -6,7 +6,7 @@ What they do is shared with ``orbmcp serve``: ``orbmcp.commands.agent``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from orbmcp.commands.agent import (
     CONNECT_DESCRIPTION,
@@ -24,15 +24,24 @@ from orbmcp.host.tools import HostTool, ProgressCallback
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
     from orbmcp.core.tooling.results import ToolResult
-    from orbmcp.host.extension import McpExtension
 
 __all__ = ["CONNECT_TOOL", "STATUS_TOOL", "agent_tools", "connect_server", "status_rows"]
+
+
+class Extension(Protocol):
+    """What the agent's tools use of ``McpExtension`` (host.extension, which makes them)."""
+
+    def _resolved(self) -> ResolvedConfig | None: ...
+
+    def status_rows(self) -> list[dict[str, Any]]: ...
+
+    async def connect(self, server: str) -> ToolResult: ...
 
 
 class _ConnectTool(HostTool):
     """``mcp_connect``: its schema lists the servers configured now (they change at run time)."""
 
-    def __init__(self, ext: McpExtension) -> None:
+    def __init__(self, ext: Extension) -> None:
         async def run(
             args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
         ) -> ToolResult:
@@ -54,7 +63,7 @@ class _ConnectTool(HostTool):
         return connect_schema(config.servers if config is not None else ())
 
 
-def agent_tools(ext: McpExtension) -> tuple[HostTool, HostTool]:
+def agent_tools(ext: Extension) -> tuple[HostTool, HostTool]:
     """The ``mcp_status`` and ``mcp_connect`` tools of ``ext``."""
     import json
 

@@ -18,10 +18,13 @@ import anyio
 
 from orbmcp.core.capabilities import ClientFeatures
 from orbmcp.core.session.auth_prompt import AuthPrompter
+from orbmcp.core.session.hints import hint_for
+from orbmcp.core.session.state import State
+from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.errors import OrbError, UsageError, cmd
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
 from orbmcp.host.configuration import ConfigSource
-from orbmcp.host.spelling import agent_message
+from orbmcp.host.spelling import agent_message, agent_text
 from orbmcp.host.table import ToolTable
 from orbmcp.host.tools import HostTool, bridged_host_tool, text_result
 from orbmcp.host.ui import HostUI
@@ -34,8 +37,7 @@ if TYPE_CHECKING:
     from orbmcp.commands.context import CommandContext
     from orbmcp.config.model import ResolvedConfig
     from orbmcp.core.session.manager import Manager
-    from orbmcp.core.session.state import State
-    from orbmcp.core.session.supervisor import Supervisor
+    from orbmcp.core.session.runtime import Watched
     from orbmcp.core.tooling.results import ToolResult
     from orbmcp.host.follow import RegistryWatch
     from orbmcp.host.protocol import Host
@@ -379,11 +381,8 @@ class McpExtension:
 
     # -- server state -----------------------------------------------------------------------------
 
-    def _state_changed(self, sup: Supervisor, old: State, new: State) -> None:
-        from orbmcp.core.session.hints import hint_for
-        from orbmcp.core.session.state import State
-        from orbmcp.host.spelling import agent_text
-
+    def _state_changed(self, sup: Watched, old: State, new: State) -> None:
+        assert isinstance(sup, Supervisor)  # the only servers a Manager's runtime watches
         if new == State.NEEDS_AUTH:
             if self._starting and self._ui.interactive:
                 return  # asked after startup, one server at a time

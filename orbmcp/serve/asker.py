@@ -14,17 +14,25 @@ server's name leads the message so the person knows who asks.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest, FormField
 from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities.askers import Asker
-    from orbmcp.serve.hub import Hub
     from orbmcp.serve.peer import InFlight, Peer
 
 NO_AGENT = "no agent connected to orbmcp serve supports it"
+
+
+class Router(Protocol):
+    """What the asker needs of the hub (``serve.hub``, which makes the asker)."""
+
+    def route(
+        self, server: str | None, capable: Callable[[Peer], bool]
+    ) -> tuple[Peer, InFlight | None] | None: ...
 
 
 class HubAsker:
@@ -32,7 +40,7 @@ class HubAsker:
 
     interactive = True
 
-    def __init__(self, hub: Hub, previous: Asker | None) -> None:
+    def __init__(self, hub: Router, previous: Asker | None) -> None:
         self.hub = hub
         self.previous = previous
 

@@ -28,6 +28,7 @@ from orbmcp.serve.peer import InFlight, Peer, most_recent
 if TYPE_CHECKING:
     from orbmcp.core.capabilities.roots import Root
     from orbmcp.core.session.manager import Manager
+    from orbmcp.core.session.runtime import Watched
     from orbmcp.core.session.state import State
     from orbmcp.core.session.supervisor import Supervisor
     from orbmcp.core.tooling.registry import BridgedTool
@@ -100,7 +101,7 @@ class Hub:
     def tools_synced(self, server: str) -> None:
         self._fan(server, ("tools",))
 
-    def _state_changed(self, sup: Supervisor, old: State, new: State) -> None:
+    def _state_changed(self, sup: Watched, old: State, new: State) -> None:
         from orbmcp.core.session.state import State
 
         if State.READY not in (old, new):

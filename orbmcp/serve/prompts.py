@@ -14,10 +14,10 @@ from orbmcp.errors import OrbError
 from orbmcp.serve import naming, slash
 
 if TYPE_CHECKING:
-    from orbmcp.serve.gateway import Gateway
+    from orbmcp.serve.served import ServedGateway
 
 
-async def _server_prompts(gateway: Gateway) -> dict[str, tuple[str, dict[str, Any]]]:
+async def _server_prompts(gateway: ServedGateway) -> dict[str, tuple[str, dict[str, Any]]]:
     """Gateway name -> (server, the prompt's wire JSON); first one wins, orbmcp's own names too."""
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     for server in gateway.served_names():
@@ -41,7 +41,7 @@ async def _server_prompts(gateway: Gateway) -> dict[str, tuple[str, dict[str, An
     return out
 
 
-async def list_prompts(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def list_prompts(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     gateway.peer(ctx).touch()
     await gateway.ready()
     listed = [slash.prompt_wire(prompt) for prompt in slash.PROMPTS]
@@ -50,7 +50,7 @@ async def list_prompts(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any
     return {"prompts": listed}
 
 
-async def get_prompt(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def get_prompt(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     import mcp_types as types
     from mcp import MCPError
 
@@ -81,7 +81,7 @@ async def get_prompt(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
         raise MCPError(code=types.INTERNAL_ERROR, message=agent_message(err)) from None
 
 
-async def complete(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def complete(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     gateway.peer(ctx).touch()
     ref, argument = params.ref, params.argument
     context = dict(params.context.arguments or {}) if params.context is not None else None
@@ -106,7 +106,7 @@ async def complete(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
     return _completion(values)
 
 
-async def _upstream_ref(gateway: Gateway, ref: Any) -> tuple[str, tuple[str, str]] | None:
+async def _upstream_ref(gateway: ServedGateway, ref: Any) -> tuple[str, tuple[str, str]] | None:
     """``(server, (kind, name))`` of a gateway prompt or resource template, as the server knows it."""
     if ref.type == "ref/prompt":
         found = (await _server_prompts(gateway)).get(ref.name)

@@ -15,10 +15,10 @@ from orbmcp.errors import OrbError
 from orbmcp.serve import naming
 
 if TYPE_CHECKING:
-    from orbmcp.serve.gateway import Gateway
+    from orbmcp.serve.served import ServedGateway
 
 
-async def list_resources(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def list_resources(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     gateway.peer(ctx).touch()
     await gateway.ready()
     mode = gateway.options.names
@@ -33,7 +33,7 @@ async def list_resources(gateway: Gateway, ctx: Any, params: Any) -> dict[str, A
     return {"resources": listed}
 
 
-async def list_templates(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def list_templates(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     gateway.peer(ctx).touch()
     await gateway.ready()
     listed: list[dict[str, Any]] = []
@@ -46,7 +46,7 @@ async def list_templates(gateway: Gateway, ctx: Any, params: Any) -> dict[str, A
     return {"resourceTemplates": listed}
 
 
-async def locate(gateway: Gateway, uri: str) -> tuple[str, str] | None:
+async def locate(gateway: ServedGateway, uri: str) -> tuple[str, str] | None:
     """``(server, original URI)`` of a gateway resource URI, or None when no served server has it."""
     if gateway.options.names != "raw":
         found = naming.parse_resource_uri(uri)
@@ -66,7 +66,7 @@ async def locate(gateway: Gateway, uri: str) -> tuple[str, str] | None:
     return None
 
 
-async def locate_template(gateway: Gateway, uri_template: str) -> tuple[str, str] | None:
+async def locate_template(gateway: ServedGateway, uri_template: str) -> tuple[str, str] | None:
     """``(server, original template)`` of a gateway resource template."""
     mode = gateway.options.names
     for server in gateway.served_names():
@@ -77,7 +77,7 @@ async def locate_template(gateway: Gateway, uri_template: str) -> tuple[str, str
     return None
 
 
-async def _located(gateway: Gateway, uri: str) -> tuple[str, str]:
+async def _located(gateway: ServedGateway, uri: str) -> tuple[str, str]:
     import mcp_types as types
     from mcp import MCPError
 
@@ -88,7 +88,7 @@ async def _located(gateway: Gateway, uri: str) -> tuple[str, str]:
     return found
 
 
-async def read_resource(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def read_resource(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     import mcp_types as types
     from mcp import MCPError
 
@@ -112,7 +112,7 @@ async def read_resource(gateway: Gateway, ctx: Any, params: Any) -> dict[str, An
     return {"contents": contents}
 
 
-async def subscribe(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def subscribe(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     import mcp_types as types
     from mcp import MCPError
 
@@ -126,7 +126,7 @@ async def subscribe(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
     return {}
 
 
-async def unsubscribe(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def unsubscribe(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     peer = gateway.peer(ctx)
     uri = str(params.uri)
     found = await locate(gateway, uri)

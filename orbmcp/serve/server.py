@@ -16,7 +16,7 @@ from orbmcp._version import __version__
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
-    from orbmcp.serve.gateway import Gateway
+    from orbmcp.serve.served import ServedGateway
 
 Handler = Callable[..., Awaitable[Any]]
 INSTRUCTIONS = (
@@ -26,7 +26,7 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(gateway: Gateway) -> Server[Any]:
+def build_server(gateway: ServedGateway) -> Server[Any]:
     import mcp_types as types
     from mcp.server.lowlevel.server import NotificationOptions, Server
 
@@ -79,7 +79,7 @@ def build_server(gateway: Gateway) -> Server[Any]:
     return server
 
 
-async def _front_door(gateway: Gateway, ctx: Any, call_next: Any) -> Any:
+async def _front_door(gateway: ServedGateway, ctx: Any, call_next: Any) -> Any:
     """``server/discover`` is refused (the handshake era); the two requests an agent sends most,
     ``tools/list`` and ``tools/call``, are answered here with the wire JSON that passes through,
     instead of being validated against the spec's models on the way in and out once more (what
@@ -103,17 +103,17 @@ async def _front_door(gateway: Gateway, ctx: Any, call_next: Any) -> Any:
     return await call_next(ctx)
 
 
-async def _set_level(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def _set_level(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     gateway.peer(ctx).log_level = str(params.level)
     return {}
 
 
-async def _initialized(gateway: Gateway, ctx: Any, params: Any) -> None:
+async def _initialized(gateway: ServedGateway, ctx: Any, params: Any) -> None:
     peer = gateway.peer(ctx)
     peer.touch()  # known from now on: it hears of every change
     # Asked beside the handler: the agent answers on the wire this handler is reading.
     gateway.spawn(gateway.hub.agent_roots_changed, peer)
 
 
-async def _roots_changed(gateway: Gateway, ctx: Any, params: Any) -> None:
+async def _roots_changed(gateway: ServedGateway, ctx: Any, params: Any) -> None:
     gateway.spawn(gateway.hub.agent_roots_changed, gateway.peer(ctx))

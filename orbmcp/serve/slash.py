@@ -18,8 +18,8 @@ from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.errors import UsageError
 
 if TYPE_CHECKING:
-    from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.peer import InFlight, Peer
+    from orbmcp.serve.served import ServedGateway
     from orbmcp.session.slash import SlashReply
 
 _TRUE = frozenset({"1", "true", "yes", "on", "reset", "--reset"})
@@ -128,7 +128,11 @@ def tool_wire(prompt: SlashPrompt, servers: list[str]) -> dict[str, Any]:
 
 
 async def run(
-    gateway: Gateway, peer: Peer, via: InFlight | None, prompt: SlashPrompt, arguments: Mapping[str, Any]
+    gateway: ServedGateway,
+    peer: Peer,
+    via: InFlight | None,
+    prompt: SlashPrompt,
+    arguments: Mapping[str, Any],
 ) -> tuple[str, int]:
     """Run the prompt's slash line on the gateway's session: its text (notices after it) and exit code."""
     from orbmcp.commands.context import CommandContext
@@ -158,7 +162,7 @@ async def run(
     return text, reply.exit_code
 
 
-def complete(gateway: Gateway, prompt: SlashPrompt, argument: str, value: str) -> list[str]:
+def complete(gateway: ServedGateway, prompt: SlashPrompt, argument: str, value: str) -> list[str]:
     """Candidates for one argument, from ``orbmcp complete``'s completer on the live session."""
     if argument not in prompt.params:
         return []

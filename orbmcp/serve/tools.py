@@ -29,13 +29,13 @@ from orbmcp.serve import slash
 
 if TYPE_CHECKING:
     from orbmcp.core.tooling.results import ToolResult
-    from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.peer import Peer
+    from orbmcp.serve.served import ServedGateway
 
 OWN_TOOLS = frozenset({STATUS_TOOL, CONNECT_TOOL, *slash.BY_NAME})
 
 
-def own_listing(gateway: Gateway) -> list[dict[str, Any]]:
+def own_listing(gateway: ServedGateway) -> list[dict[str, Any]]:
     served = gateway.served_names()
     status = {"name": STATUS_TOOL, "description": STATUS_DESCRIPTION, "inputSchema": dict(STATUS_SCHEMA)}
     status["annotations"] = {"readOnlyHint": True, "openWorldHint": False}
@@ -47,17 +47,17 @@ def own_listing(gateway: Gateway) -> list[dict[str, Any]]:
     return [status, connect, *(slash.tool_wire(prompt, served) for prompt in slash.PROMPTS)]
 
 
-async def list_tools(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def list_tools(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     gateway.peer(ctx).touch()
     await gateway.ready()
     return {"tools": gateway.tool_listing()}
 
 
-async def call_tool(gateway: Gateway, ctx: Any, params: Any) -> dict[str, Any]:
+async def call_tool(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
     return await call(gateway, ctx, params.name, dict(params.arguments or {}))
 
 
-async def call(gateway: Gateway, ctx: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def call(gateway: ServedGateway, ctx: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """One ``tools/call``: its result as wire JSON (the server's, unchanged, for a bridged tool)."""
     import mcp_types as types
     from mcp import MCPError
@@ -86,7 +86,9 @@ async def call(gateway: Gateway, ctx: Any, name: str, arguments: dict[str, Any])
         return error_result(err).to_json()
 
 
-async def _own(gateway: Gateway, peer: Peer, ctx: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
+async def _own(
+    gateway: ServedGateway, peer: Peer, ctx: Any, name: str, arguments: dict[str, Any]
+) -> ToolResult:
     if name == STATUS_TOOL:
         rows = status_rows(gateway.config, gateway.manager, servers=gateway.served_names())
         return text_result(json.dumps(rows, indent=2, ensure_ascii=False))

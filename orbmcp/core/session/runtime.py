@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from orbmcp.core.capabilities import ClientFeatures
 from orbmcp.core.tooling.registry import ToolRegistry
@@ -18,10 +18,17 @@ if TYPE_CHECKING:
     from orbmcp.core.capabilities.roots import Root
     from orbmcp.core.processes.detached_stop import HandedOff
     from orbmcp.core.session.state import State
-    from orbmcp.core.session.supervisor import Supervisor
 
 
-StateListener = Callable[["Supervisor", "State", "State"], None]
+class Watched(Protocol):
+    """A server whose state changed, as a listener is told of it: its Supervisor
+    (core.session.supervisor, which holds this runtime; a listener narrows with isinstance)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+StateListener = Callable[[Watched, "State", "State"], None]
 # (server name, the SDK notification model): a notification the session itself does not act on
 # (a resource updated, the prompt or resource list changed), for fronts that relay them.
 NotificationListener = Callable[[str, Any], None]
@@ -118,7 +125,7 @@ class Runtime:
             raise ConnectionFailed("the session is closed", reason="session_closed")
         return self.tg
 
-    def state_changed(self, sup: Supervisor, old: State, new: State) -> None:
+    def state_changed(self, sup: Watched, old: State, new: State) -> None:
         for listener in list(self.state_listeners):
             listener(sup, old, new)
 
