@@ -16,11 +16,16 @@ the daemon's client asks ``in_line`` on every invocation.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
+from orbmcp.commands.table import find
 from orbmcp.config.transports import BY_OPTION
+from orbmcp.errors import UsageError
+from orbmcp.fastpath.argv import ProgramLine
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -89,8 +94,6 @@ def _telling_part(word: str) -> str:
 
 def name_for_url(url: str) -> str:
     """The host's telling part: ``deepwiki`` from ``https://mcp.deepwiki.com/mcp``, ``localhost``."""
-    from urllib.parse import urlsplit
-
     try:
         host = urlsplit(url).hostname or ""
     except ValueError:
@@ -179,9 +182,6 @@ def place_server(args: list[str]) -> list[str]:
     position becomes ``--http URL`` and the name; with ``--stdio``/``--http``/``--sse`` the name
     is inserted unless the line already names it.
     """
-    from orbmcp.commands.table import find
-    from orbmcp.fastpath.argv import ProgramLine
-
     line = ProgramLine(args)
     path = line.command()
     spec = find(path) if path is not None else None
@@ -229,8 +229,6 @@ def take(kwargs: MutableMapping[str, Any], *, cwd: Path) -> ServerConfig | None:
     if not targets:
         extra = [f"--{k}" for k in ("env", "header", "adhoc_name") if values.get(k)]
         if extra:
-            from orbmcp.errors import UsageError
-
             shown = ", ".join(o.replace("adhoc-name", "name").replace("adhoc_name", "name") for o in extra)
             raise UsageError(
                 f"{shown} describe a server given with --stdio, --http or --sse (or a URL)",
@@ -249,14 +247,12 @@ def entry(
     cwd: Path,
 ) -> ServerConfig:
     """The synthetic entry of ``--stdio``/``--http``/``--sse``, checked like a file's entry."""
-    import os
     import shlex
 
     from orbmcp.commands.handlers.edit import build_entry, pairs
     from orbmcp.config.entries import parse_server
     from orbmcp.config.expand import finalize
     from orbmcp.config.settings import Settings
-    from orbmcp.errors import UsageError
 
     if len(targets) > 1:
         raise UsageError(

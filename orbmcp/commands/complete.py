@@ -25,6 +25,8 @@ from orbmcp.commands.params import ADHOC, GLOBAL_OPTIONS
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
 from orbmcp.commands.usage import PROGRAM, SLASH_ROOT
+from orbmcp.config import paths
+from orbmcp.text import shown_name
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
@@ -214,12 +216,9 @@ class _World:
     def tools(self, server: str) -> list[str]:
         """The server's tool names as listings show them (and ``call`` accepts them): a name
         with control characters must not reach the shell's completion as they are."""
-        from orbmcp.text import shown_name
-
         live = self.tool_names.get(server) if self.tool_names is not None else None
         if live:
             return [shown_name(name) for name in live]
-        from orbmcp.config import paths
         from orbmcp.core.tooling import toolcache
 
         cfg = self.config()

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from orbmcp import environment
+from orbmcp.errors import InternalError
+from orbmcp.suggest import unknown_server
 
 if TYPE_CHECKING:
     from orbmcp.commands.results.base import Result
@@ -112,7 +114,6 @@ def server_entry(config: ResolvedConfig, name: str) -> ServerConfig:
     entry = config.unavailable.get(name)
     if entry is not None:
         raise entry.error()
-    from orbmcp.suggest import unknown_server
 
     raise unknown_server(name, [*config.servers, *config.unavailable])
 
@@ -175,7 +176,5 @@ class CommandContext:
 
     async def manager(self) -> Manager:
         if self.sessions is None:
-            from orbmcp.errors import InternalError
-
             raise InternalError("this command needs a session provider")
         return await self.sessions.manager(self)

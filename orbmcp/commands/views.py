@@ -20,6 +20,7 @@ from orbmcp.commands.results.status import (
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config.transports import kind_of
 from orbmcp.errors import cmd
+from orbmcp.redact import MASK, mask_value, redact, redact_argv
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -195,7 +196,6 @@ def launch_of(cfg: ServerConfig) -> Launch:
 def shown_value(cfg: ServerConfig, where: str, key: str, value: str) -> str:
     """An env or header value: its ``${VAR}`` reference as written, a plain path, else masked.
     ``where`` is ``env`` or ``headers``."""
-    from orbmcp.redact import mask_value
     from orbmcp.redact.shown import is_plain_path, references_only
 
     written = cfg.written.get(f"{where}.{key}")
@@ -212,7 +212,6 @@ def _secrets(cfg: ServerConfig) -> list[str]:
 
 def shown_argv(cfg: ServerConfig) -> list[str]:
     """Command and args, secrets masked; a word a reference expanded is shown as written."""
-    from orbmcp.redact import MASK, redact, redact_argv
     from orbmcp.redact.shown import references_only
 
     secrets = _secrets(cfg)
@@ -225,7 +224,6 @@ def shown_argv(cfg: ServerConfig) -> list[str]:
 
 
 def shown_url(cfg: ServerConfig) -> str:
-    from orbmcp.redact import redact
     from orbmcp.redact.shown import references_only
 
     written = cfg.written.get("url")

@@ -11,6 +11,7 @@ pid), never read from the socket file alone.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -84,8 +85,6 @@ def status_of(sock_path: Path, *, settled: bool = False, timeout: float = 5.0) -
 
 
 def _state_pid(sock_path: Path) -> int | None:
-    import json
-
     try:
         data = json.loads(Path(state_path(sock_path)).read_text(encoding="utf-8"))
     except (OSError, ValueError):

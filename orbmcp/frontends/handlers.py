@@ -10,9 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from orbmcp.commands.complete import complete_candidates
+from orbmcp.commands.completion_words import word_start
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.live_query import LiveQuery
 from orbmcp.commands.results.base import JsonText, Result, ShellExit
 from orbmcp.commands.results.completion import Completions
+from orbmcp.commands.spelling import slash_spelling
+from orbmcp.errors import OrbError, UsageError
 
 
 def shell(ctx: CommandContext) -> ShellExit | None:
@@ -35,8 +40,6 @@ async def slash(
     ``--json``: the agent protocol's result envelope (``session/agent_reply.py``), exit status
     included. ``--list``: every slash command. ``--stdio``: serve the agent protocol until stdin
     closes (``frontends/agent_protocol.py``)."""
-    from orbmcp.errors import UsageError
-
     if sum((line is not None, stdio, list_commands)) != 1:
         raise UsageError(
             "give one of: a slash LINE, --list or --stdio",
@@ -58,8 +61,6 @@ async def slash(
 
         envelope = await run_line(line, replace(ctx, json=False))
         return JsonText(envelope, int(envelope["exit"]))
-    from orbmcp.commands.spelling import slash_spelling
-    from orbmcp.errors import OrbError
     from orbmcp.session.slash import parse_slash, run_invocation
 
     try:
@@ -78,9 +79,6 @@ async def complete(ctx: CommandContext, line: str) -> Completions:
     Only a prompt's or a tool's argument and resource URIs need a server (``completion/complete``,
     the tool's schema): a live session answers them, otherwise that one server is connected for
     the question."""
-    from orbmcp.commands.complete import complete_candidates
-    from orbmcp.commands.completion_words import word_start
-    from orbmcp.commands.live_query import LiveQuery
     from orbmcp.session.persistent import PersistentSessions
 
     running: set[str] | None = None

@@ -18,6 +18,7 @@ import anyio
 
 from orbmcp.core.capabilities import Interaction
 from orbmcp.core.capabilities.askers import AskerRoute
+from orbmcp.log import log_event
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest, UrlElicitation
@@ -30,8 +31,6 @@ NOBODY = "nobody can answer: no command of this session is waiting on the server
 
 
 def _log(event: str, **fields: Any) -> None:
-    from orbmcp.log import log_event
-
     log_event(event, **fields)
 
 

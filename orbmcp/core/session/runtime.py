@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from orbmcp.core.capabilities import ClientFeatures
 from orbmcp.core.tooling.registry import ToolRegistry
+from orbmcp.errors import ConnectionFailed
+from orbmcp.redact import redact
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -74,8 +76,6 @@ class Runtime:
 
     def redact(self, text: str) -> str:
         if self._redactor is None:
-            from orbmcp.redact import redact
-
             secrets = self.extra_secrets
 
             def _redact(t: str) -> str:
@@ -113,8 +113,6 @@ class Runtime:
 
     def task_group(self) -> TaskGroup:
         if self.tg is None:
-            from orbmcp.errors import ConnectionFailed
-
             raise ConnectionFailed("the session is closed", reason="session_closed")
         return self.tg
 

@@ -20,6 +20,7 @@ import anyio
 
 from orbmcp._version import __version__
 from orbmcp.config.transports import kind_of
+from orbmcp.core.processes.reaper import GroupRegistry
 from orbmcp.core.wire.sdk import ensure_sdk
 
 if TYPE_CHECKING:
@@ -256,7 +257,6 @@ class _Opener:
             raise refused from None
 
     async def _spawn(self) -> None:
-        from orbmcp.core.processes.reaper import GroupRegistry
         from orbmcp.core.processes.spawn import SpawnSpec, spawn
 
         cfg = self.cfg
