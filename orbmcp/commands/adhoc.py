@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -64,8 +65,6 @@ def is_url(word: str) -> bool:
 def name_for_command(command: str) -> str:
     """``everything`` from ``npx -y @modelcontextprotocol/server-everything``, ``my_server`` from
     ``python -m my_server``, ``weather`` from ``node weather.js``."""
-    import shlex
-
     try:
         words = shlex.split(command)
     except ValueError:
@@ -247,8 +246,6 @@ def entry(
     cwd: Path,
 ) -> ServerConfig:
     """The synthetic entry of ``--stdio``/``--http``/``--sse``, checked like a file's entry."""
-    import shlex
-
     from orbmcp.commands.handlers.edit import build_entry, pairs
     from orbmcp.config.entries import parse_server
     from orbmcp.config.expand import finalize

@@ -26,6 +26,7 @@ from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
 from orbmcp.commands.usage import PROGRAM, SLASH_ROOT
 from orbmcp.config import paths
+from orbmcp.config.names_cache import server_names
 from orbmcp.text import shown_name
 
 if TYPE_CHECKING:
@@ -187,8 +188,6 @@ class _World:
             try:
                 if loader is None:
                     # Not the loader: it validates with pydantic, too slow for every Tab.
-                    from orbmcp.config.names_cache import server_names
-
                     self._config = server_names(self.project, self.config_file)
                 else:
                     self._config = loader(project=self.project, config_file=self.config_file)
@@ -219,6 +218,7 @@ class _World:
         live = self.tool_names.get(server) if self.tool_names is not None else None
         if live:
             return [shown_name(name) for name in live]
+        # Budget: only a tool's completion reads the cache; a Tab on anything else skips the module.
         from orbmcp.core.tooling import toolcache
 
         cfg = self.config()
@@ -264,7 +264,7 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
     elif c == "check-formats":
         names = list(CHECK_FORMATS)
     elif c == "clients":
-        from orbmcp.config.clients import CLIENTS
+        from orbmcp.config.clients import CLIENTS  # budget: a Tab that names no client skips it
 
         names = list(CLIENTS)
     elif c == "agents":

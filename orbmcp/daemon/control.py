@@ -27,7 +27,14 @@ from orbmcp.commands.durations import parse_duration
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.errors import ConfigError, ConnectionFailed, TimeoutFailed, UsageError
 from orbmcp.session import daemon_protocol as protocol
-from orbmcp.session.daemon_scope import Scope, UnsafeDirectory, current_scope, socket_path, state_path
+from orbmcp.session.daemon_scope import (
+    Scope,
+    UnsafeDirectory,
+    current_scope,
+    make_private_dir,
+    socket_path,
+    state_path,
+)
 from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 
 START_TIMEOUT_S = 30.0
@@ -129,8 +136,6 @@ def spawn(
         argv += ["--owner-pid", str(owner_pid)]
     errors = sock.with_suffix(".err")
     try:
-        from orbmcp.session.daemon_scope import make_private_dir
-
         make_private_dir(sock.parent)
     except UnsafeDirectory as exc:
         raise ConfigError(str(exc), reason="unsafe_runtime_dir") from None

@@ -16,8 +16,10 @@ from orbmcp.commands.context import CommandContext
 from orbmcp.commands.live_query import LiveQuery
 from orbmcp.commands.results.base import JsonText, Result, ShellExit
 from orbmcp.commands.results.completion import Completions
+from orbmcp.commands.slash_catalog import slash_catalog
 from orbmcp.commands.spelling import slash_spelling
 from orbmcp.errors import OrbError, UsageError
+from orbmcp.session.persistent import PersistentSessions
 
 
 def shell(ctx: CommandContext) -> ShellExit | None:
@@ -46,8 +48,6 @@ async def slash(
             hint='e.g. orbmcp slash "/mcp" or orbmcp slash --stdio',
         )
     if list_commands:
-        from orbmcp.commands.slash_catalog import slash_catalog
-
         return slash_catalog()
     if stdio:
         from orbmcp.frontends.agent_protocol import serve_agent
@@ -79,8 +79,6 @@ async def complete(ctx: CommandContext, line: str) -> Completions:
     Only a prompt's or a tool's argument and resource URIs need a server (``completion/complete``,
     the tool's schema): a live session answers them, otherwise that one server is connected for
     the question."""
-    from orbmcp.session.persistent import PersistentSessions
-
     running: set[str] | None = None
     tools: dict[str, list[str]] | None = None
     live_session = isinstance(ctx.sessions, PersistentSessions) and ctx.sessions.started

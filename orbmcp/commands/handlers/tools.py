@@ -123,7 +123,6 @@ async def ready_servers(
             notices.append(f"{cfg.name}: {cfg.lifecycle}, not connected (`{connect}` connects it)")
     if failed and len(enabled) == 1:
         # The only server there is: its failure is the answer, with its exit status.
-
         raise failure_error(failed[0])
     for sup in failed:
         error = spell_for(sup.snap.last_error or str(sup.state), ctx.front)

@@ -18,6 +18,23 @@ import anyio
 
 from orbmcp.core.capabilities import Interaction
 from orbmcp.core.capabilities.askers import AskerRoute
+from orbmcp.core.capabilities.elicitation import (
+    MAX_MESSAGE,
+    ElicitationAnswer,
+    ElicitationRequest,
+    UnsupportedForm,
+    check_content,
+    parse_form,
+)
+from orbmcp.core.capabilities.sampling import (
+    USER_REJECTED,
+    SamplingAnswer,
+    SamplingFailed,
+    SamplingRequest,
+    check_result,
+    run_command,
+)
+from orbmcp.core.capabilities.server_log import LogMessage, message_from
 from orbmcp.log import log_event
 
 if TYPE_CHECKING:
@@ -36,8 +53,6 @@ def _log(event: str, **fields: Any) -> None:
 
 async def default_sampling(request: SamplingRequest) -> SamplingAnswer:
     """Without a person to ask: the configured command answers, else orbmcp refuses."""
-    from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingFailed, run_command
-
     if not request.command:
         return SamplingAnswer("reject", reason="no sampling command is configured")
     try:
@@ -84,15 +99,6 @@ class ClientSide:
     async def _on_elicit(self, context: Any, params: Any) -> Any:
         from mcp_types import ElicitRequestURLParams, ElicitResult
 
-        from orbmcp.core.capabilities.elicitation import (
-            MAX_MESSAGE,
-            ElicitationAnswer,
-            ElicitationRequest,
-            UnsupportedForm,
-            check_content,
-            parse_form,
-        )
-
         message = (params.message or "")[:MAX_MESSAGE]
         if isinstance(params, ElicitRequestURLParams):
             request = ElicitationRequest(
@@ -119,8 +125,6 @@ class ClientSide:
 
     async def complete_url_elicitations(self, elicitations: list[UrlElicitation]) -> str | None:
         """Have the person complete each URL a -32042 error names; None when they did, else why not."""
-        from orbmcp.core.capabilities.elicitation import ElicitationRequest
-
         for item in elicitations:
             request = ElicitationRequest(
                 self.server,
@@ -137,8 +141,6 @@ class ClientSide:
         return None
 
     async def _ask(self, request: ElicitationRequest) -> ElicitationAnswer:
-        from orbmcp.core.capabilities.elicitation import ElicitationAnswer
-
         asker = self.route.current()
         if asker is None:
             return ElicitationAnswer("decline", reason=NOBODY)
@@ -150,13 +152,6 @@ class ClientSide:
 
     async def _on_sample(self, context: Any, params: Any) -> Any:
         from mcp_types import CreateMessageResult, ErrorData
-
-        from orbmcp.core.capabilities.sampling import (
-            USER_REJECTED,
-            SamplingAnswer,
-            SamplingRequest,
-            check_result,
-        )
 
         wire = params.model_dump(mode="json", by_alias=True, exclude_none=True)
         wire.pop("_meta", None)
@@ -198,8 +193,6 @@ class ClientSide:
         return self.runtime.features.roots and self._roots() is not None
 
     async def _on_log(self, params: Any) -> None:
-        from orbmcp.core.capabilities.server_log import LogMessage, message_from
-
         message = message_from(params.level, params.logger, params.data)
         self._output(message.line())
         if self.route.has_log_listeners():
@@ -292,8 +285,6 @@ def is_legacy(protocol_version: str | None) -> bool:
 
 
 def _message_text(message: Any) -> str:
-    from orbmcp.core.capabilities.elicitation import MAX_MESSAGE
-
     content = message.get("content") if hasattr(message, "get") else None
     blocks = content if isinstance(content, list) else [content]
     for block in blocks:

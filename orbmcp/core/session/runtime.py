@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.core.capabilities import ClientFeatures
+from orbmcp.core.capabilities.roots import roots_of
 from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import ConnectionFailed
 from orbmcp.redact import redact
@@ -95,8 +96,6 @@ class Runtime:
         """The roots ``cfg``'s server is told: its own, else an agent's, else the settings', else
         the project dir where an embedder set it; None: no roots (the capability is not offered,
         and the server keeps the directories it was started with)."""
-        from orbmcp.core.capabilities.roots import roots_of
-
         if cfg.roots is not None:
             return roots_of(cfg.roots)
         if self.agent_roots is not None:

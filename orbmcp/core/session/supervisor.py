@@ -18,8 +18,10 @@ from orbmcp.core.capabilities.askers import asked_by_nobody
 from orbmcp.core.capabilities.client_side import ClientSide
 from orbmcp.core.processes.exits import STDERR_WAIT_S, ExitRace, exit_text
 from orbmcp.core.processes.stderr_tail import StderrTail
+from orbmcp.core.session.classify import classify_error
 from orbmcp.core.session.discovery import list_tools
 from orbmcp.core.session.state import Snapshot, State, effective_max_retries, retry_delay
+from orbmcp.core.tooling import toolcache
 from orbmcp.core.wire.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, cmd
 from orbmcp.log import log_event
@@ -366,7 +368,6 @@ class Supervisor:
         tools = await list_tools(client, server=self.name, warn=self.warn, salvage=self.listings)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
         _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
-        from orbmcp.core.tooling import toolcache
 
         # Shell completion offers tool names without connecting: remember the last listing. In a
         # worker thread of the session (a changed list is a durable write), and not awaited: the
@@ -445,7 +446,6 @@ class Supervisor:
             return exc
         if self._auth_challenge is not None:
             return self._auth_required()
-        from orbmcp.core.session.classify import classify_error
 
         status, www = self.http.refusal or (self.http.status, None)
         error = classify_error(exc, server=self.name, http_status=status, www_authenticate=www)

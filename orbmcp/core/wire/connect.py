@@ -21,6 +21,9 @@ import anyio
 from orbmcp._version import __version__
 from orbmcp.config.transports import kind_of
 from orbmcp.core.processes.reaper import GroupRegistry
+from orbmcp.core.processes.spawn import SpawnSpec, spawn
+from orbmcp.core.wire import era
+from orbmcp.core.wire.flood import NotificationThrottle
 from orbmcp.core.wire.sdk import ensure_sdk
 
 if TYPE_CHECKING:
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
     from orbmcp.core.session.runtime import Runtime
     from orbmcp.core.tooling.listings import ToolListingSalvage
     from orbmcp.core.wire.era import EraCache
-    from orbmcp.core.wire.flood import NotificationThrottle
     from orbmcp.core.wire.raw_channel import RawChannel
     from orbmcp.core.wire.transports import ServerTransport
 
@@ -177,8 +179,6 @@ class _Opener:
             await self._spawn()  # before the SDK import: the server boots while Python imports
         await ensure_sdk()
 
-        from orbmcp.core.wire import era
-
         cache = era.EraCache(self.runtime.era_cache_path)
         key = cfg.definition_hash()
         cached = cache.get(key)
@@ -223,8 +223,6 @@ class _Opener:
         transport: str,
     ) -> tuple[Any, str]:
         """After a failed first attempt: the one retry that may succeed, or ``exc`` again."""
-        from orbmcp.core.wire import era
-
         cfg = self.cfg
         if transport != cfg.transport:
             if not self.http.refused():
@@ -257,8 +255,6 @@ class _Opener:
             raise refused from None
 
     async def _spawn(self) -> None:
-        from orbmcp.core.processes.spawn import SpawnSpec, spawn
-
         cfg = self.cfg
         assert cfg.command is not None
         spec = SpawnSpec(
@@ -305,8 +301,6 @@ class _Opener:
         from mcp_types import Implementation
 
         from orbmcp.core.tooling.listings import ToolListingSalvage
-        from orbmcp.core.wire import era
-        from orbmcp.core.wire.flood import NotificationThrottle
         from orbmcp.core.wire.inbound import guarded
         from orbmcp.core.wire.transports import transport_for
 
