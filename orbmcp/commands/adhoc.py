@@ -10,8 +10,9 @@ Only what the person typed runs: nothing here reads a project file, and a shared
 daemon, the REPL, an agent's host) refuses an ad-hoc target, so the session's servers stay the
 ones its config names. The shell front rewrites the line before Typer binds it
 (``place_server``): the server's name goes where a configured server's name would stand, so
-``call --stdio CMD TOOL k=v`` binds as ``call NAME TOOL k=v``. Standard library only at import:
-the daemon's client asks ``in_line`` on every invocation.
+``call --stdio CMD TOOL k=v`` binds as ``call NAME TOOL k=v``. Standard library only at import
+(and ``config.transports``): the daemon's client asks ``in_line`` on every invocation, so the
+imports of the other functions stay inside them.
 """
 
 from __future__ import annotations
@@ -23,10 +24,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from orbmcp.commands.table import find
 from orbmcp.config.transports import BY_OPTION
-from orbmcp.errors import UsageError
-from orbmcp.fastpath.argv import ProgramLine
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -181,6 +179,10 @@ def place_server(args: list[str]) -> list[str]:
     position becomes ``--http URL`` and the name; with ``--stdio``/``--http``/``--sse`` the name
     is inserted unless the line already names it.
     """
+    # Local: the daemon's client imports this module on every invocation (see the docstring).
+    from orbmcp.commands.table import find
+    from orbmcp.fastpath.argv import ProgramLine
+
     line = ProgramLine(args)
     path = line.command()
     spec = find(path) if path is not None else None
@@ -228,6 +230,8 @@ def take(kwargs: MutableMapping[str, Any], *, cwd: Path) -> ServerConfig | None:
     if not targets:
         extra = [f"--{k}" for k in ("env", "header", "adhoc_name") if values.get(k)]
         if extra:
+            from orbmcp.errors import UsageError  # local: see the module docstring
+
             shown = ", ".join(o.replace("adhoc-name", "name").replace("adhoc_name", "name") for o in extra)
             raise UsageError(
                 f"{shown} describe a server given with --stdio, --http or --sse (or a URL)",
@@ -246,10 +250,12 @@ def entry(
     cwd: Path,
 ) -> ServerConfig:
     """The synthetic entry of ``--stdio``/``--http``/``--sse``, checked like a file's entry."""
+    # Local: the daemon's client imports this module (see the docstring); these load pydantic.
     from orbmcp.commands.handlers.edit import build_entry, pairs
     from orbmcp.config.entries import parse_server
     from orbmcp.config.expand import finalize
     from orbmcp.config.settings import Settings
+    from orbmcp.errors import UsageError
 
     if len(targets) > 1:
         raise UsageError(

@@ -268,7 +268,7 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
 
         names = list(CLIENTS)
     elif c == "agents":
-        from orbmcp.integrate.agents import AGENTS
+        from orbmcp.integrate.agents import AGENTS  # budget: it loads asyncio and more, per Tab
 
         names = [a.name for a in AGENTS]
     elif c == "scopes":

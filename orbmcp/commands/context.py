@@ -149,6 +149,7 @@ class CommandContext:
 
     def config(self, *, reload: bool = False) -> ResolvedConfig:
         if self._config is None or reload:
+            # Budget: --help and completion build a context and never load the config's models.
             from orbmcp.config.loader import load_config
 
             self._config = load_config(project=self.project, config_file=self.config_file)

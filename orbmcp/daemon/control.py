@@ -5,7 +5,9 @@ environment of this command: that is what ``${VAR}`` expands with) and waits unt
 Two starts at once leave one daemon: the daemons race for the scope's lock and the loser exits;
 both starters then find the winner. ``--foreground`` serves in this process (for a service
 manager, or to watch it). Liveness is always asked of the daemon itself (its status answer, its
-pid), never read from the socket file alone.
+pid), never read from the socket file alone. ``daemon status`` only asks over the socket: the
+server (anyio), the owner check (psutil) and the redactor are imported by the functions that
+start, serve or report a daemon.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, claim
 from orbmcp.core.wire.lines import OverlongLine, read_lines_skipping
 from orbmcp.errors import ConfigError, Interrupted, OrbError
 from orbmcp.frontends.agent_via_daemon import DaemonLink, NoDaemon, daemon_link
+from orbmcp.log import log_event
 from orbmcp.render import present
 from orbmcp.session.agent_reply import PROTOCOL_VERSION, error_envelope, internal_error, run_line
 from orbmcp.session.agent_ui import AgentUI
@@ -305,8 +306,6 @@ class AgentSession:
         try:
             items = (await self._line("complete", rid, line, None))["items"]
         except Exception as exc:  # completion never breaks the agent's line
-            from orbmcp.log import log_event
-
             log_event("agent.complete_failed", reason=type(exc).__name__)
         await self.send({"type": "completions", "id": rid, "items": items})
 

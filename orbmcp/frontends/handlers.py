@@ -3,6 +3,8 @@
 
 They sit in the front layer because they drive other fronts; ``orbmcp/front_handlers.py`` binds
 them to their commands by typed lazy references, so loading the table imports none of this.
+Each handler imports the front it drives inside itself: ``complete`` runs on a Tab (through
+Typer too) and loads neither the REPL, the agent protocol nor a connection's modules.
 """
 
 from __future__ import annotations

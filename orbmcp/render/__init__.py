@@ -57,6 +57,7 @@ def render_to_terminal(
     if json_output:
         out.write(to_json_text(result, pretty=tty) + "\n")
     elif not no_color and tty:
+        # Only a terminal gets rich: the plain and JSON paths never load it (fast paths print them).
         from orbmcp.render.rich_view import render_rich, terminal_console
 
         render_rich(result, None if console is None else terminal_console(console))

@@ -69,6 +69,7 @@ def _with_lock(ctx: CommandContext, manager: Manager, row: StatusRow) -> StatusR
 async def start(
     ctx: CommandContext, server: str, log_level: str | None = None, timeout: str | None = None
 ) -> ServerAction:
+    # Budget: an empty `status` imports this module; the call path (tooling.calls) stays unloaded.
     from orbmcp.commands.handlers.tools import checked_log_level
 
     apply_timeout(ctx, timeout)

@@ -29,6 +29,7 @@ from orbmcp.commands.handlers.saved_files import (
     save_media,
     user_path,
 )
+from orbmcp.commands.pipe_notes import noting
 from orbmcp.commands.results.call import CallOutcome, transcript_text
 from orbmcp.commands.results.lock import ToolDiff
 from orbmcp.commands.results.tools import (
@@ -320,7 +321,6 @@ async def call(
             as_task=task,
             log_level=level,
         )
-        from orbmcp.commands.pipe_notes import noting
 
         waiting = noting(ctx, f"{server}/{bridged.name}", call)
         if timeout is not None and (task or bridged.task_support == "required"):

@@ -6,6 +6,9 @@ advertises a capability exactly when its callback is set); ``notification`` take
 notifications the generic message handler does not (elicitation complete, resource updated).
 Nothing a server sends can break orbmcp here: every callback answers (an answer or a refusal),
 logs what went wrong, and records what it did for the command that is waiting.
+
+The SDK's types (``mcp_types``) are imported inside the callbacks: an empty ``status`` builds
+supervisors, and with them this module, without loading the SDK.
 """
 
 from __future__ import annotations

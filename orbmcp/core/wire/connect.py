@@ -5,7 +5,9 @@ config, the session's ``Runtime``, the stderr tail to fill, the callbacks for wh
 the session (``SessionCallbacks``) and an ``HttpResponses`` record the caller keeps reading; it
 yields a ``Connection`` value and stops the process it spawned when the block exits. For stdio
 the process is spawned *before* the SDK import finishes, so a server's start-up overlaps the
-~0.7 s ``import mcp``.
+~0.7 s ``import mcp``: the SDK and the modules that import it (``listings``, ``inbound``,
+``transports``, ``auth.provider``) are imported inside the functions that connect, which also keeps
+them out of an empty ``status`` (it imports this module).
 """
 
 from __future__ import annotations

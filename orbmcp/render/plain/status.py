@@ -230,6 +230,7 @@ def check_report(report: CheckReport) -> str:
     ``--format github`` the workflow commands come first (GitHub shows them as annotations)."""
     lines: list[str] = []
     if report.format == "github":
+        # Budget: check_formats loads xml and urllib; only --format github needs it.
         from orbmcp.commands.results.check_formats import github_annotations
 
         lines += github_annotations(report)
