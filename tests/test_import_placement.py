@@ -32,7 +32,6 @@ ALLOWED: dict[str, str] = {
     "orbmcp/commands/adhoc.py": "budget: the daemon client imports it on every invocation",
     "orbmcp/commands/complete.py": "budget: completion runs on every Tab",
     "orbmcp/commands/context.py": "budget: --help and completion never load the config's models",
-    "orbmcp/commands/handlers/status.py": "budget: an empty `status` loads no call path",
     "orbmcp/commands/pipe_notes.py": "budget: the config commands import it and load no anyio",
     "orbmcp/commands/views.py": "budget: `config show` loads no connection module",
     "orbmcp/core/capabilities/client_side.py": "budget: an empty `status` builds supervisors without the SDK",

@@ -1,6 +1,9 @@
 """Building status rows and detail views from config and (optionally) live supervisors.
 
-Kept free of the SDK: a status of servers that are all disabled must not import it.
+Kept free of the SDK: a status of servers that are all disabled must not import it. The
+config-only commands (``config show``) import this module too: what only a status row or a live
+server needs (auth state, hints, roots, the fallback note) is imported inside its function, so
+they load none of it (their start-up budget).
 """
 
 from __future__ import annotations
@@ -9,7 +12,6 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from orbmcp.auth.status import auth_status
 from orbmcp.commands.results.status import (
     Launch,
     RetryWait,
@@ -20,8 +22,6 @@ from orbmcp.commands.results.status import (
 )
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config.transports import kind_of
-from orbmcp.core.capabilities.roots import roots_of
-from orbmcp.core.session.hints import hint_for
 from orbmcp.errors import cmd
 from orbmcp.redact import MASK, mask_value, redact, redact_argv
 from orbmcp.redact.shown import is_plain_path, references_only
@@ -40,6 +40,7 @@ def auth_line(cfg: ServerConfig, config: ResolvedConfig) -> str:
         return NO_AUTH
     if cfg.auth is None:
         return "not configured"
+    from orbmcp.auth.status import auth_status  # budget: `config show` (see the module docstring)
 
     return auth_status(cfg, config.global_dir)
 
@@ -91,6 +92,8 @@ def _off_hint(state: str) -> str | None:
 def status_row(
     cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None, *, front: str = "cli"
 ) -> StatusRow:
+    from orbmcp.core.session.hints import hint_for  # budget: see the module docstring
+
     retry = retry_wait(sup)
     state = shown_state(cfg, sup)
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
@@ -233,6 +236,8 @@ def server_detail(
     front: str = "cli",
     message: str | None = None,
 ) -> ServerDetail:
+    from orbmcp.core.session.hints import hint_for  # budget: see the module docstring
+
     tools = sup.runtime.tools.for_server(cfg.name) if sup is not None else []
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
     recent = tuple(sup.stderr_tail()) if sup is not None else ()
@@ -284,6 +289,7 @@ def roots_given(cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | Non
     paths = cfg.roots if cfg.roots is not None else config.settings.roots
     if paths is None:
         return None
+    from orbmcp.core.capabilities.roots import roots_of  # budget: see the module docstring
 
     return tuple(r.uri for r in roots_of(paths))
 

@@ -29,6 +29,7 @@ from orbmcp.commands.handlers.saved_files import (
     save_media,
     user_path,
 )
+from orbmcp.commands.handlers.status import checked_log_level
 from orbmcp.commands.pipe_notes import noting
 from orbmcp.commands.results.call import CallOutcome, transcript_text
 from orbmcp.commands.results.lock import ToolDiff
@@ -43,7 +44,6 @@ from orbmcp.commands.results.tools import (
 )
 from orbmcp.commands.signature import parameter_rows, signature
 from orbmcp.commands.spelling import spell_for
-from orbmcp.core.capabilities.server_log import check_level
 from orbmcp.core.session.hints import failure_error
 from orbmcp.core.session.state import State
 from orbmcp.core.tooling.calls import call_tool, get_prompt, list_prompts
@@ -229,17 +229,6 @@ def naming_the_tool(server: str, what: str) -> Iterator[None]:
             hint=exc.hint_template,
             reason=exc.reason,
         ) from None
-
-
-def checked_log_level(value: str | None) -> str | None:
-    """``--log-level``'s value as a protocol level, or a usage error listing the levels."""
-    if value is None:
-        return None
-
-    try:
-        return check_level(value)
-    except ValueError as exc:
-        raise UsageError(f"--log-level: {exc}") from None
 
 
 def _check_options(timeout: float | None, max_output: int | None) -> None:
