@@ -15,6 +15,7 @@ from orbmcp.session import requests
 
 
 async def _serve_request(conn: requests.DaemonRequest, request: Mapping[str, Any]) -> None:
+    # Budget: every command starts here; serve's module loads the SDK, so only a request does.
     from orbmcp.serve.hosted import serve_request
 
     await serve_request(conn, request)

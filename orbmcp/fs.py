@@ -16,6 +16,7 @@ Stdlib only, except the lock, which imports ``filelock`` when first taken.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -251,8 +252,6 @@ def update(
 
 def read_json_object(path: Path, *, max_bytes: int) -> dict[str, object] | None:
     """A small JSON object file (a cache), or None when absent, unreadable, oversized or not an object."""
-    import json
-
     try:
         raw = read_private(path, max_bytes=max_bytes)
     except (OSError, ValueError):
@@ -276,7 +275,6 @@ def json_update(
 ) -> None:
     """``update`` for a JSON object file: ``change`` gets the current object ({} when absent or
     unreadable) and returns the new one, or None for no change."""
-    import json
 
     def apply(old: bytes | None) -> bytes | None:
         current: dict[str, object] = {}

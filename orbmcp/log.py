@@ -9,25 +9,22 @@ filter, so a host that routes the ``orbmcp`` logger to its own handlers never se
 Nothing reaches Python's last-resort handler (a ``NullHandler`` sits on ``orbmcp``).
 
 It is best-effort: a failed write disables the log for the rest of the process and never reaches
-the caller. Off, ``log_event`` costs one attribute check, imports nothing and creates nothing.
+the caller. Off, ``log_event`` costs one attribute check and creates nothing.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from orbmcp import environment, fs
 from orbmcp.redact import redact, redact_field, redact_mapping
-
-if TYPE_CHECKING:
-    import logging
 
 ROOT_LOGGER = "orbmcp"
 _LEVELS = {"debug": 10, "info": 20, "warn": 30, "warning": 30, "error": 40, "critical": 50}
@@ -126,7 +123,6 @@ def log_event(
     """
     if not is_enabled():
         return
-    import logging
 
     logger = get_logger(ROOT_LOGGER)
     extra = {"orbmcp_event": (level, server, message, fields)}
@@ -135,8 +131,6 @@ def log_event(
 
 def get_logger(name: str) -> logging.Logger:
     """An orbmcp logger (name under ``orbmcp``): stdlib logging with the redacting filter."""
-    import logging
-
     _install()
     logger = logging.getLogger(name)
     if not any(isinstance(f, _RedactFilter) for f in logger.filters):
@@ -152,7 +146,6 @@ def _install() -> None:
     global _installed
     if _installed:
         return
-    import logging
 
     root = logging.getLogger(ROOT_LOGGER)
     root.addHandler(logging.NullHandler())
@@ -160,8 +153,6 @@ def _install() -> None:
 
 
 def _attach_handler() -> None:
-    import logging
-
     _install()
     root = logging.getLogger(ROOT_LOGGER)
     if not any(getattr(h, "orbmcp_debug_log", False) for h in root.handlers):
@@ -173,7 +164,6 @@ def _attach_handler() -> None:
 def _json_lines_handler() -> logging.Handler:
     """The handler that writes the debug log (built lazily: ``logging`` is not imported until
     the log is on)."""
-    import logging
 
     class JsonLinesHandler(logging.Handler):
         orbmcp_debug_log = True

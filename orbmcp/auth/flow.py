@@ -3,7 +3,9 @@
 ``authorize`` holds the server's cross-process lock for the whole flow, then makes one real MCP
 request (``initialize`` for Streamable HTTP, the event-stream GET for legacy SSE) through the
 provider: a stored, still-valid or refreshable credential is used as is; otherwise the 401 starts
-the interactive flow. The heavy imports (``mcp``, ``httpx2``) happen inside :func:`authorize`.
+the interactive flow. The heavy imports (``mcp``, ``httpx2`` and the modules that import them) stay
+inside the functions that connect: ``status`` imports this module and never loads the SDK
+(``tests/auth/test_storage.py`` pins it).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ class KeyringUnavailable(Exception):
 
 
 def _keyring() -> Any:
-    try:
+    try:  # an optional extra: imported where it is used, so its absence is a message
         import keyring
         from keyring.backends import fail
     except ImportError:

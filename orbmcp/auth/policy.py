@@ -19,6 +19,7 @@ Connect-time only (imports the SDK).
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from mcp.client.auth.utils import union_scopes
@@ -28,7 +29,7 @@ from mcp.shared.auth import (
     OAuthMetadata,
     ProtectedResourceMetadata,
 )
-from pydantic import AnyUrl
+from pydantic import AnyUrl, ValidationError
 
 from orbmcp.auth.messages import clean
 from orbmcp.auth.urlpolicy import check_browser_url, check_fetch_url
@@ -126,10 +127,6 @@ def check_metadata_document(body: bytes, url: str, *, server: str) -> None:
     Reason ``invalid_as_metadata``. Anything that is not a JSON object (an HTML page a web app
     serves for every path) is left to the SDK, which tries the next discovery URL.
     """
-    import json
-
-    from pydantic import ValidationError
-
     try:
         document = json.loads(body)
     except ValueError:

@@ -18,11 +18,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
+import httpx2
+
 from orbmcp.auth.messages import clean, log_auth_event
 from orbmcp.auth.record import StoredRecord
+from orbmcp.auth.tokens import oauth_error
 from orbmcp.auth.urlpolicy import check_fetch_url
 from orbmcp.config.model import ServerConfig
 from orbmcp.errors import AuthError
+from orbmcp.net.http import make_http_client
 
 RevocationStatus = Literal["revoked", "unsupported", "failed", "none"]
 _TOKEN_KINDS = ("refresh_token", "access_token")
@@ -92,11 +96,6 @@ async def _post_each(
     method: str,
 ) -> str | None:
     """POST one revocation request per token; the first failure, or None."""
-    import httpx2
-
-    from orbmcp.auth.tokens import oauth_error
-    from orbmcp.net.http import make_http_client
-
     headers: dict[str, str] = {}
     client_fields = {"client_id": client_id}
     if method == "client_secret_basic" and secret:

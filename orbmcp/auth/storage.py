@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orbmcp import fs, processes
+from orbmcp.auth import keyring_store
 from orbmcp.auth.messages import log_auth_event
 from orbmcp.auth.record import (
     CorruptRecord,
@@ -134,8 +135,6 @@ class AuthStore:
             # Planted or copied from another server: never hand it out.
             return None
         if record.kept_in == "keyring":
-            from orbmcp.auth import keyring_store
-
             try:
                 return keyring_store.fill(self._keyring_key, record)
             except keyring_store.KeyringUnavailable as exc:
@@ -185,8 +184,6 @@ class AuthStore:
         """The record as the file holds it: its secrets moved to the keyring when that is the
         store (the file store when the keyring cannot be used), and a keyring entry the file
         store no longer needs removed."""
-        from orbmcp.auth import keyring_store
-
         if self._keyring and (record.tokens is not None or record.client is not None):
             try:
                 return keyring_store.put(self._keyring_key, record)
@@ -325,8 +322,6 @@ class AuthStore:
             record.issuer = None
         if record.tokens is None and record.client is None:
             if self._keyring or record.kept_in == "keyring":
-                from orbmcp.auth import keyring_store
-
                 keyring_store.delete(self._keyring_key)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import webbrowser
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -182,7 +183,6 @@ def display_url(url: str) -> str:
 def open_in_browser(url: str) -> bool:
     """Validate, then hand the URL to :mod:`webbrowser` (one argv element, no shell)."""
     check_browser_url(url)
-    import webbrowser
 
     try:
         return bool(webbrowser.open(url, new=2))

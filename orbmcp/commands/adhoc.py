@@ -10,15 +10,19 @@ Only what the person typed runs: nothing here reads a project file, and a shared
 daemon, the REPL, an agent's host) refuses an ad-hoc target, so the session's servers stay the
 ones its config names. The shell front rewrites the line before Typer binds it
 (``place_server``): the server's name goes where a configured server's name would stand, so
-``call --stdio CMD TOOL k=v`` binds as ``call NAME TOOL k=v``. Standard library only at import:
-the daemon's client asks ``in_line`` on every invocation.
+``call --stdio CMD TOOL k=v`` binds as ``call NAME TOOL k=v``. Standard library only at import
+(and ``config.transports``): the daemon's client asks ``in_line`` on every invocation, so the
+imports of the other functions stay inside them.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from orbmcp.config.transports import BY_OPTION
 
@@ -59,8 +63,6 @@ def is_url(word: str) -> bool:
 def name_for_command(command: str) -> str:
     """``everything`` from ``npx -y @modelcontextprotocol/server-everything``, ``my_server`` from
     ``python -m my_server``, ``weather`` from ``node weather.js``."""
-    import shlex
-
     try:
         words = shlex.split(command)
     except ValueError:
@@ -89,8 +91,6 @@ def _telling_part(word: str) -> str:
 
 def name_for_url(url: str) -> str:
     """The host's telling part: ``deepwiki`` from ``https://mcp.deepwiki.com/mcp``, ``localhost``."""
-    from urllib.parse import urlsplit
-
     try:
         host = urlsplit(url).hostname or ""
     except ValueError:
@@ -179,6 +179,7 @@ def place_server(args: list[str]) -> list[str]:
     position becomes ``--http URL`` and the name; with ``--stdio``/``--http``/``--sse`` the name
     is inserted unless the line already names it.
     """
+    # Local: the daemon's client imports this module on every invocation (see the docstring).
     from orbmcp.commands.table import find
     from orbmcp.fastpath.argv import ProgramLine
 
@@ -229,7 +230,7 @@ def take(kwargs: MutableMapping[str, Any], *, cwd: Path) -> ServerConfig | None:
     if not targets:
         extra = [f"--{k}" for k in ("env", "header", "adhoc_name") if values.get(k)]
         if extra:
-            from orbmcp.errors import UsageError
+            from orbmcp.errors import UsageError  # local: see the module docstring
 
             shown = ", ".join(o.replace("adhoc-name", "name").replace("adhoc_name", "name") for o in extra)
             raise UsageError(
@@ -249,9 +250,7 @@ def entry(
     cwd: Path,
 ) -> ServerConfig:
     """The synthetic entry of ``--stdio``/``--http``/``--sse``, checked like a file's entry."""
-    import os
-    import shlex
-
+    # Local: the daemon's client imports this module (see the docstring); these load pydantic.
     from orbmcp.commands.handlers.edit import build_entry, pairs
     from orbmcp.config.entries import parse_server
     from orbmcp.config.expand import finalize

@@ -10,15 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.commands.context import server_entry
 from orbmcp.commands.spelling import agent_message, agent_text
+from orbmcp.commands.views import status_report
+from orbmcp.core.session.hints import hint_for
+from orbmcp.core.session.state import State
 from orbmcp.core.tooling.results import TextBlock, ToolResult
+from orbmcp.errors import OrbError
+from orbmcp.suggest import unknown_server
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
     from orbmcp.core.session.manager import Manager
     from orbmcp.core.session.supervisor import Supervisor
     from orbmcp.core.tooling.registry import BridgedTool
-    from orbmcp.errors import OrbError
 
 STATUS_TOOL = "mcp_status"
 CONNECT_TOOL = "mcp_connect"
@@ -62,8 +67,6 @@ def status_rows(
 ) -> list[dict[str, Any]]:
     """``mcp_status``'s rows: the documented JSON of ``orbmcp status --json`` (only ``servers``
     when given)."""
-    from orbmcp.commands.views import status_report
-
     if config is None:
         return []
     rows: list[dict[str, Any]] = status_report(config, manager, front="host").to_json()
@@ -82,12 +85,6 @@ async def connect_server(
 
     ``servers`` limits which servers may be connected (an agent front serving only some of them).
     """
-    from orbmcp.commands.context import server_entry
-    from orbmcp.core.session.hints import hint_for
-    from orbmcp.core.session.state import State
-    from orbmcp.errors import OrbError
-    from orbmcp.suggest import unknown_server
-
     if servers is not None and server not in servers:
         return error_result(unknown_server(server, [n for n in config.servers if n in servers]))
     try:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 
@@ -271,8 +272,6 @@ def _check_known(key: str, obj: Mapping[str, object], root: Mapping[str, object]
 
 
 def _matches(pattern: str, key: str) -> bool:
-    import re
-
     try:
         return re.search(pattern, key) is not None
     except re.error:

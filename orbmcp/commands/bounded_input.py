@@ -15,6 +15,11 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from orbmcp import environment
 from orbmcp.errors import UsageError
 
 _INPUT_CHUNK = 1 << 16
@@ -67,8 +72,6 @@ def _read_capped_file(path: str, limit: int, stop: threading.Event | None = None
 
 
 def read_text_file(path: str) -> str:
-    from orbmcp import environment
-
     return _read_capped_file(path, environment.max_input_bytes())
 
 
@@ -89,10 +92,6 @@ async def read_in_thread(read: Callable[[threading.Event], T]) -> T:
     Not anyio's worker threads: those are joined at interpreter exit, so a read blocked on a pipe
     nobody writes would keep a command that SIGTERM ended from exiting.
     """
-    import anyio
-    import anyio.from_thread
-    import anyio.lowlevel
-
     done = anyio.Event()
     token = anyio.lowlevel.current_token()
     stop = threading.Event()

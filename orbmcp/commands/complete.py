@@ -25,6 +25,9 @@ from orbmcp.commands.params import ADHOC, GLOBAL_OPTIONS
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
 from orbmcp.commands.usage import PROGRAM, SLASH_ROOT
+from orbmcp.config import paths
+from orbmcp.config.names_cache import server_names
+from orbmcp.text import shown_name
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
@@ -185,8 +188,6 @@ class _World:
             try:
                 if loader is None:
                     # Not the loader: it validates with pydantic, too slow for every Tab.
-                    from orbmcp.config.names_cache import server_names
-
                     self._config = server_names(self.project, self.config_file)
                 else:
                     self._config = loader(project=self.project, config_file=self.config_file)
@@ -214,12 +215,10 @@ class _World:
     def tools(self, server: str) -> list[str]:
         """The server's tool names as listings show them (and ``call`` accepts them): a name
         with control characters must not reach the shell's completion as they are."""
-        from orbmcp.text import shown_name
-
         live = self.tool_names.get(server) if self.tool_names is not None else None
         if live:
             return [shown_name(name) for name in live]
-        from orbmcp.config import paths
+        # Budget: only a tool's completion reads the cache; a Tab on anything else skips the module.
         from orbmcp.core.tooling import toolcache
 
         cfg = self.config()
@@ -265,11 +264,11 @@ def _values_for(p: Param, current: str, world: _World, values: Mapping[str, Any]
     elif c == "check-formats":
         names = list(CHECK_FORMATS)
     elif c == "clients":
-        from orbmcp.config.clients import CLIENTS
+        from orbmcp.config.clients import CLIENTS  # budget: a Tab that names no client skips it
 
         names = list(CLIENTS)
     elif c == "agents":
-        from orbmcp.integrate.agents import AGENTS
+        from orbmcp.integrate.agents import AGENTS  # budget: it loads asyncio and more, per Tab
 
         names = [a.name for a in AGENTS]
     elif c == "scopes":

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from orbmcp import environment
+from orbmcp.errors import InternalError
+from orbmcp.suggest import unknown_server
 
 if TYPE_CHECKING:
     from orbmcp.commands.results.base import Result
@@ -112,7 +114,6 @@ def server_entry(config: ResolvedConfig, name: str) -> ServerConfig:
     entry = config.unavailable.get(name)
     if entry is not None:
         raise entry.error()
-    from orbmcp.suggest import unknown_server
 
     raise unknown_server(name, [*config.servers, *config.unavailable])
 
@@ -148,6 +149,7 @@ class CommandContext:
 
     def config(self, *, reload: bool = False) -> ResolvedConfig:
         if self._config is None or reload:
+            # Budget: --help and completion build a context and never load the config's models.
             from orbmcp.config.loader import load_config
 
             self._config = load_config(project=self.project, config_file=self.config_file)
@@ -175,7 +177,5 @@ class CommandContext:
 
     async def manager(self) -> Manager:
         if self.sessions is None:
-            from orbmcp.errors import InternalError
-
             raise InternalError("this command needs a session provider")
         return await self.sessions.manager(self)

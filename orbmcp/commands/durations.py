@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from orbmcp.errors import UsageError
@@ -37,7 +38,6 @@ def apply_timeout(ctx: CommandContext, timeout: str | None) -> float | None:
     and request timeouts become that long for this command; the seconds, or None when not given."""
     if timeout is None:
         return None
-    from dataclasses import replace
 
     seconds = parse_duration(timeout, option="--timeout")
     ms = max(1, round(seconds * 1000))

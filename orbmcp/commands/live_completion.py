@@ -12,13 +12,19 @@ breaks the line being typed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from orbmcp.commands.completion_words import Candidate, CandidateKind
+from orbmcp.commands.handlers.tools import find_tool
 from orbmcp.commands.live_query import LiveQuery
+from orbmcp.core.capabilities.templates import completion_point, literal_prefix
+from orbmcp.core.tooling.calls import complete_argument, list_prompts, list_resource_templates, list_resources
+from orbmcp.log import log_event
+from orbmcp.text import one_line
 
 if TYPE_CHECKING:
     from orbmcp.core.session.manager import Manager
@@ -29,8 +35,6 @@ MAX_CANDIDATES = 100
 
 
 def _log(event: str, **fields: Any) -> None:
-    from orbmcp.log import log_event
-
     log_event(event, **fields)
 
 
@@ -53,8 +57,6 @@ async def answer(manager: Manager, query: LiveQuery) -> list[Candidate]:
 
 
 async def _prompt_argument(sup: Supervisor, query: LiveQuery) -> list[str]:
-    from orbmcp.core.tooling.calls import complete_argument, list_prompts
-
     prompt = next((p for p in await list_prompts(sup) if p.get("name") == query.prompt), None)
     if prompt is None or query.prompt is None:
         return []
@@ -76,9 +78,6 @@ async def _prompt_argument(sup: Supervisor, query: LiveQuery) -> list[str]:
 
 
 async def _resource_uri(sup: Supervisor, query: LiveQuery) -> list[str]:
-    from orbmcp.core.capabilities.templates import completion_point, literal_prefix
-    from orbmcp.core.tooling.calls import complete_argument, list_resource_templates, list_resources
-
     typed = query.current
     candidates = [str(r["uri"]) for r in await list_resources(sup) if isinstance(r.get("uri"), str)]
     for template in await list_resource_templates(sup):
@@ -103,9 +102,6 @@ def _tool_argument(manager: Manager, query: LiveQuery) -> list[Candidate]:
     """``a=`` for each schema property not on the line yet; after ``name=``, the property's enum
     values (or ``true``/``false`` for a boolean). MCP offers no server completion for tool
     arguments (``completion/complete`` takes prompts and resource templates only)."""
-    from orbmcp.commands.handlers.tools import find_tool
-    from orbmcp.text import one_line
-
     assert query.prompt is not None
     schema = find_tool(manager, query.server, query.prompt).input_schema
     props = schema.get("properties")
@@ -141,8 +137,6 @@ def _tool_argument(manager: Manager, query: LiveQuery) -> list[Candidate]:
 
 def _schema_values(spec: Mapping[str, Any]) -> list[str]:
     """The values a property's schema names: its enum, its const, or both booleans."""
-    import json
-
     types = spec.get("type")
     if "enum" in spec and isinstance(spec["enum"], list):
         values = spec["enum"]

@@ -33,7 +33,7 @@ def note_times(every: float) -> Iterator[float]:
 
 
 async def _notes(ctx: CommandContext, what: str, every: float) -> None:
-    import anyio
+    import anyio  # the config commands import this module and must not load anyio
 
     began = time.monotonic()
     for due in note_times(every):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from orbmcp.config.documents import is_entry_like, servers_block, servers_key
+from orbmcp.config.jsonc import parse_jsonc
 from orbmcp.errors import ConfigError, UsageError
 
 MAX_SNIPPET_BYTES = 1024 * 1024
@@ -16,8 +18,6 @@ MAX_SNIPPET_BYTES = 1024 * 1024
 
 def snippet_entries(name: str | None, text: str) -> list[tuple[str, Mapping[str, object]]]:
     """(name, entry) pairs to add: the one ``name`` picks, or every server of the snippet."""
-    from orbmcp.config.documents import is_entry_like, servers_block, servers_key
-
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SNIPPET_BYTES:
         raise UsageError(f"--json: the snippet is larger than {MAX_SNIPPET_BYTES} bytes")
     document = _parse(text)
@@ -46,8 +46,6 @@ def snippet_entries(name: str | None, text: str) -> list[tuple[str, Mapping[str,
 
 def _parse(text: str) -> dict[str, object]:
     """The snippet as an object; a README's ``"mcpServers": {...}`` without its outer braces too."""
-    from orbmcp.config.jsonc import parse_jsonc
-
     try:
         return parse_jsonc(text, file="--json")
     except ConfigError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from orbmcp.commands.complete import NOT_SLASH, resolve, shell_commands
 from orbmcp.commands.usage import primary_slash
-from orbmcp.errors import OrbError, Speller, shell_spelling
+from orbmcp.errors import OrbError, Speller, shell_spelling, spell
 
 SLASH_FRONTS = frozenset({"slash", "host", "serve"})
 
@@ -24,8 +24,6 @@ def slash_spelling(words: str) -> str:
 
 def agent_text(text: str) -> str:
     """``text`` with its command references spelled for an agent's user (slash commands)."""
-    from orbmcp.errors import spell
-
     return spell(text, slash_spelling)
 
 
@@ -49,8 +47,6 @@ def speller_for(front: str) -> Speller:
 
 
 def spell_for(text: str, front: str) -> str:
-    from orbmcp.errors import spell
-
     return spell(text, speller_for(front))
 
 

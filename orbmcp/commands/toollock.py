@@ -11,6 +11,7 @@ changed tool with a readable diff: the description as a unified diff, each schem
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orbmcp import fs
 from orbmcp.errors import ConfigError
 
 LOCK_FILE = "orbmcp-lock.json"
@@ -106,8 +108,6 @@ def read(path: Path) -> dict[str, Any] | None:
 
 
 def write(path: Path, servers: Mapping[str, Any]) -> None:
-    from orbmcp import fs
-
     document = {"format": FORMAT, "servers": dict(servers)}
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     fs.atomic_write(path, text.encode(), mode=0o644, private_dir=False)
@@ -188,8 +188,6 @@ def _text(value: object) -> str:
 
 
 def text_diff(before: str, after: str) -> tuple[str, ...]:
-    import difflib
-
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "locked", "now", lineterm="", n=2)
     return tuple(lines)
 

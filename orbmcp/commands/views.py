@@ -1,6 +1,9 @@
 """Building status rows and detail views from config and (optionally) live supervisors.
 
-Kept free of the SDK: a status of servers that are all disabled must not import it.
+Kept free of the SDK: a status of servers that are all disabled must not import it. The
+config-only commands (``config show``) import this module too: what only a status row or a live
+server needs (auth state, hints, roots, the fallback note) is imported inside its function, so
+they load none of it (their start-up budget).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from orbmcp.commands.results.status import (
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config.transports import kind_of
 from orbmcp.errors import cmd
+from orbmcp.redact import MASK, mask_value, redact, redact_argv
+from orbmcp.redact.shown import is_plain_path, references_only
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -35,7 +40,7 @@ def auth_line(cfg: ServerConfig, config: ResolvedConfig) -> str:
         return NO_AUTH
     if cfg.auth is None:
         return "not configured"
-    from orbmcp.auth.status import auth_status
+    from orbmcp.auth.status import auth_status  # budget: `config show` (see the module docstring)
 
     return auth_status(cfg, config.global_dir)
 
@@ -87,7 +92,7 @@ def _off_hint(state: str) -> str | None:
 def status_row(
     cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | None, *, front: str = "cli"
 ) -> StatusRow:
-    from orbmcp.core.session.hints import hint_for
+    from orbmcp.core.session.hints import hint_for  # budget: see the module docstring
 
     retry = retry_wait(sup)
     state = shown_state(cfg, sup)
@@ -195,9 +200,6 @@ def launch_of(cfg: ServerConfig) -> Launch:
 def shown_value(cfg: ServerConfig, where: str, key: str, value: str) -> str:
     """An env or header value: its ``${VAR}`` reference as written, a plain path, else masked.
     ``where`` is ``env`` or ``headers``."""
-    from orbmcp.redact import mask_value
-    from orbmcp.redact.shown import is_plain_path, references_only
-
     written = cfg.written.get(f"{where}.{key}")
     if written is not None:
         return written if references_only(written) else mask_value(value)
@@ -212,9 +214,6 @@ def _secrets(cfg: ServerConfig) -> list[str]:
 
 def shown_argv(cfg: ServerConfig) -> list[str]:
     """Command and args, secrets masked; a word a reference expanded is shown as written."""
-    from orbmcp.redact import MASK, redact, redact_argv
-    from orbmcp.redact.shown import references_only
-
     secrets = _secrets(cfg)
     argv = redact_argv((cfg.command or "", *cfg.args), extra_secrets=secrets)
     for index, field in enumerate(("command", *(f"args[{i}]" for i in range(len(cfg.args))))):
@@ -225,9 +224,6 @@ def shown_argv(cfg: ServerConfig) -> list[str]:
 
 
 def shown_url(cfg: ServerConfig) -> str:
-    from orbmcp.redact import redact
-    from orbmcp.redact.shown import references_only
-
     written = cfg.written.get("url")
     return redact(written if written is not None and references_only(written) else cfg.url or "")
 
@@ -240,7 +236,7 @@ def server_detail(
     front: str = "cli",
     message: str | None = None,
 ) -> ServerDetail:
-    from orbmcp.core.session.hints import hint_for
+    from orbmcp.core.session.hints import hint_for  # budget: see the module docstring
 
     tools = sup.runtime.tools.for_server(cfg.name) if sup is not None else []
     discovered, active = sup.runtime.tools.counts(cfg.name) if sup is not None else (0, 0)
@@ -293,7 +289,7 @@ def roots_given(cfg: ServerConfig, config: ResolvedConfig, sup: Supervisor | Non
     paths = cfg.roots if cfg.roots is not None else config.settings.roots
     if paths is None:
         return None
-    from orbmcp.core.capabilities.roots import roots_of
+    from orbmcp.core.capabilities.roots import roots_of  # budget: see the module docstring
 
     return tuple(r.uri for r in roots_of(paths))
 

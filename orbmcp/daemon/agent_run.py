@@ -27,11 +27,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from orbmcp import log
+from orbmcp.commands.context import CommandContext
+from orbmcp.commands.spelling import spell_for
+from orbmcp.commands.table import find
+from orbmcp.errors import OrbError, cmd
 from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.render import present
 from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session.agent_reply import error_envelope, internal_error, run_line
+from orbmcp.session.agent_ui import AgentUI
+from orbmcp.session.runner import call_handler
 
 if TYPE_CHECKING:
-    from orbmcp.commands.context import CommandContext
     from orbmcp.daemon.remote import Answers
     from orbmcp.session.daemon_frames import FrameReader, FrameWriter
 
@@ -125,9 +132,6 @@ async def agent_request(conn: Connection, request: Mapping[str, Any]) -> None:
 async def _answer(
     conn: Connection, request: Mapping[str, Any], op: str, line: str, scope: Any
 ) -> dict[str, Any]:
-    from orbmcp.errors import OrbError
-    from orbmcp.session.agent_reply import error_envelope, internal_error, run_line
-
     agent, run = request.get("agent"), request.get("run")
     asks = RemoteAsks(conn, agent[:100] if isinstance(agent, str) and agent else f"connection-{id(conn)}")
     try:
@@ -150,12 +154,6 @@ async def _context(
 ) -> CommandContext:
     """The command context of the line: the session of its directory, brought up to date with the
     config files (their warnings and the client's variable drift said as notices)."""
-    from orbmcp.commands.context import CommandContext
-    from orbmcp.commands.spelling import spell_for
-    from orbmcp.errors import cmd
-    from orbmcp.render import present
-    from orbmcp.session.agent_ui import AgentUI
-
     session = await conn.daemon.sessions.session_for(scope)
     config = await session.refresh()
     notes = list(config.warnings) if config is not None else []
@@ -181,9 +179,6 @@ async def _context(
 
 
 async def _completions(ctx: CommandContext, line: str) -> list[Any]:
-    from orbmcp.commands.table import find
-    from orbmcp.session.runner import call_handler
-
     spec = find(("complete",))  # its handler: frontends/handlers.py, bound by front_handlers.py
     assert spec is not None
     try:

@@ -5,12 +5,15 @@ environment of this command: that is what ``${VAR}`` expands with) and waits unt
 Two starts at once leave one daemon: the daemons race for the scope's lock and the loser exits;
 both starters then find the winner. ``--foreground`` serves in this process (for a service
 manager, or to watch it). Liveness is always asked of the daemon itself (its status answer, its
-pid), never read from the socket file alone.
+pid), never read from the socket file alone. ``daemon status`` only asks over the socket: the
+server (anyio), the owner check (psutil) and the redactor are imported by the functions that
+start, serve or report a daemon.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -26,7 +29,14 @@ from orbmcp.commands.durations import parse_duration
 from orbmcp.commands.results.daemon import DaemonStatus
 from orbmcp.errors import ConfigError, ConnectionFailed, TimeoutFailed, UsageError
 from orbmcp.session import daemon_protocol as protocol
-from orbmcp.session.daemon_scope import Scope, UnsafeDirectory, current_scope, socket_path, state_path
+from orbmcp.session.daemon_scope import (
+    Scope,
+    UnsafeDirectory,
+    current_scope,
+    make_private_dir,
+    socket_path,
+    state_path,
+)
 from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 
 START_TIMEOUT_S = 30.0
@@ -84,8 +94,6 @@ def status_of(sock_path: Path, *, settled: bool = False, timeout: float = 5.0) -
 
 
 def _state_pid(sock_path: Path) -> int | None:
-    import json
-
     try:
         data = json.loads(Path(state_path(sock_path)).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -130,8 +138,6 @@ def spawn(
         argv += ["--owner-pid", str(owner_pid)]
     errors = sock.with_suffix(".err")
     try:
-        from orbmcp.session.daemon_scope import make_private_dir
-
         make_private_dir(sock.parent)
     except UnsafeDirectory as exc:
         raise ConfigError(str(exc), reason="unsafe_runtime_dir") from None

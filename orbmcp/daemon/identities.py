@@ -29,6 +29,7 @@ import anyio
 
 from orbmcp.config import imports
 from orbmcp.config.clients import client_files
+from orbmcp.config.loader import load_config
 from orbmcp.config.paths import project_files
 from orbmcp.daemon.session import DaemonSession
 from orbmcp.errors import ConnectionFailed, cmd
@@ -132,8 +133,6 @@ class SessionMap:
     def _shared_start_scope(self) -> Scope:
         """The daemon's own directory, unless it is a project: then the global dir, which no
         project file names (the shared session never shows a project's entries)."""
-        from orbmcp.config.loader import load_config
-
         if self.scope.config_file is not None:
             return self.scope
         settings = load_config(

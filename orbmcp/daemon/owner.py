@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 import anyio
+import psutil
 
 
 class OwnerGone(Exception):
@@ -34,8 +35,6 @@ class OwnerHandle:
             except OSError:  # ENOSYS on an old kernel, EPERM in some sandboxes: use psutil
                 self._fd = None
         if self._fd is None:
-            import psutil
-
             try:
                 self._process = psutil.Process(pid)
             except psutil.NoSuchProcess:
@@ -48,7 +47,6 @@ class OwnerHandle:
             finally:
                 self.close()
             return
-        import psutil
 
         with contextlib.suppress(psutil.Error):
             await anyio.to_thread.run_sync(self._process.wait, abandon_on_cancel=True)

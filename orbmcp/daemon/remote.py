@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from orbmcp.commands.bounded_input import too_large
 from orbmcp.session.console import Console
 from orbmcp.session.daemon_frames import FrameWriter
 
@@ -119,8 +120,6 @@ class RemoteConsole(Console):
         if answer.get("tooLarge") or (
             isinstance(data, str) and len(data.encode("utf-8", "surrogatepass")) > self._input_limit
         ):
-            from orbmcp.commands.bounded_input import too_large
-
             # The client's ORBMCP_MAX_INPUT_MIB, worded as one-shot words it.
             raise too_large("stdin ('-')", self._input_limit, reason="stdin_too_large")
         return data if isinstance(data, str) else None

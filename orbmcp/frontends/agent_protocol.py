@@ -30,17 +30,25 @@ import anyio
 
 from orbmcp._version import __version__
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.slash_catalog import slash_catalog
+from orbmcp.commands.table import find
+from orbmcp.config.loader import load_config
+from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
 from orbmcp.core.wire.lines import OverlongLine, read_lines_skipping
 from orbmcp.errors import ConfigError, Interrupted, OrbError
 from orbmcp.frontends.agent_via_daemon import DaemonLink, NoDaemon, daemon_link
+from orbmcp.log import log_event
+from orbmcp.render import present
 from orbmcp.session.agent_reply import PROTOCOL_VERSION, error_envelope, internal_error, run_line
 from orbmcp.session.agent_ui import AgentUI
+from orbmcp.session.holder import PERSISTENT, Sessions
+from orbmcp.session.runner import call_handler
+from orbmcp.text import safe_text
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
     from orbmcp.core.processes.pipes import PipeSendStream
-    from orbmcp.session.holder import Sessions
 
 MAX_LINE_BYTES = 1024 * 1024
 MAX_ID_CHARS = 200
@@ -118,8 +126,6 @@ class AgentSession:
     async def ask(
         self, run: str | None, kind: str, server: str | None, message: str, **fields: Any
     ) -> dict[str, Any] | None:
-        from orbmcp.text import safe_text
-
         if run is None:  # one of these runs' question; runs that ended meanwhile are left out
             runs = [r for r in fields.pop("runs", ()) if isinstance(r, str) and r in self._runs]
             if len(runs) == 1:
@@ -164,9 +170,6 @@ class AgentSession:
 
     async def _hold_session(self, project: Path | None, *, task_status: TaskStatus[Sessions]) -> None:
         """A session lives in a task of its own: a run that opened it may be cancelled."""
-        from orbmcp.config.loader import load_config
-        from orbmcp.session.holder import PERSISTENT, Sessions
-
         config = load_config(project=project, config_file=self._ctx.config_file)
         async with Sessions(PERSISTENT, config, interactive=True) as sessions:
             task_status.started(sessions)
@@ -272,8 +275,6 @@ class AgentSession:
         return path
 
     async def _context(self, rid: str, project: Path | None) -> CommandContext:
-        from orbmcp.render import present
-
         sessions = await self.sessions_for(project)
         ctx = CommandContext(
             ui=AgentUI(self, rid),
@@ -303,24 +304,17 @@ class AgentSession:
         try:
             items = (await self._line("complete", rid, line, None))["items"]
         except Exception as exc:  # completion never breaks the agent's line
-            from orbmcp.log import log_event
-
             log_event("agent.complete_failed", reason=type(exc).__name__)
         await self.send({"type": "completions", "id": rid, "items": items})
 
     @staticmethod
     async def _complete_here(ctx: CommandContext, line: str) -> list[Any]:
-        from orbmcp.commands.table import find
-        from orbmcp.session.runner import call_handler
-
         spec = find(("complete",))  # its handler: frontends/handlers.py, bound by front_handlers.py
         assert spec is not None
         items: list[Any] = (await call_handler(spec, ctx, {"line": line})).to_json()["items"]
         return items
 
     def _commands(self, request: dict[str, Any]) -> None:
-        from orbmcp.commands.slash_catalog import slash_catalog
-
         self.post({"type": "commands", "id": request["id"], **slash_catalog().to_json()})
 
     _HANDLERS: ClassVar[dict[str, Callable[[AgentSession, dict[str, Any]], None]]] = {
@@ -343,8 +337,6 @@ class AgentSession:
 
 async def serve_agent(ctx: CommandContext) -> None:
     """Serve the agent protocol on this process's stdin and stdout until stdin closes."""
-    from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
-
     with claimed_stdio() as (wire_in, wire_out):
         receive, send = PipeReceiveStream(os.dup(wire_in)), PipeSendStream(os.dup(wire_out))
         try:

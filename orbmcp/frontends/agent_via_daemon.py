@@ -17,14 +17,21 @@ the agent process's own session.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from anyio.abc import UNIXSocketStream
 
+from orbmcp import environment
 from orbmcp.errors import ConnectionFailed
+from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.daemon_client import request_frame
 from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session.daemon_frames import FrameReader
+from orbmcp.session.daemon_scope import current_scope, socket_path
 from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 from orbmcp.text import one_line, safe_text
 
@@ -32,7 +39,6 @@ if TYPE_CHECKING:
     from anyio.abc import ByteStream
 
     from orbmcp.session.agent_ui import AgentAsks
-    from orbmcp.session.daemon_frames import FrameReader
     from orbmcp.session.daemon_scope import Scope
 
 CONNECT_TIMEOUT_S = 2.0
@@ -67,8 +73,6 @@ class DaemonLink:
         self.pid: int | None = None  # the daemon that answered last
 
     def _scope(self, project: Path | None) -> Scope:
-        from orbmcp.session.daemon_scope import current_scope
-
         return current_scope(project=project, config_file=self._config_file, environ=self._environ)
 
     def _argv(self, project: Path | None) -> list[str]:
@@ -80,11 +84,6 @@ class DaemonLink:
 
     async def _open(self, scope: Scope) -> tuple[ByteStream, FrameReader, dict[str, Any]]:
         """A verified connection that has greeted us, and the daemon's hello."""
-        from anyio.abc import UNIXSocketStream
-
-        from orbmcp.session.daemon_frames import FrameReader
-        from orbmcp.session.daemon_scope import socket_path
-
         path = socket_path(scope, self._environ)
         try:
             sock = connect_verified(path, timeout=CONNECT_TIMEOUT_S)
@@ -126,8 +125,6 @@ class DaemonLink:
         """Run ``op`` (run, complete) of ``line`` in the daemon: the envelope of a run, or
         ``{"items": [...]}`` of a completion. ``NoDaemon`` when no daemon took the line;
         ``ConnectionFailed`` when the daemon went away while it ran."""
-        from orbmcp.fastpath.daemon_client import request_frame
-
         scope = self._scope(project)
         stream, reader, hello = await self._open(scope)
         request = {**request_frame("agent", self._argv(project), hello, scope, self._environ), "op": op}
@@ -345,11 +342,6 @@ def items_from(raw: object) -> list[dict[str, Any]]:
 def daemon_link(*, project: Path | None, config_file: Path | None) -> DaemonLink | None:
     """The link to this configuration's daemon; None when ``ORBMCP_NO_DAEMON`` or ``--no-daemon``
     says to keep the agent's own session."""
-    import sys
-
-    from orbmcp import environment
-    from orbmcp.fastpath.argv import ProgramLine
-
     if environment.no_daemon() or ProgramLine(sys.argv[1:]).no_daemon:
         return None
     return DaemonLink(project=project, config_file=config_file, environ=dict(os.environ))

@@ -3,6 +3,8 @@
 
 They sit in the front layer because they drive other fronts; ``orbmcp/front_handlers.py`` binds
 them to their commands by typed lazy references, so loading the table imports none of this.
+Each handler imports the front it drives inside itself: ``complete`` runs on a Tab (through
+Typer too) and loads neither the REPL, the agent protocol nor a connection's modules.
 """
 
 from __future__ import annotations
@@ -10,9 +12,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from orbmcp.commands.complete import complete_candidates
+from orbmcp.commands.completion_words import word_start
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.live_query import LiveQuery
 from orbmcp.commands.results.base import JsonText, Result, ShellExit
 from orbmcp.commands.results.completion import Completions
+from orbmcp.commands.slash_catalog import slash_catalog
+from orbmcp.commands.spelling import slash_spelling
+from orbmcp.errors import OrbError, UsageError
+from orbmcp.session.holder import ONE_SHOT, Sessions
 
 
 def shell(ctx: CommandContext) -> ShellExit | None:
@@ -35,16 +44,12 @@ async def slash(
     ``--json``: the agent protocol's result envelope (``session/agent_reply.py``), exit status
     included. ``--list``: every slash command. ``--stdio``: serve the agent protocol until stdin
     closes (``frontends/agent_protocol.py``)."""
-    from orbmcp.errors import UsageError
-
     if sum((line is not None, stdio, list_commands)) != 1:
         raise UsageError(
             "give one of: a slash LINE, --list or --stdio",
             hint='e.g. orbmcp slash "/mcp" or orbmcp slash --stdio',
         )
     if list_commands:
-        from orbmcp.commands.slash_catalog import slash_catalog
-
         return slash_catalog()
     if stdio:
         from orbmcp.frontends.agent_protocol import serve_agent
@@ -58,8 +63,6 @@ async def slash(
 
         envelope = await run_line(line, replace(ctx, json=False))
         return JsonText(envelope, int(envelope["exit"]))
-    from orbmcp.commands.spelling import slash_spelling
-    from orbmcp.errors import OrbError
     from orbmcp.session.slash import parse_slash, run_invocation
 
     try:
@@ -78,11 +81,6 @@ async def complete(ctx: CommandContext, line: str) -> Completions:
     Only a prompt's or a tool's argument and resource URIs need a server (``completion/complete``,
     the tool's schema): a live session answers them, otherwise that one server is connected for
     the question."""
-    from orbmcp.commands.complete import complete_candidates
-    from orbmcp.commands.completion_words import word_start
-    from orbmcp.commands.live_query import LiveQuery
-    from orbmcp.session.holder import Sessions
-
     running: set[str] | None = None
     tools: dict[str, list[str]] | None = None
     live_session = isinstance(ctx.sessions, Sessions) and ctx.persistent and ctx.sessions.started
@@ -119,8 +117,6 @@ async def _live_answers(ctx: CommandContext, queries: list[Any], *, persistent: 
 
     if persistent:
         return await live_candidates(await ctx.manager(), queries)
-    from orbmcp.session.holder import ONE_SHOT, Sessions
-
     try:
         config = ctx.config()
     except Exception:

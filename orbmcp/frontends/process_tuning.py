@@ -8,7 +8,9 @@ never connect pay nothing.
 
 from __future__ import annotations
 
+import gc
 import sys
+import warnings
 from collections.abc import Callable
 from functools import partial
 
@@ -47,8 +49,6 @@ def tune_for_cli(*, client_only: bool = False) -> None:
 
 
 def _tuned_import(do_import: Callable[[], None], *, client_only: bool = False) -> None:
-    import gc
-
     if client_only:  # only now, when the SDK is really about to load
         from orbmcp.frontends import sdk_trim
 
@@ -75,7 +75,6 @@ def _tuned_import(do_import: Callable[[], None], *, client_only: bool = False) -
 
 def _quiet_before_import() -> None:
     import logging
-    import warnings
 
     for name in _THIRD_PARTY_LOGGERS:
         logging.getLogger(name).setLevel(logging.CRITICAL)
@@ -84,7 +83,6 @@ def _quiet_before_import() -> None:
 
 def _quiet_after_import() -> None:
     import logging
-    import warnings
 
     # The session logger's one record that matters (a dropped tool) goes to the relay orbmcp
     # puts on it, and from there to the server's warnings; nothing of it reaches the terminal.

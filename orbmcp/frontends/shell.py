@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import readline
 import signal
 import sys
 import threading
@@ -24,16 +25,23 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from rich.console import Console
 
 from orbmcp import environment, fs
 from orbmcp.commands.complete import complete_line, shell_commands, slash_commands
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.live_completion import answer
 from orbmcp.commands.outcome import exit_code_for
 from orbmcp.commands.usage import usage_line
+from orbmcp.config.loader import load_config
+from orbmcp.core.session.auth_prompt import AuthPrompter
 from orbmcp.errors import OrbError, UsageError
+from orbmcp.redact import redact
+from orbmcp.render.rich_view import render_rich
 from orbmcp.session.command_line import Invocation
 from orbmcp.session.holder import PERSISTENT, Sessions
 from orbmcp.session.slash import format_error, parse_shell, parse_slash, render, run_invocation
+from orbmcp.text import one_line
 
 if TYPE_CHECKING:
     from orbmcp.commands.completion_words import Candidate
@@ -170,8 +178,6 @@ class Shell:
             self.write_err(f"internal error: {o.internal}\n")
         elif o.result is not None:
             if self.console is not None and not o.json:
-                from orbmcp.render.rich_view import render_rich
-
                 render_rich(o.result, self.console)
             else:
                 text = render(o.result, json_output=o.json)
@@ -194,7 +200,6 @@ class Shell:
     def _live(self, query: LiveQuery) -> list[Candidate]:
         """What only a server knows (prompt argument values, resource URIs), from this session's
         connection: asked on the session's loop, bounded in time."""
-        from orbmcp.commands.live_completion import answer
 
         async def ask() -> list[Candidate]:
             return await answer(await self.sessions.manager(), query)
@@ -204,13 +209,10 @@ class Shell:
     def _load_config(self, *, project: Path | None, config_file: Path | None) -> ResolvedConfig:
         if (project, config_file) == (self.ctx.project, self.ctx.config_file):
             return self.sessions.config
-        from orbmcp.config.loader import load_config
 
         return load_config(project=project, config_file=config_file)
 
     def readline_completer(self, text: str, state: int) -> str | None:
-        import readline
-
         if state == 0:
             try:
                 # Python's readline appends nothing after a unique match; the space is ours.
@@ -275,9 +277,6 @@ class Shell:
 
 
 def _describe(exc: BaseException) -> str:
-    from orbmcp.redact import redact
-    from orbmcp.text import one_line
-
     return one_line(redact(f"{type(exc).__name__}: {exc}"), max_len=300)
 
 
@@ -372,8 +371,6 @@ def _signals() -> Iterator[None]:
 def _offer_authorization(portal: BlockingPortal, sessions: Sessions, ctx: CommandContext) -> None:
     """Seed 003's startup prompt for eager OAuth servers, one at a time, asked on this (the
     terminal's) thread; the flow itself runs on the session's event loop."""
-    from orbmcp.core.session.auth_prompt import AuthPrompter
-
     portal.call(sessions.wait_eager)
     manager = portal.call(sessions.manager)
     prompter = AuthPrompter()
@@ -414,8 +411,6 @@ def run_shell(
         else (write is None and _isatty(sys.stdout) and not ctx.no_color and not _no_color())
     )
     if use_color:
-        from rich.console import Console
-
         console = Console(highlight=False)
     sessions = Sessions(PERSISTENT, config, ui=ctx.ui)
     shell_ctx = replace(ctx, sessions=sessions, front="shell")

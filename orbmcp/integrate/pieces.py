@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from orbmcp import fs
+from orbmcp.config import edit as config_edit
 from orbmcp.errors import ConfigError
 from orbmcp.integrate import MARKER, toml_entry
 
@@ -107,7 +108,6 @@ def plan_entry(piece: ConfigEntry, *, remove: bool, global_dir: Path) -> Change:
     name = ".".join(piece.keys)
     if piece.format == "toml":
         return _plan_toml(piece, remove=remove, name=name)
-    from orbmcp.config import edit as config_edit
 
     outcome: list[Outcome] = []
 

@@ -9,10 +9,13 @@ path. ``patterns`` holds the vocabulary and regexes, ``keys`` decides which keys
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable
+from urllib.parse import quote
 
 from orbmcp.redact.edits import auth_edit, cookie_edit, kv_edit, splice, userinfo_sub
-from orbmcp.redact.keys import is_sensitive_mapping_key
+from orbmcp.redact.keys import is_sensitive_mapping_key, is_sensitive_text_key
 from orbmcp.redact.patterns import (
     AUTH_RE,
     COOKIE_RE,
@@ -64,10 +67,6 @@ def redact_argv(argv: Iterable[str], *, extra_secrets: Iterable[str] = ()) -> li
     """A command line, each word redacted; the word after a sensitive flag (``--token X``,
     ``-password X``) is masked whole, as ``--token=X`` in one word is: the split form reaches
     ``redact`` as two unrelated words, and the second alone looks like nothing."""
-    import re
-
-    from orbmcp.redact.keys import is_sensitive_text_key
-
     secrets = tuple(extra_secrets)
     out: list[str] = []
     flag: str | None = None
@@ -147,9 +146,6 @@ def _encoded_forms(secret: str) -> tuple[str, ...]:
     A value with a lone surrogate (an environment variable that was not UTF-8) has a URL form only
     as its original bytes (``surrogateescape``) or not at all: it must not fail, since a failure
     here would mask every line of every server instead of this one value."""
-    import json
-    from urllib.parse import quote
-
     forms = [json.dumps(secret)[1:-1]]
     try:
         forms.append(quote(secret, safe="", errors="surrogateescape"))

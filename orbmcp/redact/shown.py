@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from orbmcp.redact import redact
 from orbmcp.redact.keys import is_sensitive_mapping_key
 from orbmcp.redact.patterns import PARAM_SCHEMES, TOKEN68_SCHEMES
 
@@ -35,7 +36,6 @@ def references_only(written: str) -> bool:
         return False  # a default that is not a reference
     if rest.lower() in TOKEN68_SCHEMES | PARAM_SCHEMES:
         return True
-    from orbmcp.redact import redact
 
     pathish = rest == "" or "/" in rest or ":" in rest
     return pathish and _PATH_PIECES.fullmatch(rest) is not None and redact(rest) == rest
@@ -45,8 +45,6 @@ def is_plain_path(value: str, key: str = "") -> bool:
     """A value written in the file that is a path: absolute, ``~/``, ``./`` or ``../``, path
     characters only. Under a key that names a secret it must also look like a file (a directory
     part or an extension), so a slash-led token is not taken for one."""
-    from orbmcp.redact import redact
-
     if len(value) > _MAX_SHOWN or _PLAIN_PATH.fullmatch(value) is None or redact(value) != value:
         return False
     if key and is_sensitive_mapping_key(key):

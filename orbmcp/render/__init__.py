@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from orbmcp.commands.results.base import Result
 from orbmcp.render.json import to_json_text
+from orbmcp.render.plain import render_plain
 
 
 class TextSink(Protocol):
@@ -41,8 +42,6 @@ def exit_code_of(result: Result | None) -> int:
 
 def present(result: Result) -> str:
     """A result as text for the person in front of a terminal (``CommandContext.present``)."""
-    from orbmcp.render.plain import render_plain
-
     return render_plain(result)
 
 
@@ -58,12 +57,11 @@ def render_to_terminal(
     if json_output:
         out.write(to_json_text(result, pretty=tty) + "\n")
     elif not no_color and tty:
+        # Only a terminal gets rich: the plain and JSON paths never load it (fast paths print them).
         from orbmcp.render.rich_view import render_rich, terminal_console
 
         render_rich(result, None if console is None else terminal_console(console))
     else:
-        from orbmcp.render.plain import render_plain
-
         text = render_plain(result)
         if text:
             out.write(text if text.endswith("\n") else text + "\n")

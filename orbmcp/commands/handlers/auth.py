@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from orbmcp.auth.flow import authorize
+from orbmcp.auth.flow import logout as forget
+from orbmcp.auth.status import auth_status
+from orbmcp.auth.ui_bridge import ProviderUI
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.auth import Authorized, AuthStatus, LoggedOut
 from orbmcp.config.model import ServerConfig
@@ -25,8 +29,6 @@ def _oauth_server(ctx: CommandContext, name: str) -> ServerConfig:
 async def auth(
     ctx: CommandContext, server: str, reset: bool = False, status: bool = False, no_browser: bool = False
 ) -> AuthStatus | Authorized:
-    from orbmcp.auth.status import auth_status
-
     cfg = _oauth_server(ctx, server)
     gdir = ctx.config().global_dir
     if status:
@@ -40,8 +42,6 @@ async def auth(
             hint=f"run `{cmd('auth', server)}` in a terminal, or `{cmd('auth', server, '--no-browser')}` "
             "and paste the redirect URL",
         )
-    from orbmcp.auth.flow import authorize
-    from orbmcp.auth.ui_bridge import ProviderUI
 
     if ctx.sessions is not None and ctx.sessions.persistent:
         manager = await ctx.manager()
@@ -64,8 +64,6 @@ async def auth(
 
 
 async def logout(ctx: CommandContext, server: str) -> LoggedOut:
-    from orbmcp.auth.flow import logout as forget
-
     cfg = _oauth_server(ctx, server)
     outcome = await forget(cfg, ctx.config().global_dir)
     revocation = outcome.revocation

@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from orbmcp import environment
+from orbmcp import environment, fs
 from orbmcp.commands.complete import CHECK_FORMATS
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.durations import apply_timeout, parse_duration
+from orbmcp.commands.handlers.lock import live_entry, lock_changes
 from orbmcp.commands.handlers.smoke import SmokeSpec, parse_smoke_calls, run_smoke_call
 from orbmcp.commands.results.check import CheckedServer, CheckFormat, CheckReport, RequiredTool, Verdict
+from orbmcp.commands.results.check_formats import junit_xml, step_summary
 from orbmcp.commands.views import server_detail, status_row, unavailable_row
 from orbmcp.errors import UsageError, cmd
 
@@ -185,7 +187,6 @@ def _lock_changes(manager: Manager | None, path: Path | None, ready: list[str]) 
     """``--lock FILE``: every tool of the ready servers that differs from the lock."""
     if path is None or manager is None:
         return []
-    from orbmcp.commands.handlers.lock import live_entry, lock_changes
 
     return lock_changes(path, {name: live_entry(manager.get(name)) for name in ready}) or []
 
@@ -198,11 +199,7 @@ def _required(manager: Manager | None, spec: str, names: list[str]) -> RequiredT
 
 
 def _write_reports(report: CheckReport, junit_path: Path | None) -> CheckReport:
-    from orbmcp.commands.results.check_formats import junit_xml, step_summary
-
     if junit_path is not None:
-        from orbmcp import fs
-
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         try:
             xml = junit_xml(report, timestamp=stamp, hostname=platform.node() or "localhost")

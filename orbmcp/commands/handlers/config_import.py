@@ -24,9 +24,11 @@ from orbmcp.config.clients import CLIENTS, parse_client
 from orbmcp.config.documents import servers_block
 from orbmcp.config.entries import parse_server
 from orbmcp.config.imports import ClientRead, read_clients, source_of
+from orbmcp.config.jsonc import parse_jsonc
 from orbmcp.config.model import ClientName, ConfigWarning
 from orbmcp.config.settings import Settings
 from orbmcp.errors import UsageError, cmd
+from orbmcp.redact import MASK, redact
 
 
 def config_import(
@@ -151,8 +153,6 @@ def _candidates(
 
 def _secrets(candidates: Mapping[str, tuple[ClientRead, dict[str, object]]], before: str) -> list[str]:
     """Values the diff must not show: env, header and client-secret values, new and existing."""
-    from orbmcp.config.jsonc import parse_jsonc
-
     entries: list[object] = [entry for _, entry in candidates.values()]
     try:
         entries.extend(servers_block(parse_jsonc(before), file=None).values())
@@ -173,8 +173,6 @@ def _secrets(candidates: Mapping[str, tuple[ClientRead, dict[str, object]]], bef
 
 
 def _diff(change: config_edit.FileEdit, secrets: Sequence[str]) -> str:
-    from orbmcp.redact import MASK, redact
-
     lines = difflib.unified_diff(
         change.before.splitlines(keepends=True),
         change.after.splitlines(keepends=True),

@@ -14,6 +14,8 @@ from orbmcp.commands import toollock
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.lock import LockReport, ToolDiff
 from orbmcp.commands.spelling import spell_for
+from orbmcp.config import paths
+from orbmcp.core.session.hints import failure_error
 from orbmcp.errors import ConfigError, ToolError, UsageError, cmd
 
 if TYPE_CHECKING:
@@ -30,8 +32,6 @@ def lock_path(ctx: CommandContext, given: Path | str | None = None) -> Path:
 
 
 def default_lock_path(config: ResolvedConfig) -> Path:
-    from orbmcp.config import paths
-
     if config.config_override is not None:
         return config.config_override.parent / toollock.LOCK_FILE
     project = paths.project_config_dir(config.project.dir)
@@ -57,8 +57,6 @@ def live_entry(sup: Supervisor) -> dict[str, Any]:
 
 
 async def _ready_entries(ctx: CommandContext, names: list[str]) -> tuple[Manager, dict[str, dict[str, Any]]]:
-    from orbmcp.core.session.hints import failure_error
-
     for name in names:
         ctx.server(name)
     manager = await ctx.manager()

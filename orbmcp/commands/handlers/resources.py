@@ -18,6 +18,9 @@ from orbmcp.commands.handlers.saved_files import MEDIA_EXTENSIONS, user_path, wr
 from orbmcp.commands.handlers.tools import each_server, has_capability, ready_servers
 from orbmcp.commands.results.base import Message
 from orbmcp.commands.results.tools import ResourceContents, ResourceListing, SavedContent
+from orbmcp.core.capabilities.subscriptions import follow
+from orbmcp.core.capabilities.templates import parameters
+from orbmcp.core.tooling.calls import list_resource_templates, list_resources, read_resource
 from orbmcp.errors import ProtocolError, UsageError, cmd
 
 if TYPE_CHECKING:
@@ -42,9 +45,6 @@ def is_not_found(message: str) -> bool:
 
 
 async def resources(ctx: CommandContext, server: str | None = None) -> ResourceListing:
-    from orbmcp.core.capabilities.templates import parameters
-    from orbmcp.core.tooling.calls import list_resource_templates, list_resources
-
     sups, notices = await ready_servers(ctx, server, "resources")
     offering = [s for s in sups if has_capability(s, "resources")]
     notices += [f"{s.name}: offers no resources" for s in sups if s not in offering]
@@ -66,8 +66,6 @@ async def resources(ctx: CommandContext, server: str | None = None) -> ResourceL
 async def _read(
     ctx: CommandContext, sup: Supervisor, uri: str, record: list[Interaction]
 ) -> list[dict[str, Any]]:
-    from orbmcp.core.tooling.calls import read_resource
-
     try:
         return await read_resource(sup, uri, asker=ctx.ui, record=record)
     except ProtocolError as err:
@@ -139,8 +137,6 @@ async def _follow(
     ctx: CommandContext, sup: Supervisor, uri: str, target: Path | None, first: ResourceContents
 ) -> Message:
     """Print ``first``, then the resource again after every update, until interrupted."""
-    from orbmcp.core.capabilities.subscriptions import follow
-
     emit = ctx.emit
     assert emit is not None
     emit(first)

@@ -20,7 +20,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.arguments import parse_call_arguments
+from orbmcp.commands.handlers.tools import find_tool
+from orbmcp.commands.results.call import transcript_text
 from orbmcp.commands.results.check import SmokeCall
+from orbmcp.core.tooling.calls import call_tool
 from orbmcp.errors import OrbError, UsageError
 
 if TYPE_CHECKING:
@@ -135,10 +138,6 @@ def _failed_expectation(e: Expectation, text: str, document: Any) -> str | None:
 
 async def run_smoke_call(manager: Manager, spec: SmokeSpec, timeout_s: float | None) -> SmokeCall:
     """Call the tool; a failure to connect, an error or an unmet expectation is a failed call."""
-    from orbmcp.commands.handlers.tools import find_tool
-    from orbmcp.commands.results.call import transcript_text
-    from orbmcp.core.tooling.calls import call_tool
-
     expectations = tuple(e.describe() for e in spec.expectations)
     begin = time.monotonic()
 

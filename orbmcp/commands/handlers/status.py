@@ -11,7 +11,8 @@ from orbmcp.commands.handlers.lock import changed_since_lock
 from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport, StatusRow
 from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import server_detail, status_report, unavailable_detail
-from orbmcp.errors import cmd
+from orbmcp.core.capabilities.server_log import check_level
+from orbmcp.errors import UsageError, cmd
 
 if TYPE_CHECKING:
     from orbmcp.core.session.manager import Manager
@@ -66,11 +67,19 @@ def _with_lock(ctx: CommandContext, manager: Manager, row: StatusRow) -> StatusR
     return row if changed is None else replace(row, warnings=(*row.warnings, changed))
 
 
+def checked_log_level(value: str | None) -> str | None:
+    """``--log-level``'s value as a protocol level, or a usage error listing the levels."""
+    if value is None:
+        return None
+    try:
+        return check_level(value)
+    except ValueError as exc:
+        raise UsageError(f"--log-level: {exc}") from None
+
+
 async def start(
     ctx: CommandContext, server: str, log_level: str | None = None, timeout: str | None = None
 ) -> ServerAction:
-    from orbmcp.commands.handlers.tools import checked_log_level
-
     apply_timeout(ctx, timeout)
     config = ctx.config()
     cfg = ctx.server(server)

@@ -21,12 +21,16 @@ from orbmcp import environment
 from orbmcp.commands.arguments import parse_call_arguments
 from orbmcp.commands.bounded_input import read_argument_files
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.durations import apply_timeout
+from orbmcp.commands.handlers.lock import check_call, tool_diff
 from orbmcp.commands.handlers.saved_files import (
     check_output,
     prepare_dir,
     save_media,
     user_path,
 )
+from orbmcp.commands.handlers.status import checked_log_level
+from orbmcp.commands.pipe_notes import noting
 from orbmcp.commands.results.call import CallOutcome, transcript_text
 from orbmcp.commands.results.lock import ToolDiff
 from orbmcp.commands.results.tools import (
@@ -38,8 +42,11 @@ from orbmcp.commands.results.tools import (
     ToolsToCall,
     prompt_arguments,
 )
+from orbmcp.commands.signature import parameter_rows, signature
 from orbmcp.commands.spelling import spell_for
+from orbmcp.core.session.hints import failure_error
 from orbmcp.core.session.state import State
+from orbmcp.core.tooling.calls import call_tool, get_prompt, list_prompts
 from orbmcp.errors import TimeoutFailed, UsageError, cmd
 from orbmcp.suggest import unknown
 from orbmcp.text import shown_name
@@ -117,8 +124,6 @@ async def ready_servers(
             notices.append(f"{cfg.name}: {cfg.lifecycle}, not connected (`{connect}` connects it)")
     if failed and len(enabled) == 1:
         # The only server there is: its failure is the answer, with its exit status.
-        from orbmcp.core.session.hints import failure_error
-
         raise failure_error(failed[0])
     for sup in failed:
         error = spell_for(sup.snap.last_error or str(sup.state), ctx.front)
@@ -143,8 +148,6 @@ async def each_server(sups: list[Supervisor], fn: Callable[[Supervisor], Awaitab
 
 
 def _entry(tool: BridgedTool) -> ToolEntry:
-    from orbmcp.commands.signature import signature
-
     return ToolEntry(
         server=tool.server,
         name=tool.name,
@@ -166,13 +169,10 @@ async def tools(
     timeout: str | None = None,
     diff: bool = False,
 ) -> ToolListing | ToolDetail | ToolDiff:
-    from orbmcp.commands.durations import apply_timeout
-
     apply_timeout(ctx, timeout)
     if diff:
         if server is None or tool is None:
             raise UsageError("--diff compares two servers: orbmcp tools --diff A B")
-        from orbmcp.commands.handlers.lock import tool_diff
 
         return await tool_diff(ctx, server, tool)
     if server is not None and tool is not None:
@@ -185,8 +185,6 @@ async def tools(
 
 
 async def _one_tool(ctx: CommandContext, server: str, name: str) -> ToolDetail:
-    from orbmcp.commands.signature import parameter_rows
-
     ctx.server(server)
     manager = await ctx.manager()
     await manager.ready(server)
@@ -233,18 +231,6 @@ def naming_the_tool(server: str, what: str) -> Iterator[None]:
         ) from None
 
 
-def checked_log_level(value: str | None) -> str | None:
-    """``--log-level``'s value as a protocol level, or a usage error listing the levels."""
-    if value is None:
-        return None
-    from orbmcp.core.capabilities.server_log import check_level
-
-    try:
-        return check_level(value)
-    except ValueError as exc:
-        raise UsageError(f"--log-level: {exc}") from None
-
-
 def _check_options(timeout: float | None, max_output: int | None) -> None:
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise UsageError(f"--timeout: expected a positive number of seconds, got {timeout}")
@@ -268,8 +254,6 @@ async def call(
     verbose: bool = False,
     log_level: str | None = None,
 ) -> CallOutcome | ToolsToCall:
-    from orbmcp.core.tooling.calls import call_tool
-
     ctx.server(server)
     _check_options(timeout, max_output)
     if tool is None:
@@ -288,7 +272,6 @@ async def call(
     manager = await ctx.manager()
     sup = await manager.ready(server)
     bridged = find_tool(manager, server, tool)
-    from orbmcp.commands.handlers.lock import check_call
 
     check_call(ctx, sup, bridged.name)
     with naming_the_tool(server, f"tool '{bridged.name}'"):
@@ -327,7 +310,6 @@ async def call(
             as_task=task,
             log_level=level,
         )
-        from orbmcp.commands.pipe_notes import noting
 
         waiting = noting(ctx, f"{server}/{bridged.name}", call)
         if timeout is not None and (task or bridged.task_support == "required"):
@@ -390,8 +372,6 @@ async def _tools_to_call(ctx: CommandContext, server: str) -> ToolsToCall:
 
 
 async def prompts(ctx: CommandContext, server: str | None = None) -> PromptListing:
-    from orbmcp.core.tooling.calls import list_prompts
-
     sups, notices = await ready_servers(ctx, server, "prompts")
     offering = [s for s in sups if has_capability(s, "prompts")]
     notices += [f"{s.name}: offers no prompts" for s in sups if s not in offering]
@@ -416,8 +396,6 @@ def prompt_schema(prompt: Mapping[str, Any]) -> dict[str, Any]:
 async def prompt(
     ctx: CommandContext, server: str, name: str, arguments: list[str] | None = None
 ) -> PromptMessages:
-    from orbmcp.core.tooling.calls import get_prompt, list_prompts
-
     ctx.server(server)
     tokens = list(arguments or [])
     stdin_text = await _read_stdin(ctx) if "-" in tokens else None

@@ -8,6 +8,8 @@ the same thing.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -146,8 +148,6 @@ def blob_text(blob_b64: str, mime_type: str | None) -> str | None:
     compact = "".join(blob_b64.split())
     if charset not in _UTF8 or len(compact) * 3 // 4 > MAX_BLOB_TEXT:
         return None
-    import base64
-    import binascii
 
     try:
         return base64.b64decode(compact, validate=True).decode("utf-8")

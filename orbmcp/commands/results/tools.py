@@ -13,6 +13,7 @@ from typing import Any
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.results.base import Result
 from orbmcp.core.capabilities import Interaction
+from orbmcp.core.tooling.registry import tool_json
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,6 @@ class ToolEntry:
     signature: str
 
     def to_json(self) -> dict[str, Any]:
-        from orbmcp.core.tooling.registry import tool_json
-
         return tool_json(
             server=self.server,
             name=self.name,

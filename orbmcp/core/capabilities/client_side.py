@@ -6,6 +6,9 @@ advertises a capability exactly when its callback is set); ``notification`` take
 notifications the generic message handler does not (elicitation complete, resource updated).
 Nothing a server sends can break orbmcp here: every callback answers (an answer or a refusal),
 logs what went wrong, and records what it did for the command that is waiting.
+
+The SDK's types (``mcp_types``) are imported inside the callbacks: an empty ``status`` builds
+supervisors, and with them this module, without loading the SDK.
 """
 
 from __future__ import annotations
@@ -18,6 +21,24 @@ import anyio
 
 from orbmcp.core.capabilities import Interaction
 from orbmcp.core.capabilities.askers import AskerRoute
+from orbmcp.core.capabilities.elicitation import (
+    MAX_MESSAGE,
+    ElicitationAnswer,
+    ElicitationRequest,
+    UnsupportedForm,
+    check_content,
+    parse_form,
+)
+from orbmcp.core.capabilities.sampling import (
+    USER_REJECTED,
+    SamplingAnswer,
+    SamplingFailed,
+    SamplingRequest,
+    check_result,
+    run_command,
+)
+from orbmcp.core.capabilities.server_log import LogMessage, message_from
+from orbmcp.log import log_event
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest, UrlElicitation
@@ -30,15 +51,11 @@ NOBODY = "nobody can answer: no command of this session is waiting on the server
 
 
 def _log(event: str, **fields: Any) -> None:
-    from orbmcp.log import log_event
-
     log_event(event, **fields)
 
 
 async def default_sampling(request: SamplingRequest) -> SamplingAnswer:
     """Without a person to ask: the configured command answers, else orbmcp refuses."""
-    from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingFailed, run_command
-
     if not request.command:
         return SamplingAnswer("reject", reason="no sampling command is configured")
     try:
@@ -85,15 +102,6 @@ class ClientSide:
     async def _on_elicit(self, context: Any, params: Any) -> Any:
         from mcp_types import ElicitRequestURLParams, ElicitResult
 
-        from orbmcp.core.capabilities.elicitation import (
-            MAX_MESSAGE,
-            ElicitationAnswer,
-            ElicitationRequest,
-            UnsupportedForm,
-            check_content,
-            parse_form,
-        )
-
         message = (params.message or "")[:MAX_MESSAGE]
         if isinstance(params, ElicitRequestURLParams):
             request = ElicitationRequest(
@@ -120,8 +128,6 @@ class ClientSide:
 
     async def complete_url_elicitations(self, elicitations: list[UrlElicitation]) -> str | None:
         """Have the person complete each URL a -32042 error names; None when they did, else why not."""
-        from orbmcp.core.capabilities.elicitation import ElicitationRequest
-
         for item in elicitations:
             request = ElicitationRequest(
                 self.server,
@@ -138,8 +144,6 @@ class ClientSide:
         return None
 
     async def _ask(self, request: ElicitationRequest) -> ElicitationAnswer:
-        from orbmcp.core.capabilities.elicitation import ElicitationAnswer
-
         asker = self.route.current()
         if asker is None:
             return ElicitationAnswer("decline", reason=NOBODY)
@@ -151,13 +155,6 @@ class ClientSide:
 
     async def _on_sample(self, context: Any, params: Any) -> Any:
         from mcp_types import CreateMessageResult, ErrorData
-
-        from orbmcp.core.capabilities.sampling import (
-            USER_REJECTED,
-            SamplingAnswer,
-            SamplingRequest,
-            check_result,
-        )
 
         wire = params.model_dump(mode="json", by_alias=True, exclude_none=True)
         wire.pop("_meta", None)
@@ -199,8 +196,6 @@ class ClientSide:
         return self.runtime.features.roots and self._roots() is not None
 
     async def _on_log(self, params: Any) -> None:
-        from orbmcp.core.capabilities.server_log import LogMessage, message_from
-
         message = message_from(params.level, params.logger, params.data)
         self._output(message.line())
         if self.route.has_log_listeners():
@@ -293,8 +288,6 @@ def is_legacy(protocol_version: str | None) -> bool:
 
 
 def _message_text(message: Any) -> str:
-    from orbmcp.core.capabilities.elicitation import MAX_MESSAGE
-
     content = message.get("content") if hasattr(message, "get") else None
     blocks = content if isinstance(content, list) else [content]
     for block in blocks:

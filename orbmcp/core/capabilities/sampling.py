@@ -14,9 +14,12 @@ bounded by ``timeoutMs``, and a failure is a refusal the server sees as an error
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import anyio
 
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
 DEFAULT_TIMEOUT_MS = 120_000
@@ -99,8 +102,6 @@ def check_result(value: object) -> dict[str, Any]:
 
 async def run_command(request: SamplingRequest) -> dict[str, Any]:
     """Run the configured command on ``request``; its result, or ``SamplingFailed``."""
-    import anyio
-
     argv: Sequence[str] = request.command or ()
     if not argv:
         raise SamplingFailed("no sampling command is configured")
@@ -123,10 +124,6 @@ async def run_command(request: SamplingRequest) -> dict[str, Any]:
 async def _run(argv: list[str], data: bytes) -> tuple[int, bytes]:
     """Feed ``data`` to the command and read at most ``MAX_OUTPUT_BYTES`` of its stdout; the
     process is killed when the caller is cancelled (a timeout) or the output is too large."""
-    import subprocess
-
-    import anyio
-
     process = await anyio.open_process(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )

@@ -12,8 +12,12 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcp.client.subscriptions import ResourceUpdated
+from mcp_types import EmptyResult, SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest
+from mcp_types import UnsubscribeRequestParams as UnsubscribeParams
 
 from orbmcp.core.capabilities.client_side import is_legacy
+from orbmcp.core.tooling.calls import request
 from orbmcp.errors import UsageError
 
 if TYPE_CHECKING:
@@ -29,8 +33,6 @@ def _offers_subscriptions(sup: Supervisor) -> bool:
 
 async def follow(sup: Supervisor, uri: str, on_update: Callable[[], Awaitable[None]]) -> None:
     """Until cancelled: ``on_update()`` after every change of ``uri`` the server reports."""
-    from orbmcp.core.tooling.calls import request
-
     if is_legacy(sup.snap.protocol_version):
         if not _offers_subscriptions(sup):
             raise UsageError(
@@ -46,9 +48,6 @@ async def follow(sup: Supervisor, uri: str, on_update: Callable[[], Awaitable[No
 async def _follow_legacy(
     sup: Supervisor, uri: str, on_update: Callable[[], Awaitable[None]], request: Any
 ) -> None:
-    from mcp_types import EmptyResult, SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest
-    from mcp_types import UnsubscribeRequestParams as UnsubscribeParams
-
     changed = anyio.Event()
 
     def listener(updated: str) -> None:
@@ -79,8 +78,6 @@ async def _follow_legacy(
 
 
 async def _follow_modern(sup: Supervisor, uri: str, on_update: Callable[[], Awaitable[None]]) -> None:
-    from mcp.client.subscriptions import ResourceUpdated
-
     client = sup.client
     if client is None:
         raise UsageError(f"server '{sup.name}' is not connected", server=sup.name, reason="not_connected")

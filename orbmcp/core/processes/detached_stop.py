@@ -23,7 +23,18 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import anyio
+
 from orbmcp import log
+from orbmcp.core.processes.proctree import (
+    KILL_REAP_TIMEOUT,
+    GroupProbe,
+    escaped_descendants,
+    signal_group,
+    still_running,
+    stop_escaped,
+    tagged_processes,
+)
 from orbmcp.log import log_event
 
 # How long the child waits for the orbmcp process to exit before it starts the stop anyway.
@@ -69,8 +80,6 @@ def launch(groups: list[HandedOff], *, global_dir: Path, stdin_grace: float, ter
 
 
 def main(argv: list[str]) -> int:
-    import anyio
-
     job = json.loads(argv[0])
     log.configure(Path(job["global_dir"]))  # the same log as the orbmcp run that handed off
     groups = [
@@ -89,8 +98,6 @@ def main(argv: list[str]) -> int:
 
 
 async def _finish(parent: int, groups: list[HandedOff], stdin_grace: float, term_grace: float) -> None:
-    import anyio
-
     phase = "parent_wait_timeout"
     with anyio.move_on_after(_PARENT_EXIT_WAIT_S):
         while os.getppid() == parent:  # re-parented once orbmcp has exited
@@ -103,10 +110,6 @@ async def _finish(parent: int, groups: list[HandedOff], stdin_grace: float, term
 
 
 async def _stop_group(group: HandedOff, stdin_grace: float, term_grace: float) -> None:
-    import anyio
-
-    from orbmcp.core.processes.proctree import KILL_REAP_TIMEOUT, GroupProbe, signal_group, stop_escaped
-
     probe = GroupProbe(group.pgid)
     escaped = dict(group.escaped)
 
@@ -145,16 +148,12 @@ async def _stop_group(group: HandedOff, stdin_grace: float, term_grace: float) -
 
 
 def _escapees(group: HandedOff) -> dict[int, int]:
-    from orbmcp.core.processes.proctree import escaped_descendants, still_running
-
     if not still_running(group.pgid, group.start_ticks):
         return {}
     return dict(escaped_descendants(group.pgid, group.pgid))
 
 
 def _tagged(group: HandedOff) -> dict[int, int]:
-    from orbmcp.core.processes.proctree import tagged_processes
-
     if group.tag is None:
         return {}
     return dict(tagged_processes(group.tag, group.start_ticks, outside_group=group.pgid))

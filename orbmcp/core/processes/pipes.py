@@ -6,6 +6,7 @@ by a close never reads a recycled fd number. Nothing here knows about processes.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -167,8 +168,6 @@ PIPE_BYTES = 1024 * 1024
 def _widen_pipe(fd: int) -> None:
     """A 1 MiB pipe buffer (Linux; the default is 64 KiB): a ten-thousand-tool listing then
     crosses in two writes instead of twenty, each of which waits for the reader to be scheduled."""
-    import fcntl
-
     set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
     if set_size is not None:
         with suppress(OSError):  # not a pipe, or over the system's limit: keep the default

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
+from orbmcp.core.processes.detached_stop import HandedOff
 from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, close_fd, discard_until_eof
 from orbmcp.core.processes.proctree import (
     GROUP_POLL_INTERVAL,
@@ -33,7 +34,6 @@ from orbmcp.log import get_logger
 from orbmcp.processes import proc_state
 
 if TYPE_CHECKING:
-    from orbmcp.core.processes.detached_stop import HandedOff
     from orbmcp.core.processes.reaper import GroupRegistry
     from orbmcp.core.processes.stderr_tail import StderrTail
 
@@ -157,8 +157,6 @@ class ManagedProcess:
         (``core.processes.detached_stop``): the orbmcp program is about to exit and nobody waits for the
         stop. Its registry record stays until that stop removes it. None when nothing runs any
         more (then released as by ``stop``) or a stop already began."""
-        from orbmcp.core.processes.detached_stop import HandedOff
-
         if self._stopping:
             return None
         self._stopping = True

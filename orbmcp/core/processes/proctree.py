@@ -15,6 +15,7 @@ is gone.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 from contextlib import suppress
 
@@ -98,8 +99,6 @@ def escaped_descendants(leader: int, pgid: int) -> list[tuple[int, int]]:
 
 def new_tag() -> str:
     """A tag for one spawned server (see the module docstring)."""
-    import secrets
-
     return secrets.token_hex(12)
 
 

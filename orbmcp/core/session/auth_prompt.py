@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.auth.flow import authorize
+from orbmcp.auth.ui_bridge import ProviderUI
 from orbmcp.core.session.state import State
 from orbmcp.errors import OrbError
 
@@ -58,9 +60,6 @@ class AuthPrompter:
 
     async def authorize(self, manager: Manager, name: str, ui: Any) -> str:
         """Run the interactive flow for one server, then connect it; returns its new state."""
-        from orbmcp.auth.flow import authorize
-        from orbmcp.auth.ui_bridge import ProviderUI
-
         sup = manager.get(name)
         await manager.stop(name)
         try:

@@ -12,6 +12,7 @@ Exceptions are matched by class name and module, so this module never imports mc
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from orbmcp.core.wire.era import (
@@ -36,6 +37,7 @@ from orbmcp.errors import (
     TimeoutFailed,
     cmd,
 )
+from orbmcp.redact import redact  # only when an error is shown: its patterns compile on import
 
 MAX_MESSAGE_CHARS = 400
 _SCOPE = re.compile(r'scope="([^"]*)"')
@@ -243,8 +245,6 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _is_cancellation(exc: BaseException) -> bool:
-    import asyncio
-
     return isinstance(exc, asyncio.CancelledError) or type(exc).__name__ == "Cancelled"
 
 
@@ -275,7 +275,5 @@ def _finish(error: OrbError, server: str) -> OrbError:
 
 
 def _one_line(text: str) -> str:
-    from orbmcp.redact import redact  # only when an error is shown: its patterns compile on import
-
     line = " ".join(redact(text).split())
     return line if len(line) <= MAX_MESSAGE_CHARS else line[: MAX_MESSAGE_CHARS - 1] + "…"

@@ -6,6 +6,8 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import ValidationError
+
 if TYPE_CHECKING:
     from orbmcp.core.tooling.listings import ToolListingSalvage
 
@@ -68,7 +70,6 @@ async def list_tools(
     A page the SDK refuses because of invalid tools is taken from ``salvage`` (the connection's
     raw pages) without them, each skipped tool a warning; the rest of the server stays usable.
     """
-    from pydantic import ValidationError
 
     async def fetch(cursor: str | None) -> tuple[list[Any], str | None]:
         try:

@@ -18,10 +18,13 @@ import anyio
 
 from orbmcp import log
 from orbmcp.core.capabilities import ClientFeatures
+from orbmcp.core.processes.reaper import GroupRegistry
+from orbmcp.core.session.hints import failure_error
 from orbmcp.core.session.runtime import Runtime
 from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import ConnectionFailed, cmd
+from orbmcp.suggest import unknown_server
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -140,8 +143,6 @@ class Manager:
 
     def _reap_stale(self) -> None:
         """Kill process groups that a crashed orbmcp run left behind (verified to be ours)."""
-        from orbmcp.core.processes.reaper import GroupRegistry
-
         try:
             GroupRegistry(self.config.global_dir).reap_stale()
         except OSError:
@@ -152,8 +153,6 @@ class Manager:
     def get(self, name: str) -> Supervisor:
         sup = self.supervisors.get(name)
         if sup is None:
-            from orbmcp.suggest import unknown_server
-
             raise unknown_server(name, list(self.supervisors))
         return sup
 
@@ -280,8 +279,6 @@ class Manager:
             )
         sup = await self.start(name)
         if not sup.connected:
-            from orbmcp.core.session.hints import failure_error
-
             raise failure_error(sup)
         return sup
 

@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orbmcp.core.capabilities import ClientFeatures
+from orbmcp.core.capabilities.roots import roots_of
 from orbmcp.core.tooling.registry import ToolRegistry
+from orbmcp.errors import ConnectionFailed
+from orbmcp.redact import redact
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -81,8 +84,6 @@ class Runtime:
 
     def redact(self, text: str) -> str:
         if self._redactor is None:
-            from orbmcp.redact import redact
-
             secrets = self.extra_secrets
 
             def _redact(t: str) -> str:
@@ -102,8 +103,6 @@ class Runtime:
         """The roots ``cfg``'s server is told: its own, else an agent's, else the settings', else
         the project dir where an embedder set it; None: no roots (the capability is not offered,
         and the server keeps the directories it was started with)."""
-        from orbmcp.core.capabilities.roots import roots_of
-
         if cfg.roots is not None:
             return roots_of(cfg.roots)
         if self.agent_roots is not None:
@@ -120,8 +119,6 @@ class Runtime:
 
     def task_group(self) -> TaskGroup:
         if self.tg is None:
-            from orbmcp.errors import ConnectionFailed
-
             raise ConnectionFailed("the session is closed", reason="session_closed")
         return self.tg
 

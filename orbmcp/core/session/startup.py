@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from orbmcp.core.session.state import State
+
 if TYPE_CHECKING:
     from orbmcp.core.session.manager import Manager
     from orbmcp.core.session.supervisor import Supervisor
@@ -55,8 +57,6 @@ async def first_attempts(
 
 def first_attempt_done(sup: Supervisor) -> bool:
     """Ready, failed, waiting for authorization, or waiting for its first retry."""
-    from orbmcp.core.session.state import State
-
     if sup.state in (State.READY, State.FAILED, State.NEEDS_AUTH):
         return True
     return sup.state == State.STARTING and sup.snap.retries >= 1

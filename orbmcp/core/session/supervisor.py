@@ -16,11 +16,15 @@ import anyio
 
 from orbmcp.core.capabilities.askers import asked_by_nobody
 from orbmcp.core.capabilities.client_side import ClientSide
-from orbmcp.core.processes.exits import ExitRace
+from orbmcp.core.processes.exits import STDERR_WAIT_S, ExitRace, exit_text
 from orbmcp.core.processes.stderr_tail import StderrTail
+from orbmcp.core.session.classify import classify_error
+from orbmcp.core.session.discovery import list_tools
 from orbmcp.core.session.state import Snapshot, State, effective_max_retries, retry_delay
+from orbmcp.core.tooling import toolcache
 from orbmcp.core.wire.connect import Connection, HttpResponses, ProcessExit, SessionCallbacks, open_client
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, cmd
+from orbmcp.log import log_event
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -34,8 +38,6 @@ if TYPE_CHECKING:
 
 
 def _log(event: str, **fields: Any) -> None:
-    from orbmcp.log import log_event
-
     log_event(event, **fields)
 
 
@@ -363,12 +365,9 @@ class Supervisor:
             self.warn(warning)
 
     async def _discover(self, client: Any) -> None:
-        from orbmcp.core.session.discovery import list_tools
-
         tools = await list_tools(client, server=self.name, warn=self.warn, salvage=self.listings)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
         _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
-        from orbmcp.core.tooling import toolcache
 
         # Shell completion offers tool names without connecting: remember the last listing. In a
         # worker thread of the session (a changed list is a durable write), and not awaited: the
@@ -416,8 +415,6 @@ class Supervisor:
             _log("server.listen_unavailable", server=self.name, reason=type(exc).__name__)
 
     async def _watch_process(self) -> None:
-        from orbmcp.core.processes.exits import STDERR_WAIT_S, exit_text
-
         proc = self.process
         assert proc is not None
         code = await proc.wait()
@@ -449,7 +446,6 @@ class Supervisor:
             return exc
         if self._auth_challenge is not None:
             return self._auth_required()
-        from orbmcp.core.session.classify import classify_error
 
         status, www = self.http.refusal or (self.http.status, None)
         error = classify_error(exc, server=self.name, http_status=status, www_authenticate=www)
@@ -459,8 +455,6 @@ class Supervisor:
         return error
 
     def _exited_while_connecting(self, code: int, hint: str | None) -> ConnectionFailed:
-        from orbmcp.core.processes.exits import exit_text
-
         text = exit_text(self.name, code, self.attempt_stderr(), during="while connecting")
         return ConnectionFailed(
             self.runtime.redact(text), server=self.name, hint=hint, reason="server_exited"

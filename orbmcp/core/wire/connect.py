@@ -5,7 +5,9 @@ config, the session's ``Runtime``, the stderr tail to fill, the callbacks for wh
 the session (``SessionCallbacks``) and an ``HttpResponses`` record the caller keeps reading; it
 yields a ``Connection`` value and stops the process it spawned when the block exits. For stdio
 the process is spawned *before* the SDK import finishes, so a server's start-up overlaps the
-~0.7 s ``import mcp``.
+~0.7 s ``import mcp``: the SDK and the modules that import it (``listings``, ``inbound``,
+``transports``, ``auth.provider``) are imported inside the functions that connect, which also keeps
+them out of an empty ``status`` (it imports this module).
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ import anyio
 
 from orbmcp._version import __version__
 from orbmcp.config.transports import kind_of
+from orbmcp.core.processes.reaper import GroupRegistry
+from orbmcp.core.processes.spawn import SpawnSpec, spawn
+from orbmcp.core.wire import era
+from orbmcp.core.wire.flood import NotificationThrottle
 from orbmcp.core.wire.sdk import ensure_sdk
 
 if TYPE_CHECKING:
@@ -30,7 +36,6 @@ if TYPE_CHECKING:
     from orbmcp.core.session.runtime import Runtime
     from orbmcp.core.tooling.listings import ToolListingSalvage
     from orbmcp.core.wire.era import EraCache
-    from orbmcp.core.wire.flood import NotificationThrottle
     from orbmcp.core.wire.raw_channel import RawChannel
     from orbmcp.core.wire.transports import ServerTransport
 
@@ -176,8 +181,6 @@ class _Opener:
             await self._spawn()  # before the SDK import: the server boots while Python imports
         await ensure_sdk()
 
-        from orbmcp.core.wire import era
-
         cache = era.EraCache(self.runtime.era_cache_path)
         key = cfg.definition_hash()
         cached = cache.get(key)
@@ -222,8 +225,6 @@ class _Opener:
         transport: str,
     ) -> tuple[Any, str]:
         """After a failed first attempt: the one retry that may succeed, or ``exc`` again."""
-        from orbmcp.core.wire import era
-
         cfg = self.cfg
         if transport != cfg.transport:
             if not self.http.refused():
@@ -256,9 +257,6 @@ class _Opener:
             raise refused from None
 
     async def _spawn(self) -> None:
-        from orbmcp.core.processes.reaper import GroupRegistry
-        from orbmcp.core.processes.spawn import SpawnSpec, spawn
-
         cfg = self.cfg
         assert cfg.command is not None
         spec = SpawnSpec(
@@ -305,8 +303,6 @@ class _Opener:
         from mcp_types import Implementation
 
         from orbmcp.core.tooling.listings import ToolListingSalvage
-        from orbmcp.core.wire import era
-        from orbmcp.core.wire.flood import NotificationThrottle
         from orbmcp.core.wire.inbound import guarded
         from orbmcp.core.wire.transports import transport_for
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orbmcp import fs
+from orbmcp.core.session import cache_writes
 
 Era = Literal["modern", "legacy"]
 
@@ -167,8 +168,6 @@ class EraCache:
                 newest = sorted(entries.items(), key=lambda kv: _timestamp(kv[1]), reverse=True)
                 entries = dict(newest[:MAX_CACHE_ENTRIES])
             return {"format": CACHE_FORMAT, "servers": entries}
-
-        from orbmcp.core.session import cache_writes
 
         cache_writes.update(self.path, apply, max_bytes=MAX_CACHE_BYTES)
 

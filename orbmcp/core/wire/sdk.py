@@ -7,7 +7,9 @@ This is library code, also inside someone else's agent: it leaves the process al
 collector, switch interval, warning filter or log level is changed here). The process owner may
 wrap the import (``wrap_import``); the CLI entry point does, to make it faster
 (``orbmcp.frontends.process_tuning``). What correctness needs stays here: the relay that turns a
-tool the SDK drops from a listing into a warning of its server.
+tool the SDK drops from a listing into a warning of its server. Every command imports this module
+(``--help`` included), so ``anyio``, ``logging`` and ``discovery`` (pydantic) are imported inside
+the functions that need them.
 """
 
 from __future__ import annotations

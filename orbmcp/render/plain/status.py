@@ -19,6 +19,7 @@ from orbmcp.commands.results.status import (
 )
 from orbmcp.render.plain.basic import aligned
 from orbmcp.render.plain.dispatch import renders
+from orbmcp.render.plain.lock import change_lines
 from orbmcp.text import one_line, safe_text
 
 # Sub-capabilities worth naming beside their capability, as the wire spells them.
@@ -229,6 +230,7 @@ def check_report(report: CheckReport) -> str:
     ``--format github`` the workflow commands come first (GitHub shows them as annotations)."""
     lines: list[str] = []
     if report.format == "github":
+        # Budget: check_formats loads xml and urllib; only --format github needs it.
         from orbmcp.commands.results.check_formats import github_annotations
 
         lines += github_annotations(report)
@@ -247,8 +249,6 @@ def check_report(report: CheckReport) -> str:
             outcome = "ok" if c.ok else f"FAILED: {one_line(c.failure or '', max_len=300)}"
             lines.append(f"  {one_line(c.spec)}  {outcome}")
     if report.lock_changes:
-        from orbmcp.render.plain.lock import change_lines
-
         lines.append(f"changed since the lock ({one_line(report.lock_file or '')}):")
         lines += change_lines(report.lock_changes)
     if report.problems:
