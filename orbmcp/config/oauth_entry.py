@@ -45,7 +45,7 @@ def _spelled(info: ValidationInfo) -> str:
 class OAuthEntry(BaseModel):
     """``{"type": "oauth", ...}``; validated with ``context={"auth_key": "auth" or "oauth"}``."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     client_id: str | None = None
     client_secret: str | None = None
