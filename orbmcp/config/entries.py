@@ -72,7 +72,9 @@ def parse_server(
     part: StdioEntry | HttpEntry | SseEntry | None = None
     if transport is not None:
         try:
-            part = TRANSPORT_MODELS[transport].model_validate({**entry, "transport": transport}, context=context)
+            part = TRANSPORT_MODELS[transport].model_validate(
+                {**entry, "transport": transport}, context=context
+            )
         except ValidationError as exc:
             problems.add_errors(exc)
     options: EntryOptions | None = None
