@@ -118,7 +118,8 @@ def load_config(
         [
             SettingsLayer(layer.document, _str(layer.file), project=layer.source == "project")
             for layer in file_layers
-        ]
+        ],
+        env,
     )
     warnings.extend(settings_warnings)
     if settings.roots is not None:
@@ -220,7 +221,7 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
             file_layers.append(_file_layer("global", path, document))
             if path.name != paths.SETTINGS_FILE:  # the agent's settings file holds much else
                 warnings.extend(document_warnings(document, file=str(path)))
-    clients = imports.active_clients(_global_settings(file_layers))
+    clients = imports.active_clients(_global_settings(file_layers, env))
     reads = (
         imports.read_clients(clients, pdir, environ=env, warnings=warnings, cache_dir=gdir / "cache")
         if clients
@@ -235,9 +236,10 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
     return file_layers, project_info, reads, approved, untrusted
 
 
-def _global_settings(layers: list[_Layer]) -> Settings:
-    """The settings the global files state (what decides which other clients are read)."""
-    return Settings.from_files([SettingsLayer(layer.document, _str(layer.file)) for layer in layers])[0]
+def _global_settings(layers: list[_Layer], env: Mapping[str, str]) -> Settings:
+    """The settings the global files (and the settings variables) state: what decides which other
+    clients are read."""
+    return Settings.from_files([SettingsLayer(layer.document, _str(layer.file)) for layer in layers], env)[0]
 
 
 def _str(path: Path | None) -> str | None:

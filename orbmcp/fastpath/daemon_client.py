@@ -99,7 +99,7 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     if sock is None:
         if os.path.exists(sock_path):
             _forget_stale(sock_path)
-        if not auto_start_enabled(scope):
+        if not auto_start_enabled(scope, env):
             return None
         try:
             sock = _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
@@ -133,8 +133,12 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     return code if isinstance(code, int) else None
 
 
-def auto_start_enabled(scope: Scope) -> bool:
-    """The global setting ``"daemon": "auto"`` (settings.json top level, or mcp.json ``settings``)."""
+def auto_start_enabled(scope: Scope, environ: Mapping[str, str] | None = None) -> bool:
+    """The global setting ``"daemon": "auto"``: its variable (``ORBMCP_DAEMON``, above every
+    file, as in the settings model), else settings.json top level or mcp.json ``settings``."""
+    variable = environment.setting("daemon", environ)
+    if variable is not None and variable[1].strip() in ("auto", "off"):
+        return variable[1].strip() == "auto"  # a bad value is the one-shot run's to report
     from pathlib import Path
 
     from orbmcp.config.jsonc import read_jsonc
