@@ -42,6 +42,7 @@ from orbmcp.config.basics import (
     ConfigWarning,
     SamplingConfig,
 )
+from orbmcp.config.clients import CLIENTS, parse_client
 from orbmcp.config.deferred_asyncio import asyncio_on_first_use
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.problems import MAX_DURATION_MS, Problems, as_int, invalid, show
@@ -325,8 +326,6 @@ def _validated(field_name: str, value: object) -> object:
 
 def _imports(problems: Problems, value: object, stated: dict[str, object]) -> None:
     """``imports``: a list of client names; an unknown name is dropped with a warning."""
-    from orbmcp.config.clients import CLIENTS, parse_client
-
     if not isinstance(value, list):
         problems.ignore(
             f'"settings.imports" must be a list of client names (got {show(value)}); ignored',
