@@ -99,6 +99,8 @@ KEPT_OUT = ["asyncio", "anyio", "mcp", "httpx2", "psutil"]
         ["config", "validate"],
         ["config", "paths"],
         ["add", "other", "--lazy", "--overwrite", "--", "true"],
+        ["status"],  # one-shot, only a lazy server: nothing to connect, so no session either
+        ["status", "--project", "."],  # through the Typer app, not the bare-status fast path
     ],
 )
 def test_config_only_commands_import_no_event_loop_and_build_only_the_models_they_use(
