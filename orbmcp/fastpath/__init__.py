@@ -23,6 +23,9 @@ Two tricks outside this package stay because ``bench/bench_fastpath_tricks.py`` 
   child): nothing measurable on a server that exits at stdin EOF (2.44 s against 2.48 s), but a
   server whose process group outlives EOF costs the command the stdin grace period and SIGTERM
   without it: 2.57 s instead of 4.74 s.
+- ``config/deferred_asyncio.py`` (pydantic-settings imported without asyncio, which it imports
+  for a method orbmcp never calls): ~40 ms CPU less on every config-only command, ~0.4x of their
+  baseline, ``import typer, rich.console`` (their budget is 3x; ``bench/bench_startup.py``).
 
 Outside the fast paths, modules import at module top like ordinary Python.
 """
