@@ -13,8 +13,9 @@ top (``tests/test_cli_foundation.py``, ``tests/commands/test_complete.py`` and
 - ``argv``: reads the program's own options off a command line without a parser (which command,
   ``--project``, ``--config``, ``--json``, ``--help``), for the paths above and the daemon.
 
-Two tricks outside this package stay because ``bench/bench_fastpath_tricks.py`` shows they matter
-(each on and off, alternately, in one run; 9 runs on this project's 2-core machine, loaded):
+Three tricks outside this package stay because a benchmark shows they matter (the first two:
+``bench/bench_fastpath_tricks.py``, each on and off, alternately, in one run; 9 runs on this
+project's 2-core machine, loaded):
 
 - ``frontends/sdk_trim.py`` (the MCP SDK's client without its server stack, in the program's own
   client process): 420 modules instead of 588, 781 ms CPU instead of 986 (-21 %) for the SDK
