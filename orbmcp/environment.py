@@ -102,6 +102,12 @@ def setting(key: str, environ: Environ = None) -> tuple[str, str] | None:
     return None
 
 
+def stated_settings(environ: Environ = None) -> dict[str, str]:
+    """Every settings variable that is set, with its value: a session daemon runs a client's
+    command only when the client states the same ones as the daemon's own environment."""
+    return {name: _value(name, environ) for name in SETTINGS if _value(name, environ)}
+
+
 def _path(name: str, environ: Environ) -> Path | None:
     value = _value(name, environ)
     if not value:
