@@ -112,7 +112,7 @@ def _path(name: str, environ: Environ) -> Path | None:
     value = _value(name, environ)
     if not value:
         return None
-    from pathlib import Path
+    from pathlib import Path  # not at top: the daemon's client (every invocation) reads only text
 
     return Path(value)
 
@@ -174,7 +174,7 @@ def max_input_bytes(environ: Environ = None) -> int:
 
 def home(environ: Environ = None) -> Path:
     """The user's home directory: ``HOME``, else what the platform says."""
-    from pathlib import Path
+    from pathlib import Path  # not at top: see ``_path``
 
     return _path(HOME, environ) or Path.home()
 
