@@ -16,6 +16,7 @@ lists the start-up tricks).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -23,8 +24,6 @@ import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-
-NAME = "asyncio"
 
 
 class _OnFirstUse(types.ModuleType):
@@ -37,17 +36,23 @@ class _OnFirstUse(types.ModuleType):
 
 
 @contextmanager
-def asyncio_on_first_use() -> Iterator[None]:
-    """Within the block, ``import asyncio`` binds a stand-in instead of importing asyncio."""
-    if NAME in sys.modules:
+def on_first_use(name: str) -> Iterator[None]:
+    """Within the block, ``import <name>`` binds a stand-in instead of importing the module (a
+    module already imported is left as it is)."""
+    if name in sys.modules:
         yield
         return
-    stand_in = _OnFirstUse(NAME)
+    stand_in = _OnFirstUse(name)
     # ``import`` reads the spec (is it still initialising?) without importing anything.
-    stand_in.__spec__ = importlib.util.find_spec(NAME)
-    sys.modules[NAME] = stand_in
+    stand_in.__spec__ = importlib.util.find_spec(name)
+    sys.modules[name] = stand_in
     try:
         yield
     finally:
-        if sys.modules.get(NAME) is stand_in:
-            del sys.modules[NAME]
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
+
+
+def asyncio_on_first_use() -> contextlib.AbstractContextManager[None]:
+    """Within the block, ``import asyncio`` binds a stand-in instead of importing asyncio."""
+    return on_first_use("asyncio")
