@@ -16,13 +16,12 @@ lists the start-up tricks).
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
 import sys
 import types
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 
@@ -53,6 +52,6 @@ def on_first_use(name: str) -> Iterator[None]:
             del sys.modules[name]
 
 
-def asyncio_on_first_use() -> contextlib.AbstractContextManager[None]:
+def asyncio_on_first_use() -> AbstractContextManager[None]:
     """Within the block, ``import asyncio`` binds a stand-in instead of importing asyncio."""
     return on_first_use("asyncio")
