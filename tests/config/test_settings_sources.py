@@ -47,10 +47,13 @@ def test_a_project_cannot_state_a_global_only_setting() -> None:
     ]
 
 
-def test_no_dotenv_or_environment_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cloned project must not bring settings through a .env file or the environment."""
+def test_no_dotenv_nor_pydantic_settings_own_environment_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cloned project must not bring settings through a .env file (not even with orbmcp's own
+    names), and only orbmcp's ``ORBMCP_*`` names are read from the environment."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / ".env").write_text("TOOL_PREFIX=evil\nDAEMON=auto\n")
+    (tmp_path / ".env").write_text("TOOL_PREFIX=evil\nDAEMON=auto\nORBMCP_TOOL_PREFIX=evil\n")
     monkeypatch.setenv("TOOL_PREFIX", "evil")
     monkeypatch.setenv("DAEMON", "auto")
     settings = Layout(tmp_path).load().settings
