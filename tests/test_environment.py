@@ -110,3 +110,9 @@ def test_a_settings_variable_is_read_by_its_key_and_empty_means_unset() -> None:
     assert environment.setting("daemon", {"ORBMCP_DAEMON": ""}) is None
     assert environment.setting("daemon", {}) is None
     assert set(environment.SETTINGS) <= set(environment.VARIABLES)  # cleared like every other
+
+
+def test_stated_settings_are_the_settings_variables_set() -> None:
+    environ = {"ORBMCP_LOCK": "strict", "ORBMCP_DAEMON": "", "ORBMCP_DEBUG": "1"}
+    assert environment.stated_settings(environ) == {"ORBMCP_LOCK": "strict"}
+    assert environment.stated_settings({}) == {}
