@@ -2,17 +2,19 @@
 
 Every variable orbmcp reads for itself is named and parsed here and nowhere else, so each has one
 spelling and one rule: ``ORB_AGENT_DIR``, ``ORBMCP_CONFIG``, ``ORBMCP_PROJECT``, ``ORBMCP_DEBUG``
-(alias ``PI_MCP_DEBUG``), ``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON``, ``ORBMCP_MAX_INPUT_MIB`` and
-``GITHUB_STEP_SUMMARY``; and, to find other MCP clients' config files, the variables those clients
-themselves honour (``HOME``, ``XDG_CONFIG_HOME``, ``APPDATA``, ``PI_CODING_AGENT_DIR``,
-``CODEX_HOME``). A new one is added here. An empty value counts as unset. Values come from the real
-process environment (or a mapping a caller passes), never from a ``.env`` file or a config file: a
-cloned project must not be able to move the config or the state.
+(alias ``PI_MCP_DEBUG``), ``NO_COLOR``, ``CI``, ``ORBMCP_NO_DAEMON``, ``ORBMCP_MAX_INPUT_MIB``,
+``GITHUB_STEP_SUMMARY`` and the settings' variables (``SETTINGS``); and, to find other MCP
+clients' config files, the variables those clients themselves honour (``HOME``,
+``XDG_CONFIG_HOME``, ``APPDATA``, ``PI_CODING_AGENT_DIR``, ``CODEX_HOME``). A new one is added
+here. An empty value counts as unset. Values come from the real process environment (or a mapping
+a caller passes), never from a ``.env`` file or a config file: a cloned project must not be able
+to move the config or the state, nor state a setting the way the user's own environment does.
 
-Not a source of the pydantic-settings model (``config/settings.py``, the config files' settings):
-these are read on the fast paths (completion on every keystroke, the daemon's client before every
-command, ``--version``), which never import pydantic (~100-140 ms with pydantic-settings). Stdlib
-only.
+The variables that state a setting (``SETTINGS``: ``ORBMCP_TOOL_PREFIX``, ``ORBMCP_DAEMON``, ...)
+are a source of the pydantic-settings model (``config/settings.py``), above every config file;
+that source takes their names from here. Everything in this module is read on the fast paths
+too (completion on every keystroke, the daemon's client before every command, ``--version``),
+which never import pydantic (~100-140 ms with pydantic-settings): stdlib only.
 """
 
 from __future__ import annotations
@@ -36,6 +38,18 @@ PI_DEBUG = "PI_MCP_DEBUG"
 # Set by GitHub Actions: the Markdown file a step appends its summary to.
 GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 MAX_INPUT = "ORBMCP_MAX_INPUT_MIB"
+# The settings a variable may state, above every config file's value (variable -> the settings
+# key it stands for). The one list: ``config/settings.py``'s environment source reads it (and
+# validates the values as it validates a file's), the fast paths read a value with ``setting``.
+SETTINGS: Mapping[str, str] = {
+    "ORBMCP_TOOL_PREFIX": "toolPrefix",
+    "ORBMCP_TOOL_NAMING": "toolNaming",
+    "ORBMCP_REQUEST_TIMEOUT_MS": "requestTimeoutMs",
+    "ORBMCP_MAX_RETRIES": "maxRetries",
+    "ORBMCP_DAEMON": "daemon",
+    "ORBMCP_TOKEN_STORE": "tokenStore",
+    "ORBMCP_LOCK": "lock",
+}
 VARIABLES = (
     GLOBAL_DIR,
     CONFIG,
@@ -47,6 +61,7 @@ VARIABLES = (
     NO_DAEMON,
     MAX_INPUT,
     GITHUB_STEP_SUMMARY,
+    *SETTINGS,
 )
 
 # Not read from orbmcp's own environment: set in each stdio server's, so that its descendants
@@ -78,11 +93,26 @@ def text(name: str, environ: Environ = None) -> str:
     return _value(name, environ)
 
 
+def setting(key: str, environ: Environ = None) -> tuple[str, str] | None:
+    """The variable that states the settings key ``key`` (``"daemon"``) and its raw value, or
+    None when it is unset (or empty)."""
+    for name, stated in SETTINGS.items():
+        if stated == key and _value(name, environ):
+            return name, _value(name, environ)
+    return None
+
+
+def stated_settings(environ: Environ = None) -> dict[str, str]:
+    """Every settings variable that is set, with its value: a session daemon runs a client's
+    command only when the client states the same ones as the daemon's own environment."""
+    return {name: _value(name, environ) for name in SETTINGS if _value(name, environ)}
+
+
 def _path(name: str, environ: Environ) -> Path | None:
     value = _value(name, environ)
     if not value:
         return None
-    from pathlib import Path
+    from pathlib import Path  # not at top: the daemon's client (every invocation) reads only text
 
     return Path(value)
 
@@ -144,7 +174,7 @@ def max_input_bytes(environ: Environ = None) -> int:
 
 def home(environ: Environ = None) -> Path:
     """The user's home directory: ``HOME``, else what the platform says."""
-    from pathlib import Path
+    from pathlib import Path  # not at top: see ``_path``
 
     return _path(HOME, environ) or Path.home()
 

@@ -60,6 +60,12 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
         "How much call reads from stdin (-) or one k=@FILE, in MiB (default 16, at most 4096); "
         "more is a usage error (exit 2).",
     ),
+    (
+        "ORBMCP_TOOL_PREFIX, ORBMCP_TOOL_NAMING, ORBMCP_REQUEST_TIMEOUT_MS, ORBMCP_MAX_RETRIES, "
+        "ORBMCP_DAEMON, ORBMCP_TOKEN_STORE, ORBMCP_LOCK",
+        "The settings toolPrefix, toolNaming, requestTimeoutMs, maxRetries, daemon, tokenStore and lock, "
+        "above every config file; a bad value is a config error naming the variable (exit 3).",
+    ),
 )
 
 FILES: tuple[tuple[str, str], ...] = (

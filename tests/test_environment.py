@@ -103,3 +103,16 @@ def test_the_shell_takes_project_and_config_from_the_environment(
     paths = json.loads(capsys.readouterr().out)
     assert paths["projectFiles"][0] == str(tmp_path / "project" / ".orb" / "settings.json")
     assert paths["configOverride"] == str(tmp_path / "only.json")
+
+
+def test_a_settings_variable_is_read_by_its_key_and_empty_means_unset() -> None:
+    assert environment.setting("daemon", {"ORBMCP_DAEMON": "auto"}) == ("ORBMCP_DAEMON", "auto")
+    assert environment.setting("daemon", {"ORBMCP_DAEMON": ""}) is None
+    assert environment.setting("daemon", {}) is None
+    assert set(environment.SETTINGS) <= set(environment.VARIABLES)  # cleared like every other
+
+
+def test_stated_settings_are_the_settings_variables_set() -> None:
+    environ = {"ORBMCP_LOCK": "strict", "ORBMCP_DAEMON": "", "ORBMCP_DEBUG": "1"}
+    assert environment.stated_settings(environ) == {"ORBMCP_LOCK": "strict"}
+    assert environment.stated_settings({}) == {}

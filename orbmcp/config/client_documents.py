@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from orbmcp import fs
 from orbmcp.config.clients import ClientFile
 from orbmcp.config.jsonc import parse_jsonc
 from orbmcp.config.translate import Malformed
@@ -82,8 +83,6 @@ class Documents:
 
     def _entries(self) -> dict[str, object]:
         if self._cache is None:
-            from orbmcp import fs
-
             assert self._cache_path is not None
             loaded = fs.read_json_object(self._cache_path, max_bytes=MAX_CACHE_BYTES)
             entries = loaded.get("files") if loaded is not None else None
@@ -113,8 +112,6 @@ class Documents:
         """Write the cache if a big file was parsed; a failure leaves it as it was."""
         if not self._dirty or self._cache_path is None or self._cache is None:
             return
-        from orbmcp import fs
-
         present = {key: value for key, value in self._cache.items() if os.path.exists(key)}
         try:
             fs.atomic_write(self._cache_path, json.dumps({"files": present}), durable=False)
@@ -135,7 +132,7 @@ def _text(path: Path) -> str:
 def _parse(file: ClientFile, text: str) -> dict[str, object]:
     try:
         if file.format == "codex":
-            import tomllib
+            import tomllib  # ~12 ms: only for Codex's file, and only when it changed (see above)
 
             try:
                 return tomllib.loads(text)

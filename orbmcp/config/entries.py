@@ -11,9 +11,9 @@ will be used, so an entry nobody approved never reads the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from orbmcp.config.documents import (
     ENTRY_KEYS,
@@ -32,10 +32,15 @@ from orbmcp.config.stdio_entry import StdioEntry
 from orbmcp.config.transports import is_local
 from orbmcp.suggest import close_names
 
-# What an entry's transport part is: the ``transport`` key, resolved from ``type`` or from which
-# of ``command``/``url`` the entry has (``transport_of``) before pydantic picks the model.
-TransportEntry = Annotated[StdioEntry | HttpEntry | SseEntry, Field(discriminator="transport")]
-_TRANSPORT_ENTRY: TypeAdapter[StdioEntry | HttpEntry | SseEntry] = TypeAdapter(TransportEntry)
+# The model of an entry's transport part, by the transport ``transport_of`` resolved (from
+# ``transport``/``type`` or from which of ``command``/``url`` the entry has). Picked here rather
+# than by a discriminated union: each model builds its validator on first use (``defer_build``),
+# so a config that has no SSE server never builds the SSE one (the config commands' budget).
+TRANSPORT_MODELS: Mapping[Transport, type[StdioEntry | HttpEntry | SseEntry]] = {
+    "stdio": StdioEntry,
+    "streamable-http": HttpEntry,
+    "sse": SseEntry,
+}
 _TRANSPORTS: Mapping[str, Transport] = {
     "stdio": "stdio",
     "streamable-http": "streamable-http",
@@ -67,7 +72,9 @@ def parse_server(
     part: StdioEntry | HttpEntry | SseEntry | None = None
     if transport is not None:
         try:
-            part = _TRANSPORT_ENTRY.validate_python({**entry, "transport": transport}, context=context)
+            part = TRANSPORT_MODELS[transport].model_validate(
+                {**entry, "transport": transport}, context=context
+            )
         except ValidationError as exc:
             problems.add_errors(exc)
     options: EntryOptions | None = None

@@ -15,7 +15,7 @@ from orbmcp.config.settings import MAX_RETRIES_LIMIT, Settings
 
 
 class EntryOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True, defer_build=True)
 
     enabled: bool | None = None
     disabled: bool | None = None

@@ -16,7 +16,7 @@ STDIO_ONLY = ("args", "env", "cwd")
 class UrlEntry(BaseModel):
     """The fields every HTTP transport shares: ``url`` and ``headers``."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     url: str
     headers: dict[str, str] = {}

@@ -21,10 +21,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from orbmcp import environment, log
 from orbmcp.config import imports, names_cache, paths, registry
+from orbmcp.config.clients import client_files
 from orbmcp.config.documents import apply_override, document_warnings, is_partial, servers_block
 from orbmcp.config.entries import parse_override, parse_server
 from orbmcp.config.expand import expand_roots, finalize
@@ -39,11 +39,17 @@ from orbmcp.config.model import (
     UnavailableEntry,
 )
 from orbmcp.config.settings import Settings, SettingsLayer
+from orbmcp.config.trust import (
+    ProjectReview,
+    TrustCheck,
+    approval_recorded,
+    check_trust,
+    project_server_names,
+    read_project,
+    review_documents,
+)
 from orbmcp.config.unavailable import unavailable_entries, untrusted_entry
 from orbmcp.errors import ConfigError
-
-if TYPE_CHECKING:
-    from orbmcp.config.trust import ProjectReview
 
 
 class _Layer:
@@ -118,7 +124,8 @@ def load_config(
         [
             SettingsLayer(layer.document, _str(layer.file), project=layer.source == "project")
             for layer in file_layers
-        ]
+        ],
+        env,
     )
     warnings.extend(settings_warnings)
     if settings.roots is not None:
@@ -173,8 +180,6 @@ def _candidates(
 ) -> tuple[Path, ...]:
     if override is not None:
         return ()
-    from orbmcp.config.clients import client_files
-
     files = (f.path for c in imports.active_clients(settings) for f in client_files(c, pdir, environ=env))
     return tuple(dict.fromkeys(files))
 
@@ -220,7 +225,7 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
             file_layers.append(_file_layer("global", path, document))
             if path.name != paths.SETTINGS_FILE:  # the agent's settings file holds much else
                 warnings.extend(document_warnings(document, file=str(path)))
-    clients = imports.active_clients(_global_settings(file_layers))
+    clients = imports.active_clients(_global_settings(file_layers, env))
     reads = (
         imports.read_clients(clients, pdir, environ=env, warnings=warnings, cache_dir=gdir / "cache")
         if clients
@@ -235,9 +240,10 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
     return file_layers, project_info, reads, approved, untrusted
 
 
-def _global_settings(layers: list[_Layer]) -> Settings:
-    """The settings the global files state (what decides which other clients are read)."""
-    return Settings.from_files([SettingsLayer(layer.document, _str(layer.file)) for layer in layers])[0]
+def _global_settings(layers: list[_Layer], env: Mapping[str, str]) -> Settings:
+    """The settings the global files (and the settings variables) state: what decides which other
+    clients are read."""
+    return Settings.from_files([SettingsLayer(layer.document, _str(layer.file)) for layer in layers], env)[0]
 
 
 def _str(path: Path | None) -> str | None:
@@ -264,15 +270,6 @@ def _project_info(
     existing = own + imported
     if not existing:
         return ProjectInfo(pdir, (), trusted=False, loaded=False), [], [], frozenset(), {}
-    # Only now: most directories have no project config, and trust costs hashing and imports.
-    from orbmcp.config.trust import (
-        approval_recorded,
-        check_trust,
-        project_server_names,
-        read_project,
-        review_documents,
-    )
-
     recorded, store_warnings = approval_recorded(gdir, pdir)
     if not recorded and host_trust is None:
         # Never approved (a cloned repository, say): the status line needs only its server
@@ -320,8 +317,6 @@ def _project_info(
     if host_trust is not None:
         # The host asked its user (an agent host's own project-trust prompt); its answer covers the
         # project as it is right now, every server included.
-        from orbmcp.config.trust import TrustCheck
-
         keys = frozenset(s.key for s in review.servers) if host_trust else frozenset()
         check = TrustCheck("trusted" if host_trust else "untrusted", keys, (), check.warnings)
     state: TrustState = check.state

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -205,8 +205,6 @@ class ResolvedConfig:
     def only(self, server: ServerConfig) -> ResolvedConfig:
         """This configuration with ``server`` (named on a command line) as its one server: the
         settings kept, the files' servers and their warnings left out."""
-        from dataclasses import replace
-
         warnings = tuple(w for w in self.warnings if w.server is None)
         # The person asked for this server by hand: a switched-off extension does not hide it.
         settings = self.settings.model_copy(update={"extension_enabled": True})

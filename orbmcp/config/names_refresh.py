@@ -4,18 +4,17 @@ a child process when its record is missing or out of date, so that it never impo
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
+from orbmcp import fs
+from orbmcp.config import paths
+from orbmcp.config.loader import load_config
+from orbmcp.config.names_cache import recorded_servers
+
 
 def main(argv: list[str]) -> int:
-    import json
-
-    from orbmcp import fs
-    from orbmcp.config import paths
-    from orbmcp.config.loader import load_config
-    from orbmcp.config.names_cache import recorded_servers
-
     # The loader records names only in a global dir that exists; completion asks for them on
     # every Tab, so here (and only here) the private global dir is created for the record.
     try:

@@ -3,13 +3,18 @@
 Only OAuth 2.1 is configured here; static tokens belong in ``headers``. Several spellings are
 accepted for each field (camelCase, snake_case, the names other MCP clients use); the first one
 listed is the documented one, and the one messages name is the one the file used.
+
+The fields are ``AuthConfig``'s (``model.py``, the resolved value every other layer reads), listed
+once: ``OAuthEntry`` is a pydantic dataclass over that dataclass, adding only the validators.
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
+from pydantic.dataclasses import dataclass
 
 from orbmcp.config import entry_values as values
 from orbmcp.config.jsonc import type_name
@@ -42,20 +47,11 @@ def _spelled(info: ValidationInfo) -> str:
     return str(names.get(info.field_name, f"auth.{info.field_name}"))
 
 
-class OAuthEntry(BaseModel):
-    """``{"type": "oauth", ...}``; validated with ``context={"auth_key": "auth" or "oauth"}``."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    client_id: str | None = None
-    client_secret: str | None = None
-    client_name: str | None = None
-    scope: str | None = None
-    redirect_port: int | None = None
-    client_metadata_url: str | None = None
-    # The spec says refuse when the AS does not advertise S256; an entry may opt out explicitly.
-    allow_missing_pkce_advertisement: bool = False
-    token_endpoint_auth_method: str | None = None
+@dataclass(frozen=True, config=ConfigDict(extra="ignore", defer_build=True))
+class OAuthEntry(AuthConfig):
+    """``{"type": "oauth", ...}``; validated with ``context={"auth_key": "auth" or "oauth"}``.
+    ``type`` and ``credential_store`` keep their defaults: the first is checked, the second is a
+    global setting's (``tokenStore``), never an entry's."""
 
     @model_validator(mode="before")
     @classmethod
@@ -132,4 +128,6 @@ class OAuthEntry(BaseModel):
         return checked
 
     def config(self, credential_store: str = "file") -> AuthConfig:
-        return AuthConfig(**self.model_dump(), credential_store=credential_store)
+        """The plain ``AuthConfig`` (equal to one built in code), secrets kept where the setting says."""
+        values = {f.name: getattr(self, f.name) for f in fields(AuthConfig)}
+        return AuthConfig(**{**values, "credential_store": credential_store})

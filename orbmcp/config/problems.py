@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import PydanticCustomError
+
 from orbmcp.config.basics import ConfigWarning
 from orbmcp.config.jsonc import type_name
 
 if TYPE_CHECKING:
     from pydantic import ValidationError, ValidationInfo
-    from pydantic_core import PydanticCustomError
 
 # The longest wait any setting may ask for: a day. Far above anything useful, and far below the
 # values (1e308, 10**400) that overflow once turned into seconds.
@@ -83,8 +84,6 @@ class Problems:
 
 def invalid(message: str) -> PydanticCustomError:
     """The error a validator raises: orbmcp's message, kept verbatim in the ValidationError."""
-    from pydantic_core import PydanticCustomError
-
     return PydanticCustomError(ERROR_TYPE, "{message}", {"message": message})
 
 

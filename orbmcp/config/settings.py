@@ -1,21 +1,27 @@
 """orbmcp's settings: one ``pydantic_settings.BaseSettings`` over the config files' layers.
 
 Sources, highest precedence first (``Settings.settings_customise_sources``): values given in code,
-then one JSONC source per file, in the documented order: project ``.orb/mcp.json``, project
-``.orb/settings.json``, global ``mcp.json``, global ``settings.json`` (or the one ``--config``
-file). A file states ``settings`` (``daemon`` and ``imports`` also at the top level, as the orb
-agent's ``settings.json`` does) and ``goExtensions.mcp``. Each source validates its own keys one
-by one: a bad value is ignored with a warning naming the file and key, and the layers below it
-still count; a key a file leaves out never resets what a lower one set (a project file carries no
-defaults). Settings that only the user's own files may state are dropped from a project's.
+then orbmcp's settings variables (``ORBMCP_TOOL_PREFIX``, ``ORBMCP_DAEMON``, ...: the list is
+``environment.SETTINGS``), then one JSONC source per file, in the documented order: project
+``.orb/mcp.json``, project ``.orb/settings.json``, global ``mcp.json``, global ``settings.json``
+(or the one ``--config`` file). A file states ``settings`` (``daemon`` and ``imports`` also at the
+top level, as the orb agent's ``settings.json`` does) and ``goExtensions.mcp``. Each source
+validates its own keys one by one: a bad value is ignored with a warning naming the file and key,
+and the layers below it still count; a key a file leaves out never resets what a lower one set (a
+project file carries no defaults). Settings that only the user's own files may state are dropped
+from a project's.
 
-The ``ORB*`` environment variables are not a source here: they are read on the fast paths
-(completion, the daemon client, ``--version``), which never import pydantic, so
-``orbmcp.environment`` stays their one reader.
+A settings variable is the user's own, like a global file: it may state a global-only setting.
+Its value is validated as a file's is, but a bad one is an error naming the variable (the
+command stops, exit 3), not a warning: nobody reads the warnings of a CI job's environment. The
+other ``ORB*`` variables (``ORBMCP_CONFIG``, ``ORBMCP_DEBUG``, ...) choose files or switches, not
+settings; ``orbmcp.environment`` is every variable's one reader (stdlib: the fast paths, which
+never import pydantic, read ``ORBMCP_DAEMON`` with it too).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,8 +30,8 @@ from typing import Any
 
 from pydantic import ValidationError, ValidationInfo, field_validator
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from orbmcp import environment
 from orbmcp.config import entry_values as values
 from orbmcp.config.basics import (
     DEFAULT_MAX_RETRIES,
@@ -36,8 +42,14 @@ from orbmcp.config.basics import (
     ConfigWarning,
     SamplingConfig,
 )
+from orbmcp.config.clients import CLIENTS, parse_client
+from orbmcp.config.deferred_asyncio import asyncio_on_first_use
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.problems import MAX_DURATION_MS, Problems, as_int, invalid, show
+from orbmcp.errors import ConfigError
+
+with asyncio_on_first_use():  # ~40 ms of CPU kept off the config-only commands (deferred_asyncio)
+    from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 MAX_RETRIES_LIMIT = 10
 MAX_ROOTS = values.MAX_ROOTS
@@ -164,15 +176,23 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Values given in code, then the files of ``from_files``, highest first; never a
-        ``.env`` file or a secrets dir (a cloned project must not bring settings that way)."""
-        files = [JsoncSource(settings_cls, layer) for layer in reversed(_LAYERS.get())]
-        return (init_settings, *files)
+        """Values given in code, then the settings variables, then the files of ``from_files``,
+        highest first; never a ``.env`` file, a secrets dir or pydantic-settings' own reading of
+        the environment (a cloned project must not bring settings that way; orbmcp's variables
+        have orbmcp's names, ``environment.SETTINGS``)."""
+        layers, environ = _SOURCES.get()
+        files = [JsoncSource(settings_cls, layer) for layer in reversed(layers)]
+        variables = [] if environ is None else [EnvironmentSource(settings_cls, environ)]
+        return (init_settings, *variables, *files)
 
     @classmethod
-    def from_files(cls, layers: Sequence[SettingsLayer]) -> tuple[Settings, list[ConfigWarning]]:
-        """The settings the file layers (lowest precedence first) state, and what was wrong."""
-        with _layers(layers):
+    def from_files(
+        cls, layers: Sequence[SettingsLayer], environ: Mapping[str, str] | None = None
+    ) -> tuple[Settings, list[ConfigWarning]]:
+        """The settings the settings variables of ``environ`` (default: the process's) and the
+        file layers (lowest precedence first) state, and what was wrong in the files. A bad
+        variable raises ``ConfigError``."""
+        with _sources(layers, os.environ if environ is None else environ):
             settings = cls()
         return settings, [w for layer in layers for w in layer.warnings]
 
@@ -189,16 +209,55 @@ class SettingsLayer:
         self.warnings: list[ConfigWarning] = []
 
 
-_LAYERS: ContextVar[Sequence[SettingsLayer]] = ContextVar("orbmcp_settings_layers", default=())
+# The sources of the ``Settings()`` being built: the file layers, and the environment whose
+# settings variables count (None: none do; a plain ``Settings()`` is the defaults).
+_SOURCES: ContextVar[tuple[Sequence[SettingsLayer], Mapping[str, str] | None]] = ContextVar(
+    "orbmcp_settings_sources", default=((), None)
+)
 
 
 @contextmanager
-def _layers(layers: Sequence[SettingsLayer]) -> Iterator[None]:
-    token = _LAYERS.set(layers)
+def _sources(layers: Sequence[SettingsLayer], environ: Mapping[str, str] | None) -> Iterator[None]:
+    token = _SOURCES.set((layers, environ))
     try:
         yield
     finally:
-        _LAYERS.reset(token)
+        _SOURCES.reset(token)
+
+
+class EnvironmentSource(PydanticBaseSettingsSource):
+    """The settings orbmcp's settings variables state (``environment.SETTINGS``), each validated
+    by its field's validator; a bad value is a ``ConfigError`` naming the variable."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        super().__init__(settings_cls)
+        self.environ = environ
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # __call__ answers for every variable
+
+    def __call__(self) -> dict[str, Any]:
+        stated: dict[str, Any] = {}
+        for variable, key in environment.SETTINGS.items():
+            value = environment.text(variable, self.environ)
+            if not value:
+                continue
+            field_name, want = _KEYS[key]
+            try:
+                stated[field_name] = _validated(field_name, _typed(field_name, value.strip()))
+            except ValidationError:
+                raise ConfigError(
+                    f"{variable} must be {want} (got {show(value)}): fix or unset it",
+                    reason="invalid_setting",
+                ) from None
+        return stated
+
+
+def _typed(field_name: str, value: str) -> object:
+    """A variable's text as its field's type: a number for a number field, as a file states it."""
+    if Settings.model_fields[field_name].annotation is int:
+        return int(value) if re.fullmatch(r"[+-]?\d{1,18}", value) else value
+    return value
 
 
 class JsoncSource(PydanticBaseSettingsSource):
@@ -261,14 +320,12 @@ def _settings_block(problems: Problems, raw: object, stated: dict[str, object]) 
 
 def _validated(field_name: str, value: object) -> object:
     """One value through its field's validator (no file source: this runs inside one)."""
-    with _layers(()):
+    with _sources((), None):
         return getattr(Settings.model_validate({field_name: value}), field_name)
 
 
 def _imports(problems: Problems, value: object, stated: dict[str, object]) -> None:
     """``imports``: a list of client names; an unknown name is dropped with a warning."""
-    from orbmcp.config.clients import CLIENTS, parse_client
-
     if not isinstance(value, list):
         problems.ignore(
             f'"settings.imports" must be a list of client names (got {show(value)}); ignored',

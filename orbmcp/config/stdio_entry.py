@@ -17,7 +17,7 @@ class StdioEntry(BaseModel):
     """``{"command": ..., "args": [...], "env": {...}, "cwd": ...}`` (``transport``/``type``
     ``stdio``, or no transport and a ``command``)."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     transport: Literal["stdio"] = "stdio"
     command: str

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+from pydantic_core import PydanticCustomError
+
 from orbmcp.config.clients import ClientFile
 from orbmcp.config.entry_values import scaled_duration_ms
 from orbmcp.config.jsonc import type_name
@@ -235,8 +237,6 @@ def _tool_filters(ctx: _Context, raw: Mapping[str, object], *keys: str) -> None:
 def _duration(raw: Mapping[str, object], key: str, unit_ms: int) -> int:
     """A client's duration in milliseconds, through the range check orbmcp's own keys pass (so
     ``inf`` or ``1e308`` skips the entry, naming the client's key, instead of overflowing)."""
-    from pydantic_core import PydanticCustomError
-
     try:
         return scaled_duration_ms(key, raw[key], unit_ms=unit_ms)
     except PydanticCustomError as exc:

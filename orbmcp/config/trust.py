@@ -30,7 +30,7 @@ from orbmcp.config import paths
 from orbmcp.config.documents import apply_override, is_partial, servers_block, trust_key_warnings
 from orbmcp.config.entries import parse_server
 from orbmcp.config.expand import referenced_variables
-from orbmcp.config.imports import ClientRead, import_key, source_of
+from orbmcp.config.imports import ClientRead, active_clients, import_key, read_clients, source_of
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, TrustState
 from orbmcp.config.settings import Settings, SettingsLayer, parse_settings
@@ -265,8 +265,6 @@ def describe_project(
 
 def imported_clients(global_dir: Path) -> tuple[ClientName, ...]:
     """The clients the user's global settings import (every one unless ``imports`` says otherwise)."""
-    from orbmcp.config.imports import active_clients
-
     layers = []
     for path in paths.global_files(global_dir):
         document = read_jsonc(path)
@@ -280,8 +278,6 @@ def read_project_imports(
 ) -> list[ClientRead]:
     """The project-level files of ``clients`` that exist (unreadable ones are left out: the loader
     warns about them)."""
-    from orbmcp.config.imports import read_clients
-
     return read_clients(clients, project_dir, environ=environ, warnings=[], scope="project")
 
 

@@ -182,6 +182,8 @@ class Connection:
             return None  # another user's configuration (global dir, --config): not this daemon's
         if "-" in line.words and environment.max_input_bytes(_strings(request.get("env"))) > STDIN_LIMIT:
             return None  # the client allows more stdin than one frame carries: one-shot reads it
+        if environment.stated_settings(_strings(request.get("env"))) != environment.stated_settings():
+            return None  # the client states other settings (ORBMCP_LOCK, ...) than the daemon: one-shot
         no_color = line.no_color or environment.no_color(_strings(request.get("env")))
         json_output = line.json or bool(inv.kwargs.get("json"))
         if "json" in inv.kwargs:

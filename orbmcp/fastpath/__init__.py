@@ -13,8 +13,9 @@ top (``tests/test_cli_foundation.py``, ``tests/commands/test_complete.py`` and
 - ``argv``: reads the program's own options off a command line without a parser (which command,
   ``--project``, ``--config``, ``--json``, ``--help``), for the paths above and the daemon.
 
-Two tricks outside this package stay because ``bench/bench_fastpath_tricks.py`` shows they matter
-(each on and off, alternately, in one run; 9 runs on this project's 2-core machine, loaded):
+Three tricks outside this package stay because a benchmark shows they matter (the first two:
+``bench/bench_fastpath_tricks.py``, each on and off, alternately, in one run; 9 runs on this
+project's 2-core machine, loaded):
 
 - ``frontends/sdk_trim.py`` (the MCP SDK's client without its server stack, in the program's own
   client process): 420 modules instead of 588, 781 ms CPU instead of 986 (-21 %) for the SDK
@@ -23,6 +24,9 @@ Two tricks outside this package stay because ``bench/bench_fastpath_tricks.py`` 
   child): nothing measurable on a server that exits at stdin EOF (2.44 s against 2.48 s), but a
   server whose process group outlives EOF costs the command the stdin grace period and SIGTERM
   without it: 2.57 s instead of 4.74 s.
+- ``config/deferred_asyncio.py`` (pydantic-settings imported without asyncio, which it imports
+  for a method orbmcp never calls): ~40 ms CPU less on every config-only command, ~0.4x of their
+  baseline, ``import typer, rich.console`` (their budget is 3x; ``bench/bench_startup.py``).
 
 Outside the fast paths, modules import at module top like ordinary Python.
 """

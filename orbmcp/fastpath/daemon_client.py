@@ -91,7 +91,7 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     kind = "serve" if path == SERVE else "run"
     scope = current_scope(project=line.project, config_file=line.config, environ=env)
     sock_path = socket_path(scope, env)
-    sock = _verified(lambda: _running_or_started(scope, sock_path))
+    sock = _verified(lambda: _running_or_started(scope, sock_path, env))
     replaced = False
     while sock is not None:  # once, or twice when the daemon found speaks another protocol
         with sock:
@@ -111,14 +111,14 @@ def _verified(connect: Callable[[], socket.socket | None]) -> socket.socket | No
         return None
 
 
-def _running_or_started(scope: Scope, sock_path: str) -> socket.socket | None:
+def _running_or_started(scope: Scope, sock_path: str, env: Mapping[str, str]) -> socket.socket | None:
     """The scope's running daemon; else one started here when the setting says ``auto``."""
     sock = _connect(sock_path)
     if sock is not None:
         return sock
     if os.path.exists(sock_path):
         _forget_stale(sock_path)
-    if not auto_start_enabled(scope):
+    if not auto_start_enabled(scope, env):
         return None
     return _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
 
@@ -137,8 +137,12 @@ def _replaced(scope: Scope, sock_path: str) -> socket.socket | None:
     return _start_and_connect(scope, sock_path, "the running one spoke another protocol version")
 
 
-def auto_start_enabled(scope: Scope) -> bool:
-    """The global setting ``"daemon": "auto"`` (settings.json top level, or mcp.json ``settings``)."""
+def auto_start_enabled(scope: Scope, environ: Mapping[str, str] | None = None) -> bool:
+    """The global setting ``"daemon": "auto"``: its variable (``ORBMCP_DAEMON``, above every
+    file, as in the settings model), else settings.json top level or mcp.json ``settings``."""
+    variable = environment.setting("daemon", environ)
+    if variable is not None and variable[1].strip() in ("auto", "off"):
+        return variable[1].strip() == "auto"  # a bad value is the one-shot run's to report
     from pathlib import Path
 
     from orbmcp.config.jsonc import read_jsonc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from orbmcp.config.documents import apply_override, servers_block
 from orbmcp.config.entries import parse_override, parse_server
 from orbmcp.config.expand import finalize
 from orbmcp.config.model import AuthConfig, ConfigWarning, ServerConfig
+from orbmcp.config.oauth_entry import SPELLINGS, OAuthEntry
 from orbmcp.config.settings import Settings, parse_settings
 from orbmcp.errors import ConfigError
 from tests.config import Layout
@@ -442,3 +444,13 @@ def test_definition_hash_binds_what_runs() -> None:
     same = ok({"command": "x", "args": ["a"], "lifecycle": "eager", "timeoutMs": 5})
     other = ok({"command": "x", "args": ["b"]})
     assert base.definition_hash() == same.definition_hash() != other.definition_hash()
+
+
+def test_the_auth_fields_are_listed_once() -> None:
+    """``OAuthEntry`` adds validators to ``AuthConfig``'s fields, and every field a file can state
+    has its spellings; the resolved value is the plain dataclass."""
+    assert issubclass(OAuthEntry, AuthConfig)
+    assert set(SPELLINGS) == {f.name for f in fields(AuthConfig)} - {"type", "credential_store"}
+    auth = ok({"url": "https://h.test", "oauth": {"clientId": "c", "redirectPort": 5}}).auth
+    assert type(auth) is AuthConfig
+    assert auth == AuthConfig(client_id="c", redirect_port=5)

@@ -1,4 +1,5 @@
-"""config show / paths / validate, trust, untrust. Fast: no SDK, no HTTP, no pydantic."""
+"""config show / paths / validate, trust, untrust. Fast: no SDK, no HTTP (the config's own
+pydantic models are the only heavy import)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,14 @@ from orbmcp.commands.results.config import (
     TrustRevoked,
     ValidationReport,
 )
+from orbmcp.commands.views import shown_argv, shown_url, shown_value
+from orbmcp.config import trust as trust_mod
+from orbmcp.config.clients import client_files
+from orbmcp.config.imports import active_clients
 from orbmcp.config.model import ResolvedConfig, ServerConfig
+from orbmcp.config.paths import global_dir, global_files, project_dir, project_files, trust_store_path
 from orbmcp.errors import UsageError, cmd
+from orbmcp.redact import redact
 
 
 def server_json(s: ServerConfig) -> dict[str, Any]:
@@ -26,8 +33,6 @@ def server_json(s: ServerConfig) -> dict[str, Any]:
         "file": s.file,
         "overrideFile": s.override_file,
     }
-    from orbmcp.commands.views import shown_argv, shown_url, shown_value
-
     if s.is_stdio:
         command, *args = shown_argv(s)
         env = {k: shown_value(s, "env", k, v) for k, v in s.env.items()}
@@ -75,8 +80,6 @@ def show(ctx: CommandContext) -> ConfigView:
     if config.settings.roots is not None:
         settings["roots"] = list(config.settings.roots)
     if config.settings.sampling is not None:
-        from orbmcp.redact import redact
-
         sampling = config.settings.sampling
         settings["sampling"] = {
             "command": [redact(a) for a in sampling.command],
@@ -91,10 +94,6 @@ def show(ctx: CommandContext) -> ConfigView:
 
 
 def paths(ctx: CommandContext) -> PathsView:
-    from orbmcp.config.clients import client_files
-    from orbmcp.config.imports import active_clients
-    from orbmcp.config.paths import global_files, project_files, trust_store_path
-
     config = ctx.config()
     g = config.global_dir
     clients = () if config.config_override is not None else active_clients(config.settings)
@@ -124,9 +123,6 @@ def validate(ctx: CommandContext) -> ValidationReport:
 
 
 def trust(ctx: CommandContext, yes: bool = False) -> TrustReview:
-    from orbmcp.config import trust as trust_mod
-    from orbmcp.config.paths import global_dir, project_dir
-
     pdir = project_dir(ctx.project)
     review = trust_mod.describe_project(pdir)
     if not review.files:
@@ -157,9 +153,6 @@ def trust(ctx: CommandContext, yes: bool = False) -> TrustReview:
 
 
 def untrust(ctx: CommandContext) -> TrustRevoked:
-    from orbmcp.config import trust as trust_mod
-    from orbmcp.config.paths import global_dir, project_dir
-
     pdir = project_dir(ctx.project)
     removed = trust_mod.revoke(global_dir(), pdir)
     return TrustRevoked(trust_mod.real_project_dir(pdir), removed)

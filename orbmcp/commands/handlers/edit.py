@@ -19,13 +19,19 @@ from typing import Any
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.edit import ServerEdit, ServerEdits
+from orbmcp.commands.snippet import snippet_entries
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config import edit as config_edit
-from orbmcp.config import paths
+from orbmcp.config import paths, trust
+from orbmcp.config.documents import servers_block
+from orbmcp.config.entries import parse_server
+from orbmcp.config.loader import load_config
 from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig
 from orbmcp.config.settings import Settings
 from orbmcp.config.transports import from_spelling, spellings_text
 from orbmcp.errors import UsageError, cmd
+from orbmcp.redact import mask_value, redact_field
+from orbmcp.suggest import unknown_server
 
 _URL = re.compile(r"https?://", re.IGNORECASE)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -77,7 +83,6 @@ def _write(
     target: Target, plan: Any, name: str, *, ctx: CommandContext, notes: list[str]
 ) -> config_edit.FileEdit:
     """Edit ``target``; for a project file keep the server's approval (the person changed it)."""
-    from orbmcp.config import trust
 
     before = None
     project = target.project_dir
@@ -158,8 +163,6 @@ def build_entry(
 
 
 def _secret_notes(name: str, entry: Mapping[str, object], file: Path) -> list[str]:
-    from orbmcp.redact import redact_field
-
     notes = []
     for kind, values in (("env", entry.get("env")), ("header", entry.get("headers"))):
         if not isinstance(values, dict):
@@ -202,8 +205,6 @@ def add(
     entry_json: str | None = None,
 ) -> ServerEdit | ServerEdits:
     if entry_json is not None:
-        from orbmcp.commands.snippet import snippet_entries
-
         if target or env or header or transport:
             raise UsageError(
                 "--json is the whole entry: give no command, URL, --env, --header or --transport"
@@ -282,8 +283,6 @@ def _relative_path_notes(ctx: CommandContext, name: str, entry: Mapping[str, obj
 
 def _checked(name: str, entry: Mapping[str, object], settings: Settings) -> None:
     """A usage error unless ``entry`` is a valid entry named ``name``."""
-    from orbmcp.config.entries import parse_server
-
     _check_name(name)
     checked, problems = parse_server(name, entry, file=None, source="global", settings=settings)
     if checked is None:
@@ -291,8 +290,6 @@ def _checked(name: str, entry: Mapping[str, object], settings: Settings) -> None
 
 
 def _servers(document: Mapping[str, object]) -> Mapping[str, object]:
-    from orbmcp.config.documents import servers_block
-
     return servers_block(document, file=None)
 
 
@@ -325,14 +322,11 @@ def followed(ctx: CommandContext, result: ServerEdit) -> ServerEdit:
 def reloaded(ctx: CommandContext) -> ResolvedConfig:
     """The configuration as the files now say, without changing the command's own (a REPL keeps
     the one its servers run with)."""
-    from orbmcp.config.loader import load_config
 
     return load_config(project=ctx.project, config_file=ctx.config_file)
 
 
 def masked(entry: Mapping[str, object]) -> dict[str, object]:
-    from orbmcp.redact import mask_value
-
     out = dict(entry)
     for key in ("env", "headers"):
         values = out.get(key)
@@ -351,8 +345,6 @@ def remove(ctx: CommandContext, name: str, scope: str | None = None) -> ServerEd
     config = ctx.config()
     where = _defining_file(ctx, name, scope)
     if where is None:
-        from orbmcp.suggest import unknown_server
-
         raise unknown_server(name, list(config.servers))
 
     def plan(document: dict[str, object]) -> list[config_edit.Op]:
@@ -456,8 +448,6 @@ def _switch_target(cfg: ServerConfig, config: ResolvedConfig) -> Target:
 
 async def _apply_live(ctx: CommandContext, name: str, *, on: bool) -> str | None:
     """In a session that stays up: the server's entry switched in place, then started or stopped."""
-    from orbmcp.config.loader import load_config
-
     manager = await ctx.manager()
     current = manager.config
     cfg = current.servers.get(name)

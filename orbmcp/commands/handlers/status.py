@@ -42,10 +42,10 @@ async def status(
         detail = server_detail(cfg, config, sup, front=ctx.front)
         changed = changed_since_lock(ctx, sup)
         return detail if changed is None else replace(detail, warnings=(*detail.warnings, changed))
-    if not config.enabled_servers():
-        return status_report(
-            config, None, front=ctx.front
-        )  # zero-work path: nothing imported, nothing connected
+    if not config.enabled_servers() or not (ctx.persistent or config.eager_servers()):
+        # Zero-work path: nothing to connect (no server, or one-shot with only lazy ones), so no
+        # session, no event loop, nothing imported for it; each row is a stopped server's.
+        return status_report(config, None, front=ctx.front)
     manager = await ctx.manager()
     if not ctx.persistent:
         await manager.start_eager()
