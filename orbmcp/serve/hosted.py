@@ -29,6 +29,7 @@ from orbmcp.serve.session import check_names, check_servers, unwrapped
 from orbmcp.serve.token import load_or_create
 from orbmcp.serve.wire import message_streams
 from orbmcp.session.requests import BadRequest
+from orbmcp.session.runner import report_failure
 from orbmcp.session.slash import parse_shell
 
 if TYPE_CHECKING:
@@ -61,8 +62,6 @@ async def serve_request(conn: DaemonRequest, request: Mapping[str, Any]) -> None
         session = await conn.session_of(line, request)
         await _serve(conn, session, invocation.kwargs)
     except OrbError as err:
-        from orbmcp.session.runner import report_failure
-
         code = report_failure(err, console=conn.console(request), json_output=json_output)
         conn.writer.send_nowait({"t": "exit", "code": code})
 
