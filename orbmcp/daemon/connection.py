@@ -23,13 +23,18 @@ from orbmcp.commands import adhoc
 from orbmcp.commands.complete import resolve, shell_commands
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.spec import CommandSpec
+from orbmcp.daemon.agent_run import agent_request
 from orbmcp.daemon.policy import forwardable
 from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
 from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.render import render_to_terminal
 from orbmcp.session import daemon_protocol as protocol
 from orbmcp.session import requests
+from orbmcp.session.command_line import parse_words
 from orbmcp.session.daemon_frames import FrameReader, FrameWriter
+from orbmcp.session.runner import call_handler, report_failure, shell_context
+from orbmcp.session.terminal import TerminalUI
 
 if TYPE_CHECKING:
     from orbmcp.daemon.session import DaemonSession
@@ -131,8 +136,6 @@ class Connection:
             self.writer.send_nowait({"t": "stopping", "pid": os.getpid()})
             self.daemon.request_stop("a client asked")
         elif kind == "agent":
-            from orbmcp.daemon.agent_run import agent_request
-
             await agent_request(self, request)
         elif kind == "ping":
             self.writer.send_nowait({"t": "pong"})
@@ -151,8 +154,6 @@ class Connection:
             return
         self.daemon.clients_served += 1
         if prepared.error is not None:
-            from orbmcp.session.runner import report_failure
-
             console = self.console(request)
             code = report_failure(prepared.error, console=console, json_output=prepared.json_output)
         else:
@@ -163,7 +164,6 @@ class Connection:
         """The command of this argv, bound by the parser of every front (a usage error is the
         one the shell front would show); None: run it one-shot (help, a line that names no
         command the daemon runs, or another scope)."""
-        from orbmcp.session.command_line import parse_words
 
         argv = request.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -230,9 +230,6 @@ class Connection:
         )
 
     async def _execute(self, prepared: Prepared, request: Mapping[str, Any]) -> int:
-        from orbmcp.render import render_to_terminal
-        from orbmcp.session.runner import report_failure
-
         json_output, no_color = prepared.json_output, prepared.no_color
         console = self.console(request)
         cancelled: list[str] = []
@@ -265,8 +262,6 @@ class Connection:
     async def _call(self, prepared: Prepared, console: RemoteConsole) -> Any:
         """Bring the session of the command's directory up to date with the config files, then
         run the handler."""
-        from orbmcp.session.runner import call_handler, shell_context
-        from orbmcp.session.terminal import TerminalUI
 
         session = await self.daemon.sessions.session_for(prepared.scope)
         config = await session.refresh()

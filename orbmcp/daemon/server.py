@@ -40,6 +40,8 @@ from anyio.abc import SocketAttribute, SocketStream
 
 from orbmcp import fs, log, processes
 from orbmcp._version import __version__
+from orbmcp.daemon.connection import Connection
+from orbmcp.daemon.identities import SessionMap
 from orbmcp.daemon.owner import OwnerHandle
 from orbmcp.fastpath.argv import ProgramLine
 from orbmcp.session import daemon_protocol as protocol
@@ -133,7 +135,6 @@ class Daemon:
 
     async def serve(self, *, on_ready: Any = None) -> str:
         """Serve until stopped; returns why it stopped. The caller holds the lock (``acquire``)."""
-        from orbmcp.daemon.identities import SessionMap
 
         owner = OwnerHandle(self.owner_pid) if self.owner_pid is not None else None  # OwnerGone: no start
         self.sessions = SessionMap(self.scope, self.environ, self.cwd)
@@ -239,8 +240,6 @@ class Daemon:
             await stream.send(protocol.encode({"t": "error", "message": message}))
 
     async def _serve_connection(self, stream: SocketStream) -> None:
-        from orbmcp.daemon.connection import Connection
-
         connection = Connection(self, stream)
         try:
             await connection.serve()

@@ -5,6 +5,7 @@ What they do is shared with ``orbmcp serve``: ``orbmcp.commands.agent``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -65,7 +66,6 @@ class _ConnectTool(HostTool):
 
 def agent_tools(ext: Extension) -> tuple[HostTool, HostTool]:
     """The ``mcp_status`` and ``mcp_connect`` tools of ``ext``."""
-    import json
 
     async def status(
         args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from orbmcp.config.loader import load_config
 from orbmcp.errors import ConfigError
 from orbmcp.host.spelling import agent_message
 
@@ -37,7 +38,6 @@ class ConfigSource:
 
     def resolve(self, host: Host) -> ResolvedConfig:
         """Load every layer. Raises ConfigError for a broken file."""
-        from orbmcp.config.loader import load_config
 
         config = load_config(project=self.project, config_file=self.config_file, host_trust=self._host_trust)
         if self.config_file is None and not self._trust_asked and config.project.files:

@@ -7,6 +7,7 @@ answers slash commands with this session's connections. See ``orbmcp.host`` for 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import replace
@@ -16,30 +17,34 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp.commands.context import CommandContext
 from orbmcp.core.capabilities import ClientFeatures
 from orbmcp.core.session.auth_prompt import AuthPrompter
 from orbmcp.core.session.hints import hint_for
+from orbmcp.core.session.startup import first_attempts
 from orbmcp.core.session.state import State
 from orbmcp.core.session.supervisor import Supervisor
-from orbmcp.errors import OrbError, UsageError, cmd
+from orbmcp.core.tooling.registry import ToolRegistry
+from orbmcp.errors import ConfigError, OrbError, UsageError, cmd
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
 from orbmcp.host.configuration import ConfigSource
+from orbmcp.host.follow import RegistryWatch
+from orbmcp.host.protocol import Elicits, Samples
 from orbmcp.host.spelling import agent_message, agent_text
 from orbmcp.host.table import ToolTable
 from orbmcp.host.tools import HostTool, bridged_host_tool, text_result
 from orbmcp.host.ui import HostUI
 from orbmcp.host.views import ServerInfo, SessionConfig, SlashReply, server_info, session_config
 from orbmcp.session.holder import PERSISTENT, Sessions
+from orbmcp.session.slash import run_slash
 
 if TYPE_CHECKING:
     from anyio.abc import TaskStatus
 
-    from orbmcp.commands.context import CommandContext
     from orbmcp.config.model import ResolvedConfig
     from orbmcp.core.session.manager import Manager
     from orbmcp.core.session.runtime import Watched
     from orbmcp.core.tooling.results import ToolResult
-    from orbmcp.host.follow import RegistryWatch
     from orbmcp.host.protocol import Host
 
 
@@ -188,7 +193,6 @@ class McpExtension:
         heavy is imported and nothing connects until a server is registered; a light task waits for
         that, so call ``shutdown`` in every case.
         """
-        import asyncio
 
         if not self._prepare():
             return
@@ -238,8 +242,6 @@ class McpExtension:
         if not self.enabled:
             return False
         if self._config is None:
-            from orbmcp.errors import ConfigError
-
             try:
                 self._config = self._source.resolve(self.host)
             except ConfigError as err:
@@ -271,7 +273,6 @@ class McpExtension:
         if not self._follows_registry:
             yield None
             return
-        from orbmcp.host.follow import RegistryWatch
 
         watch = RegistryWatch()
         try:
@@ -282,9 +283,6 @@ class McpExtension:
     async def _serve(
         self, config: ResolvedConfig, watch: RegistryWatch | None, task_status: TaskStatus[None]
     ) -> None:
-        from orbmcp.core.session.startup import first_attempts
-        from orbmcp.core.tooling.registry import ToolRegistry
-
         registry = ToolRegistry(prefix=config.settings.tool_prefix, naming=config.settings.tool_naming)
         registry.external_active = self._table.externally_active
         registry.add_listener(self._table)
@@ -350,8 +348,6 @@ class McpExtension:
         return await self._source.next(self.host, self._config, watch, self._stop)
 
     def _notify_spelled(self, message: str, level: str) -> None:
-        from orbmcp.host.spelling import agent_text
-
         self._ui.notify(agent_text(message), level)
 
     async def set_project(self, project: Path) -> None:
@@ -360,7 +356,6 @@ class McpExtension:
         their connection and are told their roots changed (``notifications/roots/list_changed``);
         the project's own servers come and go. A broken configuration is notified and the session
         stays as it was. Call it on the event loop."""
-        from orbmcp.errors import ConfigError
 
         self._source.move_to(project)
         manager = self._manager
@@ -372,7 +367,6 @@ class McpExtension:
         if manager is None:
             self._config = config
             return
-        from orbmcp.core.session.startup import first_attempts
 
         manager.runtime.project_roots = True
         change = await manager.apply_config(config)
@@ -415,7 +409,6 @@ class McpExtension:
 
     def _command_context(self, *, json_output: bool = False) -> CommandContext:
         """A command context on this session's connections, for running commands directly."""
-        from orbmcp.commands.context import CommandContext
 
         ctx = CommandContext(
             ui=self._ui,
@@ -432,7 +425,6 @@ class McpExtension:
 
     async def slash_reply(self, line: str, *, json_output: bool | None = None) -> SlashReply:
         """Run one ``/mcp...`` line with this session's servers: text, exit code and error."""
-        from orbmcp.session.slash import run_slash
 
         reply = await run_slash(
             line, self._command_context(json_output=bool(json_output)), json_output=json_output
@@ -448,7 +440,6 @@ def host_features(host: Host, config: ResolvedConfig) -> ClientFeatures:
     """What a host's session advertises: elicitation when the host can ask (``Elicits``), sampling
     when it has a model (``Samples``) or a sampling command is configured, and roots (to a server
     that has some: configured, or the project the agent named)."""
-    from orbmcp.host.protocol import Elicits, Samples
 
     return ClientFeatures(
         elicitation=isinstance(host, Elicits),

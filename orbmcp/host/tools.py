@@ -7,7 +7,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.agent import error_result, text_result
+from orbmcp.core.tooling.calls import call_tool, owner_of
 from orbmcp.core.tooling.results import ToolResult
+from orbmcp.errors import ConnectionFailed
+from orbmcp.host.schemas import normalize_schema
 
 if TYPE_CHECKING:
     from orbmcp.core.session.manager import Manager
@@ -62,8 +65,6 @@ class HostTool:
         if not self._normalize:
             return schema
         if self._normalized is None or self._normalized[0] is not schema:
-            from orbmcp.host.schemas import normalize_schema
-
             self._normalized = (schema, normalize_schema(schema))  # again after a re-discovery
         return self._normalized[1]
 
@@ -118,9 +119,6 @@ def bridged_host_tool(
     async def run(
         args: dict[str, Any], progress: ProgressCallback | None, timeout_s: float | None
     ) -> ToolResult:
-        from orbmcp.core.tooling.calls import call_tool, owner_of
-        from orbmcp.errors import ConnectionFailed
-
         manager = manager_of()
         if manager is None:
             raise ConnectionFailed(

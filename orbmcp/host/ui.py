@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from orbmcp.auth.urlpolicy import open_in_browser
+from orbmcp.core.capabilities.client_side import default_sampling
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest, check_content
 from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
 from orbmcp.host.protocol import Elicits, OpensUrls, Prompts, Samples
+from orbmcp.log import log_event
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities.server_log import LogMessage
@@ -18,7 +21,6 @@ ELICIT_ATTEMPTS = 3
 
 def callback_failed(what: str, exc: Exception) -> None:
     """Log a host callback that raised: a faulty host never breaks orbmcp (nor orbmcp the host)."""
-    from orbmcp.log import log_event
 
     log_event("host.callback_failed", level="warn", message=f"{what}: {type(exc).__name__}")
 
@@ -71,7 +73,6 @@ class HostUI:
         """Open an authorization URL: through the host when it can, else the system browser."""
         if isinstance(self.host, OpensUrls):
             return bool(self.host.open_url(url))
-        from orbmcp.auth.urlpolicy import open_in_browser
 
         return open_in_browser(url)
 
@@ -120,7 +121,6 @@ class HostUI:
 
     async def sample(self, request: SamplingRequest) -> SamplingAnswer:
         """The host's model (``Samples``); else the configured sampling command; else a refusal."""
-        from orbmcp.core.capabilities.client_side import default_sampling
 
         host = self.host
         if isinstance(host, Samples):

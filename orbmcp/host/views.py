@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orbmcp.errors import OrbError
+from orbmcp.host.spelling import agent_text
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
@@ -60,8 +61,6 @@ class SlashReply:
 
 
 def server_info(config: ResolvedConfig, manager: Manager | None, name: str) -> ServerInfo:
-    from orbmcp.host.spelling import agent_text
-
     entry = config.servers[name]
     sup = manager.supervisors.get(name) if manager is not None else None
     state = str(sup.state) if sup is not None else "stopped"

@@ -17,6 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+import mcp_types as types
+from mcp import MCPError
+
+from orbmcp.core.capabilities.client_side import default_sampling
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest, FormField
 from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
 
@@ -58,7 +62,6 @@ class HubAsker:
             return await sample_agent(*target, request)
         if self.previous is not None:
             return await self.previous.sample(request)
-        from orbmcp.core.capabilities.client_side import default_sampling
 
         return await default_sampling(request)
 
@@ -83,8 +86,6 @@ class AgentAsker:
 
 
 async def elicit_agent(peer: Peer, via: InFlight | None, request: ElicitationRequest) -> ElicitationAnswer:
-    import mcp_types as types
-
     message = f"[{request.server}] {request.message}"
     params: Any
     if request.mode == "url":
@@ -103,8 +104,6 @@ async def elicit_agent(peer: Peer, via: InFlight | None, request: ElicitationReq
 
 
 async def sample_agent(peer: Peer, via: InFlight | None, request: SamplingRequest) -> SamplingAnswer:
-    import mcp_types as types
-
     try:
         params = types.CreateMessageRequestParams.model_validate(dict(request.params))
         with_tools = bool(params.tools or params.tool_choice)
@@ -116,8 +115,6 @@ async def sample_agent(peer: Peer, via: InFlight | None, request: SamplingReques
 
 
 def _why(exc: Exception) -> str:
-    from mcp import MCPError
-
     if isinstance(exc, MCPError):
         return f"{exc.error.message} (code {exc.error.code})"[:300]
     return type(exc).__name__

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orbmcp.commands import adhoc
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.base import Lines
+from orbmcp.commands.spelling import agent_text
 from orbmcp.errors import UsageError
+from orbmcp.serve.http import bound_address, listen, serve_http
 from orbmcp.serve.options import NAME_MODES, HttpAddress, NameMode, ServeOptions, parse_address
+from orbmcp.serve.session import own_gateway, serve_stdio
+from orbmcp.serve.token import load_or_create
 
 
 def options_from(
@@ -49,7 +54,6 @@ def _adhoc(
 ) -> list[str] | None:
     """A server given on the line (``--server URL``, ``--server-stdio``, ``--server-sse``) becomes
     the one served, in this process's own session (never the daemon's)."""
-    from orbmcp.commands import adhoc
 
     urls = [s for s in server or () if adhoc.is_url(s)]
     targets = [(k, v) for k, v in (("stdio", stdio), ("sse", sse)) if v] + [("http", u) for u in urls]
@@ -87,14 +91,11 @@ async def serve(
     if print_token:
         if stdio or http is not None or server or prefix is not None or names is not None:
             raise UsageError("--print-token prints the HTTP token and exits: give it alone")
-        from orbmcp.serve.token import load_or_create
 
         return Lines((load_or_create(ctx.config().global_dir),))
     options, address = options_from(
         stdio=stdio, http=http, server=server, prefix=prefix, names=names, allow_remote=allow_remote
     )
-    from orbmcp.commands.spelling import agent_text
-    from orbmcp.serve.session import own_gateway, serve_stdio
 
     def notify(message: str, level: str) -> None:
         ctx.ui.notify(agent_text(message), level=level)
@@ -106,8 +107,6 @@ async def serve(
         async with own_gateway(config, options, notify) as gateway:
             await serve_stdio(gateway)
         return None
-    from orbmcp.serve.http import bound_address, listen, serve_http
-    from orbmcp.serve.token import load_or_create
 
     sock = listen(address, allow_remote=allow_remote)
     token = load_or_create(config.global_dir)

@@ -12,6 +12,8 @@ import itertools
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from mcp.server.streamable_http import EventMessage, EventStore
+
 if TYPE_CHECKING:
     from mcp.server.streamable_http import EventCallback
 
@@ -21,7 +23,6 @@ _SEPARATOR = "/"
 
 def memory_event_store(max_events: int = MAX_EVENTS) -> Any:
     """An SDK ``EventStore`` (built here: the SDK import is paid only by ``serve --http``)."""
-    from mcp.server.streamable_http import EventMessage, EventStore
 
     class MemoryEventStore(EventStore):
         def __init__(self) -> None:

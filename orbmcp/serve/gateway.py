@@ -19,9 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import mcp_types as types
+from mcp.server.runner import serve_loop
 
+from orbmcp import log
 from orbmcp.serve import naming
 from orbmcp.serve.peer import Peer, peer_of
+from orbmcp.serve.server import build_server
+from orbmcp.serve.tools import OWN_TOOLS, own_listing
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -62,7 +67,6 @@ class Gateway:
         self._dirty: set[str] = set()
         self._wake = anyio.Event()
         self._tg: TaskGroup | None = None
-        from orbmcp.serve.server import build_server
 
         self.server = build_server(self)
 
@@ -92,7 +96,6 @@ class Gateway:
 
     def _name_problem(self, message: str) -> None:
         """A raw name another server already serves, or one outside the MCP rules (``naming``)."""
-        from orbmcp import log
 
         log.log_event("serve.name_problem", level="warn", message=message)
         if self._report is not None:
@@ -107,15 +110,11 @@ class Gateway:
     def tool(self, name: str) -> BridgedTool | None:
         """The present tool behind a gateway name (active or not: a call then says why it failed)."""
         if self._index is None:
-            from orbmcp.serve.tools import OWN_TOOLS
-
             self._index = self.names.index(self._tools(), OWN_TOOLS)
         return self._index.get(name)
 
     def tool_listing(self) -> list[dict[str, Any]]:
         if self._listing is None:
-            from orbmcp.serve.tools import own_listing
-
             self.tool("")  # build the index
             assert self._index is not None
             own = own_listing(self)
@@ -126,7 +125,6 @@ class Gateway:
         """In raw mode: names two served servers (or a server and orbmcp) both offer."""
         if self.options.names != "raw":
             return []
-        from orbmcp.serve.tools import OWN_TOOLS
 
         registry = self.manager.tools
         names = {server: [t.name for t in registry.for_server(server)] for server in self.served_names()}
@@ -167,7 +165,6 @@ class Gateway:
     def log(self, server: str, params: Any) -> None:
         """A server's log message: to each agent that wants its level, on the stream of its call to
         that server when one is in flight."""
-        import mcp_types as types
 
         level = str(getattr(params, "level", "info"))
         for peer in list(self.peers):
@@ -210,7 +207,6 @@ class Gateway:
 
 async def serve_stream(gateway: Gateway, read: Any, write: Any) -> None:
     """Serve one agent's connection (a stream pair of SDK messages) until it closes."""
-    from mcp.server.runner import serve_loop
 
     await serve_loop(gateway.server, read, write, lifespan_state={}, init_options=gateway.init_options)
 

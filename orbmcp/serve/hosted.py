@@ -17,18 +17,27 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp import log
+from orbmcp.core.session.startup import first_attempts
 from orbmcp.errors import OrbError
 from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.serve.command import options_from
+from orbmcp.serve.gateway import Gateway, serve_stream
+from orbmcp.serve.http import bound_address, listen, serve_http
+from orbmcp.serve.hub import Hub
+from orbmcp.serve.lane import FastLane
+from orbmcp.serve.session import check_names, check_servers, unwrapped
+from orbmcp.serve.token import load_or_create
+from orbmcp.serve.wire import message_streams
+from orbmcp.session.requests import BadRequest
+from orbmcp.session.runner import report_failure
+from orbmcp.session.slash import parse_shell
 
 if TYPE_CHECKING:
-    from orbmcp.serve.gateway import Gateway
     from orbmcp.session.requests import DaemonRequest, HostedSession
 
 
 async def serve_request(conn: DaemonRequest, request: Mapping[str, Any]) -> None:
     """The daemon's ``serve`` request (registered in ``orbmcp/__main__.py``)."""
-    from orbmcp.session.requests import BadRequest
-    from orbmcp.session.slash import parse_shell
 
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -53,19 +62,11 @@ async def serve_request(conn: DaemonRequest, request: Mapping[str, Any]) -> None
         session = await conn.session_of(line, request)
         await _serve(conn, session, invocation.kwargs)
     except OrbError as err:
-        from orbmcp.session.runner import report_failure
-
         code = report_failure(err, console=conn.console(request), json_output=json_output)
         conn.writer.send_nowait({"t": "exit", "code": code})
 
 
 async def _serve(conn: DaemonRequest, session: HostedSession, kwargs: dict[str, Any]) -> None:
-    from orbmcp.core.session.startup import first_attempts
-    from orbmcp.serve.command import options_from
-    from orbmcp.serve.gateway import Gateway
-    from orbmcp.serve.hub import Hub
-    from orbmcp.serve.session import check_names, check_servers, unwrapped
-
     options, address = options_from(
         stdio=bool(kwargs.get("stdio")),
         http=kwargs.get("http"),
@@ -111,10 +112,6 @@ def _log_notice(message: str, level: str) -> None:
 
 
 async def _pipe(conn: DaemonRequest, gateway: Gateway) -> None:
-    from orbmcp.serve.gateway import serve_stream
-    from orbmcp.serve.lane import FastLane
-    from orbmcp.serve.wire import message_streams
-
     conn.writer.send_nowait({"t": "serving", "transport": "stdio"})
     await conn.writer.drain()
     log.log_event("serve.attached", message="stdio")
@@ -123,9 +120,6 @@ async def _pipe(conn: DaemonRequest, gateway: Gateway) -> None:
 
 
 async def _listen(conn: DaemonRequest, gateway: Gateway, address: Any, *, allow_remote: bool) -> None:
-    from orbmcp.serve.http import bound_address, listen, serve_http
-    from orbmcp.serve.token import load_or_create
-
     sock = listen(address, allow_remote=allow_remote)
     try:
         token = load_or_create(Path(conn.global_dir))

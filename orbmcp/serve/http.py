@@ -20,12 +20,17 @@ import socket
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import anyio
+import uvicorn
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 
 from orbmcp.errors import UsageError
 from orbmcp.log import log_event
 from orbmcp.serve import token as tokens
+from orbmcp.serve.events import memory_event_store
 from orbmcp.serve.options import MCP_PATH, HttpAddress, is_loopback
 
 if TYPE_CHECKING:
@@ -122,8 +127,6 @@ class Guard:
         return {**scope, "headers": [*kept, (b"mcp-protocol-version", agreed.encode("latin-1"))]}
 
     def _origin_allowed(self, origin: str) -> bool:
-        from urllib.parse import urlsplit
-
         try:
             parts = urlsplit(origin)
             host = parts.hostname or ""
@@ -158,11 +161,6 @@ async def _refuse(
 
 
 def session_manager(gateway: Gateway, address: HttpAddress) -> Any:
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    from orbmcp.serve.events import memory_event_store
-
     if address.loopback:  # the SDK checks the same again: defence in depth
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
@@ -198,7 +196,6 @@ async def serve_http(
     on_listening: Callable[[HttpAddress], None] | None = None,
 ) -> None:
     """Serve until cancelled; every session ends before the listener closes."""
-    import uvicorn
 
     manager = session_manager(gateway, address)
     app = Guard(manager.handle_request, token, address, gateway.negotiated_version)

@@ -19,17 +19,21 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPDeprecationWarning
 
+from orbmcp.core.capabilities.roots import Root
+from orbmcp.core.session.state import State
+from orbmcp.core.tooling import calls
+from orbmcp.core.tooling.calls import subscribe_resource
 from orbmcp.errors import OrbError
 from orbmcp.log import log_event
 from orbmcp.serve.asker import HubAsker
 from orbmcp.serve.peer import InFlight, Peer, most_recent
 
 if TYPE_CHECKING:
-    from orbmcp.core.capabilities.roots import Root
     from orbmcp.core.session.manager import Manager
     from orbmcp.core.session.runtime import Watched
-    from orbmcp.core.session.state import State
     from orbmcp.core.session.supervisor import Supervisor
     from orbmcp.core.tooling.registry import BridgedTool
 
@@ -102,8 +106,6 @@ class Hub:
         self._fan(server, ("tools",))
 
     def _state_changed(self, sup: Watched, old: State, new: State) -> None:
-        from orbmcp.core.session.state import State
-
         if State.READY not in (old, new):
             return
         for kind in KINDS:
@@ -113,8 +115,6 @@ class Hub:
             self.manager.runtime.task_group().start_soon(self._resubscribe, sup.name)
 
     def _notified(self, server: str, notification: Any) -> None:
-        import mcp_types as types
-
         if isinstance(notification, types.ResourceUpdatedNotification):
             uri = notification.params.uri
             for peer, (gateway, known_as) in list(self._subscribers.get((server, str(uri)), {}).items()):
@@ -214,7 +214,6 @@ class Hub:
     async def _upstream_subscription(self, server: str, uri: str, *, subscribe: bool) -> None:
         """Subscribe (or stop) upstream when the server offers subscriptions on a 2025-era session;
         otherwise the agent's subscription is kept here and simply never fires."""
-        from orbmcp.core.tooling.calls import subscribe_resource
 
         sup = self.manager.get(server)
         if not sup.connected or not _can_subscribe(sup):
@@ -254,9 +253,6 @@ class Hub:
     async def agent_roots_changed(self, peer: Peer) -> None:
         """Ask ``peer`` for its roots (it declared roots, and just started or said they changed):
         they become the servers' roots, and each server whose roots changed is told."""
-        import mcp_types as types
-
-        from orbmcp.core.capabilities.roots import Root
 
         try:
             if not peer.has_roots():
@@ -286,7 +282,6 @@ class Hub:
 def _sdk_deprecations_quiet() -> Iterator[None]:
     """The SDK warns that 2026-07-28 removed subscriptions and roots notices; 2025-era servers,
     which are the only ones asked, still use them."""
-    from mcp.shared.exceptions import MCPDeprecationWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -307,8 +302,6 @@ def _can_subscribe(sup: Supervisor) -> bool:
 
 
 async def _fetch(sup: Supervisor, kind: str) -> list[dict[str, Any]]:
-    from orbmcp.core.tooling import calls
-
     if kind == "prompts":
         return await calls.list_prompts(sup)
     if kind == "resources":

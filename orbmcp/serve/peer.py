@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcp.shared.message import ServerMessageMetadata
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
@@ -111,7 +112,6 @@ class Peer:
 
     async def request(self, request: Any, result_type: type[Any], via: InFlight | None) -> Any:
         """Send a request to the agent and return its typed result (``MCPError`` on refusal)."""
-        from mcp.shared.message import ServerMessageMetadata
 
         if via is not None and via.session is not None:
             return await via.session.send_request(

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import mcp_types as types
+from mcp import MCPError
+
 from orbmcp.commands.spelling import agent_message
+from orbmcp.core.tooling.calls import complete_argument
+from orbmcp.core.tooling.calls import get_prompt as upstream_get
 from orbmcp.errors import OrbError
 from orbmcp.serve import naming, slash
+from orbmcp.serve.asker import AgentAsker
+from orbmcp.serve.resources import locate_template
 
 if TYPE_CHECKING:
     from orbmcp.serve.served import ServedGateway
@@ -51,9 +58,6 @@ async def list_prompts(gateway: ServedGateway, ctx: Any, params: Any) -> dict[st
 
 
 async def get_prompt(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
-    import mcp_types as types
-    from mcp import MCPError
-
     peer = gateway.peer(ctx)
     peer.touch()
     arguments = dict(params.arguments or {})
@@ -68,8 +72,6 @@ async def get_prompt(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str,
     if found is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
     server, prompt = found
-    from orbmcp.core.tooling.calls import get_prompt as upstream_get
-    from orbmcp.serve.asker import AgentAsker
 
     try:
         with peer.calling(server, ctx) as via:
@@ -93,7 +95,6 @@ async def complete(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, A
     if target is None:
         return _completion([])
     server, upstream_ref = target
-    from orbmcp.core.tooling.calls import complete_argument
 
     sup = gateway.manager.get(server)
     capabilities = getattr(sup.client, "server_capabilities", None)
@@ -111,7 +112,6 @@ async def _upstream_ref(gateway: ServedGateway, ref: Any) -> tuple[str, tuple[st
     if ref.type == "ref/prompt":
         found = (await _server_prompts(gateway)).get(ref.name)
         return None if found is None else (found[0], ("prompt", str(found[1]["name"])))
-    from orbmcp.serve.resources import locate_template
 
     located = await locate_template(gateway, ref.uri)
     return None if located is None else (located[0], ("resource", located[1]))

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import mcp_types as types
+from mcp import MCPError
+from mcp.shared.uri_template import UriTemplate
+
 from orbmcp.commands.spelling import agent_message
+from orbmcp.core.tooling.calls import read_resource as upstream_read
 from orbmcp.errors import OrbError
 from orbmcp.serve import naming
+from orbmcp.serve.asker import AgentAsker
 
 if TYPE_CHECKING:
     from orbmcp.serve.served import ServedGateway
@@ -54,7 +60,6 @@ async def locate(gateway: ServedGateway, uri: str) -> tuple[str, str] | None:
     for server in gateway.served_names():
         if any(str(r.get("uri")) == uri for r in await gateway.hub.listing(server, "resources")):
             return server, uri
-    from mcp.shared.uri_template import UriTemplate
 
     for server in gateway.served_names():
         for template in await gateway.hub.listing(server, "templates"):
@@ -78,9 +83,6 @@ async def locate_template(gateway: ServedGateway, uri_template: str) -> tuple[st
 
 
 async def _located(gateway: ServedGateway, uri: str) -> tuple[str, str]:
-    import mcp_types as types
-    from mcp import MCPError
-
     await gateway.ready()
     found = await locate(gateway, uri)
     if found is None:
@@ -89,12 +91,6 @@ async def _located(gateway: ServedGateway, uri: str) -> tuple[str, str]:
 
 
 async def read_resource(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
-    import mcp_types as types
-    from mcp import MCPError
-
-    from orbmcp.core.tooling.calls import read_resource as upstream_read
-    from orbmcp.serve.asker import AgentAsker
-
     peer = gateway.peer(ctx)
     peer.touch()
     uri = str(params.uri)
@@ -113,9 +109,6 @@ async def read_resource(gateway: ServedGateway, ctx: Any, params: Any) -> dict[s
 
 
 async def subscribe(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, Any]:
-    import mcp_types as types
-    from mcp import MCPError
-
     peer = gateway.peer(ctx)
     uri = str(params.uri)
     server, original = await _located(gateway, uri)

@@ -11,11 +11,14 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import mcp_types as types
+from mcp import MCPError
+from mcp.server.lowlevel.server import NotificationOptions, Server
+
 from orbmcp._version import __version__
+from orbmcp.serve import prompts, resources, tools
 
 if TYPE_CHECKING:
-    from mcp.server.lowlevel.server import Server
-
     from orbmcp.serve.served import ServedGateway
 
 Handler = Callable[..., Awaitable[Any]]
@@ -27,11 +30,6 @@ INSTRUCTIONS = (
 
 
 def build_server(gateway: ServedGateway) -> Server[Any]:
-    import mcp_types as types
-    from mcp.server.lowlevel.server import NotificationOptions, Server
-
-    from orbmcp.serve import prompts, resources, tools
-
     def bound(handler: Handler) -> Handler:
         return partial(handler, gateway)
 
@@ -87,13 +85,8 @@ async def _front_door(gateway: ServedGateway, ctx: Any, call_next: Any) -> Any:
     """
     method = ctx.method
     if method == "server/discover":
-        import mcp_types as types
-        from mcp import MCPError
-
         raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=method)
     if ctx.request_id is not None and method in ("tools/list", "tools/call"):
-        from orbmcp.serve import tools
-
         params = ctx.params if isinstance(ctx.params, dict) else {}
         if method == "tools/list" and not params.get("cursor"):
             return await tools.list_tools(gateway, ctx, None)

@@ -9,6 +9,7 @@ HTTP listener stopped) stops every server the session started, process trees inc
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -16,19 +17,25 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
+from orbmcp.core.session.startup import first_attempts
+from orbmcp.core.wire.era import unwrap_exception
 from orbmcp.errors import UsageError
+from orbmcp.serve.gateway import Gateway, serve_stream
+from orbmcp.serve.hub import Hub
+from orbmcp.serve.lane import FastLane
+from orbmcp.serve.wire import message_streams
+from orbmcp.session.holder import PERSISTENT, Sessions
+from orbmcp.suggest import unknown_server
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
-    from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.options import ServeOptions
 
 Notify = Callable[[str, str], None]
 
 
 def check_servers(config: ResolvedConfig, options: ServeOptions) -> None:
-    from orbmcp.suggest import unknown_server
-
     for name in options.servers:
         if name not in config.servers:
             raise unknown_server(name, list(config.servers))
@@ -48,7 +55,6 @@ def check_names(gateway: Gateway) -> None:
 @asynccontextmanager
 async def unwrapped() -> AsyncIterator[None]:
     """Errors leave task groups as groups of one: give callers (the error boundary) the error."""
-    from orbmcp.core.wire.era import unwrap_exception
 
     try:
         yield
@@ -64,10 +70,6 @@ async def own_gateway(
     config: ResolvedConfig, options: ServeOptions, notify: Notify
 ) -> AsyncIterator[Gateway]:
     """A gateway over a session of its own, started as described above, stopped on exit."""
-    from orbmcp.core.session.startup import first_attempts
-    from orbmcp.serve.gateway import Gateway
-    from orbmcp.serve.hub import Hub
-    from orbmcp.session.holder import PERSISTENT, Sessions
 
     check_servers(config, options)
     names = list(options.servers) or [s.name for s in config.eager_servers() if options.serves(s.name)]
@@ -98,12 +100,6 @@ async def own_gateway(
 
 async def serve_stdio(gateway: Gateway) -> None:
     """Serve one agent on this process's stdin and stdout until stdin ends."""
-    import os
-
-    from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, claimed_stdio
-    from orbmcp.serve.gateway import serve_stream
-    from orbmcp.serve.lane import FastLane
-    from orbmcp.serve.wire import message_streams
 
     with claimed_stdio() as (wire_in, wire_out):
         receive, send = PipeReceiveStream(os.dup(wire_in)), PipeSendStream(os.dup(wire_out))

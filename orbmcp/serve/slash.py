@@ -14,8 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.commands.complete import complete_line
+from orbmcp.commands.context import CommandContext
 from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.table import find
+from orbmcp.commands.usage import SLASH_ROOT, primary_slash
 from orbmcp.errors import UsageError
+from orbmcp.render import present
+from orbmcp.serve.ui import ServeUI
+from orbmcp.session.slash import format_error, run_slash
 
 if TYPE_CHECKING:
     from orbmcp.serve.peer import InFlight, Peer
@@ -36,16 +43,12 @@ class SlashPrompt:
 
     @property
     def spec(self) -> CommandSpec:
-        from orbmcp.commands.table import find
-
         spec = find(self.path)
         assert spec is not None, self.path
         return spec
 
     @property
     def head(self) -> str:
-        from orbmcp.commands.usage import SLASH_ROOT, primary_slash
-
         if self.words:
             return " ".join((SLASH_ROOT, *self.words))
         return primary_slash(self.spec)
@@ -135,10 +138,6 @@ async def run(
     arguments: Mapping[str, Any],
 ) -> tuple[str, int]:
     """Run the prompt's slash line on the gateway's session: its text (notices after it) and exit code."""
-    from orbmcp.commands.context import CommandContext
-    from orbmcp.render import present
-    from orbmcp.serve.ui import ServeUI
-    from orbmcp.session.slash import format_error, run_slash
 
     ui = ServeUI(peer, via, gateway.spawn, gateway.hub.asker)
     config = gateway.config
@@ -168,7 +167,6 @@ def complete(gateway: ServedGateway, prompt: SlashPrompt, argument: str, value: 
         return []
     if prompt.param(argument).kind == "flag":
         return [v for v in ("true", "false") if v.startswith(value.lower())]
-    from orbmcp.commands.complete import complete_line
 
     sessions = gateway.sessions
     config = gateway.config

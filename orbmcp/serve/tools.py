@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import mcp_types as types
+from mcp import MCPError
+
 from orbmcp.commands.agent import (
     CONNECT_DESCRIPTION,
     CONNECT_TOOL,
@@ -24,8 +27,10 @@ from orbmcp.commands.agent import (
     status_rows,
     text_result,
 )
+from orbmcp.core.tooling.calls import call_tool_wire, owner_of
 from orbmcp.errors import OrbError
 from orbmcp.serve import slash
+from orbmcp.serve.asker import AgentAsker
 
 if TYPE_CHECKING:
     from orbmcp.core.tooling.results import ToolResult
@@ -59,8 +64,6 @@ async def call_tool(gateway: ServedGateway, ctx: Any, params: Any) -> dict[str, 
 
 async def call(gateway: ServedGateway, ctx: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """One ``tools/call``: its result as wire JSON (the server's, unchanged, for a bridged tool)."""
-    import mcp_types as types
-    from mcp import MCPError
 
     peer = gateway.peer(ctx)
     peer.touch()
@@ -70,8 +73,6 @@ async def call(gateway: ServedGateway, ctx: Any, name: str, arguments: dict[str,
     tool = gateway.tool(name)
     if tool is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
-    from orbmcp.core.tooling.calls import call_tool_wire, owner_of
-    from orbmcp.serve.asker import AgentAsker
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
         await ctx.session.report_progress(value, total, message)

@@ -10,13 +10,17 @@ collected and shown with the command's output.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
+import mcp_types as types
 
+from orbmcp.auth.urlpolicy import open_in_browser
 from orbmcp.serve.asker import AgentAsker
+from orbmcp.text import one_line
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities.askers import Asker
@@ -61,8 +65,6 @@ class ServeUI:
         return anyio.from_thread.run(self._elicit_form, "\n\n".join([*shown, message]), field)
 
     async def _elicit_form(self, message: str, field: dict[str, Any]) -> Any:
-        import mcp_types as types
-
         schema = {"type": "object", "properties": {_ANSWER: field}, "required": [_ANSWER]}
         params = types.ElicitRequestFormParams(message=message, requested_schema=schema)
         try:
@@ -87,8 +89,6 @@ class ServeUI:
         self._shown.append(text)
 
     def open_url(self, url: str) -> bool:
-        from orbmcp.auth.urlpolicy import open_in_browser
-
         opened = open_in_browser(url)
         self.show_url(url)
         return opened
@@ -100,10 +100,6 @@ class ServeUI:
             self._spawn(self._show, url, text)
 
     async def _show(self, url: str, text: str) -> None:
-        import secrets
-
-        import mcp_types as types
-
         if self._peer.can_elicit("url"):
             params = types.ElicitRequestURLParams(message=text, url=url, elicitation_id=secrets.token_hex(8))
             try:
@@ -128,7 +124,5 @@ class ServeUI:
         return await self._servers_asker.sample(request)
 
     def server_log(self, server: str, message: LogMessage) -> None:
-        from orbmcp.text import one_line
-
         who = f" {one_line(message.logger, max_len=100)}:" if message.logger else ""
         self.notices.append(f"[{one_line(server)}] {message.level}:{who} {one_line(message.text)}")

@@ -15,7 +15,10 @@ from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import mcp_types as types
 from anyio.abc import ByteReceiveStream, ByteSendStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from orbmcp.core.processes.pipes import PipeSendStream
 from orbmcp.core.wire.lines import OverlongLine, read_lines
@@ -48,9 +51,6 @@ async def message_streams(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``(read_stream, write_stream)`` of SDK ``SessionMessage``s over a byte stream pair; lines
     the ``lane`` takes are handled there (it writes on the same wire, in order)."""
-    import mcp_types as types
-    from mcp.shared.message import SessionMessage
-    from pydantic import ValidationError
 
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, write_reader = anyio.create_memory_object_stream[Any](0)

@@ -14,15 +14,19 @@ from typing import Any
 
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
+from orbmcp.commands.results.call import CallOutcome
+from orbmcp.commands.results.tools import PromptMessages, ResourceContents
+from orbmcp.commands.spelling import speller_for
 from orbmcp.errors import InternalError, OrbError, ToolError
+from orbmcp.redact import redact
+from orbmcp.session.slash import format_error, parse_slash, render, run_invocation
+from orbmcp.text import one_line
 
 PROTOCOL_VERSION = 1
 
 
 def error_body(err: OrbError) -> dict[str, Any]:
     """The protocol's ``error``: what the error tree says, command references spelled for /mcp."""
-    from orbmcp.commands.spelling import speller_for
-    from orbmcp.text import one_line
 
     speller = speller_for("slash")
     hint = err.hint_in(speller)
@@ -38,8 +42,6 @@ def error_body(err: OrbError) -> dict[str, Any]:
 def content_blocks(result: object) -> list[Any]:
     """The MCP content a result carries: a call's blocks, a prompt's messages' blocks, or a read's
     contents as embedded resources. Empty for every other result."""
-    from orbmcp.commands.results.call import CallOutcome
-    from orbmcp.commands.results.tools import PromptMessages, ResourceContents
 
     if isinstance(result, CallOutcome):
         blocks = result.result.to_json().get("content")
@@ -57,8 +59,6 @@ def content_blocks(result: object) -> list[Any]:
 
 
 def error_envelope(err: OrbError) -> dict[str, Any]:
-    from orbmcp.session.slash import format_error
-
     return {
         "exit": int(exit_code_for(err)),
         "text": format_error(err, json_output=False),
@@ -70,7 +70,6 @@ def error_envelope(err: OrbError) -> dict[str, Any]:
 
 def internal_error(exc: BaseException) -> InternalError:
     """A bug (an exception that is no ``OrbError``) as the error an agent reads; redacted."""
-    from orbmcp.redact import redact
 
     return InternalError(f"internal error ({type(exc).__name__}): {redact(str(exc))[:300]}")
 
@@ -78,7 +77,6 @@ def internal_error(exc: BaseException) -> InternalError:
 async def run_line(line: str, ctx: CommandContext) -> dict[str, Any]:
     """Run one slash line and answer with the envelope. Never raises an ``OrbError`` (a
     cancellation still propagates: the caller decides what a cancelled run answers)."""
-    from orbmcp.session.slash import parse_slash, render, run_invocation
 
     try:
         inv = parse_slash(line, servers=lambda: list(ctx.config().servers))

@@ -13,9 +13,16 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio.from_thread
+
+from orbmcp.core.capabilities.client_side import default_sampling
+from orbmcp.core.capabilities.elicitation import ElicitationAnswer, check_content
+from orbmcp.core.capabilities.sampling import SamplingAnswer
+from orbmcp.text import one_line
+
 if TYPE_CHECKING:
-    from orbmcp.core.capabilities.elicitation import ElicitationAnswer, ElicitationRequest
-    from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
+    from orbmcp.core.capabilities.elicitation import ElicitationRequest
+    from orbmcp.core.capabilities.sampling import SamplingRequest
     from orbmcp.core.capabilities.server_log import LogMessage
 
 ELICIT_ATTEMPTS = 3
@@ -48,7 +55,6 @@ def _action(answer: Mapping[str, Any] | None) -> str:
 
 def _sampling_detail(request: SamplingRequest) -> str:
     """What a sampling request asks, in a few escaped lines, for the agent's consent dialog."""
-    from orbmcp.text import one_line
 
     lines = []
     if request.system_prompt:
@@ -95,7 +101,6 @@ class AgentUI:
     def _ask_blocking(self, kind: str, message: str, **fields: Any) -> dict[str, Any] | None:
         if threading.get_ident() == self._loop_thread:
             return None  # on the event loop: waiting here would stop every other run
-        import anyio.from_thread
 
         answer: dict[str, Any] | None = anyio.from_thread.run(
             lambda: self._session.ask(self.run, kind, None, message, **fields, **self._who())
@@ -109,8 +114,6 @@ class AgentUI:
         return None  # protocol 1 has no choice question; nothing orbmcp asks an agent needs one
 
     def notify(self, message: str, *, level: str = "info") -> None:
-        from orbmcp.text import one_line
-
         self._session.post({"type": "notice", "run": self.run, "level": level, "message": one_line(message)})
 
     def show(self, text: str) -> None:
@@ -130,8 +133,6 @@ class AgentUI:
     def progress(
         self, server: str, tool: str, progress: float, total: float | None, message: str | None
     ) -> None:
-        from orbmcp.text import one_line
-
         self._session.post(
             {
                 "type": "progress",
@@ -146,7 +147,6 @@ class AgentUI:
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
         """A form (asked again with what was wrong, at most ``ELICIT_ATTEMPTS`` times) or a URL."""
-        from orbmcp.core.capabilities.elicitation import ElicitationAnswer, check_content
 
         if request.mode == "url":
             answer = await self._session.ask(
@@ -173,8 +173,6 @@ class AgentUI:
     async def sample(self, request: SamplingRequest) -> SamplingAnswer:
         """With a sampling command configured, the agent consents first; without one orbmcp
         refuses (protocol 1 does not ask the agent's own model)."""
-        from orbmcp.core.capabilities.client_side import default_sampling
-        from orbmcp.core.capabilities.sampling import SamplingAnswer
 
         if request.command:
             answer = await self._session.ask(

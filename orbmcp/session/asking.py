@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from orbmcp.auth.urlpolicy import display_url
 from orbmcp.core.capabilities.elicitation import (
     ElicitationAnswer,
     ElicitationRequest,
@@ -217,7 +218,6 @@ def ask_url(
 
     ``problem`` is why the URL must not be opened (an unsafe scheme or host), if it must not.
     """
-    from orbmcp.auth.urlpolicy import display_url
 
     url = request.url or ""
     server = one_line(request.server)

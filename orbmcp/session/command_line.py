@@ -35,6 +35,8 @@ from orbmcp.commands.table import COMMANDS, GROUPS
 from orbmcp.errors import UsageError, cmd
 from orbmcp.suggest import close_names
 
+# The speller is imported where used: --help parses through here (a fast path).
+
 # Click keeps lines after "\b" as they are (no rewrapping).
 GETTING_STARTED = (
     "\b\nGet started:\n"

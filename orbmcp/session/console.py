@@ -14,7 +14,12 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
+
+from orbmcp import environment
+
+# Input helpers are imported where used: --help and --version make a console too.
 
 
 class TextSink(Protocol):
@@ -133,9 +138,7 @@ async def _local_read_stdin() -> str | None:
     input must not hang on a blocked read (nor the exit after it), and ``< /dev/zero`` must not
     grow until the OOM killer ends it. More than the limit is a usage error (exit 2).
     """
-    from functools import partial
 
-    from orbmcp import environment
     from orbmcp.commands.bounded_input import read_in_thread, read_limited, too_large
 
     stream = sys.stdin

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from orbmcp import environment, fs
+from orbmcp.session.daemon_trust import UntrustedDaemon, check_private
+
+# hashlib is imported where used: the daemon client computes a scope on every invocation.
 
 # sun_path is 108 bytes on Linux, 104 on the BSDs and macOS; keep room for the terminating NUL.
 MAX_SOCKET_PATH = 100
@@ -121,7 +124,6 @@ def check_private_dir(directory: str | os.PathLike[str]) -> None:
     The same rule the client applies (``trust.check_private``): owned by this user, a real
     directory, no permission for group or others. A directory orbmcp made is 0700; one that is
     not was made, or loosened, by someone else: it is refused, never repaired."""
-    from orbmcp.session.daemon_trust import UntrustedDaemon, check_private
 
     try:
         check_private(os.fspath(directory), kind="directory")

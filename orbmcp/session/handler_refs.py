@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Concatenate, TypeAlias
 
+# Each handler module is imported when its command runs: --help, --version and completion import
+# none (tests/commands/test_registries.py).
+
 if TYPE_CHECKING:
     from orbmcp.commands.context import CommandContext
     from orbmcp.commands.spec import CommandSpec

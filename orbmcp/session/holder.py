@@ -119,8 +119,7 @@ class Sessions:
         as ``enable`` or ``add`` may have moved the session to a new one)."""
         if self._manager is not None:
             return self._manager.config
-        if self._config is None:
-            raise ConnectionFailed("the session has no configuration yet")
+        assert self._config is not None, "a persistent session is given its configuration"
         return self._config
 
     @config.setter

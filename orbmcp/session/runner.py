@@ -9,13 +9,20 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from orbmcp import environment
+from orbmcp import environment, fs
+from orbmcp.commands import adhoc
 from orbmcp.commands.context import CommandContext, SessionProvider, default_interactive
 from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.spec import CommandSpec
-from orbmcp.errors import OrbError
+from orbmcp.config.paths import global_dir
+from orbmcp.errors import Interrupted, OrbError, UsageError
 from orbmcp.session.console import Console, local_console, silence_local_stdout
 from orbmcp.session.handler_refs import handler_of
+from orbmcp.text import one_line
+
+# The rest is imported in the function that needs it: every shell command runs through here, and
+# --help, an empty status and config commands must not load the renderers, anyio or the SDK
+# (tests/test_cli_foundation.py pins those import sets).
 
 
 async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
@@ -32,11 +39,8 @@ async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str,
 def take_adhoc(ctx: CommandContext, args: dict[str, Any]) -> None:
     """A server named on the command line (``--stdio``, ``--http``, ``--sse``) becomes the
     command's one server; a shared session refuses it (its servers are the config's)."""
-    from orbmcp.commands import adhoc
 
     if adhoc.requested(args) and ctx.persistent:
-        from orbmcp.errors import UsageError
-
         raise UsageError(
             "--stdio, --http and --sse run a server for one command, not in a shared session",
             hint="add it to the config first: orbmcp add NAME -- COMMAND, or orbmcp add NAME URL",
@@ -48,14 +52,11 @@ def take_adhoc(ctx: CommandContext, args: dict[str, Any]) -> None:
 
 def _crash_log(exc: BaseException) -> Path | None:
     """Write the traceback somewhere private; the user sees one line and this path."""
-    from orbmcp.config.paths import global_dir
     from orbmcp.redact import redact
 
     text = redact("".join(traceback.format_exception(exc)))
     stamp = time.strftime("%Y%m%d-%H%M%S")
     import tempfile
-
-    from orbmcp import fs
 
     temp = Path(tempfile.gettempdir())
     for base in (global_dir() / "logs", temp):
@@ -70,8 +71,6 @@ def _crash_log(exc: BaseException) -> Path | None:
 
 
 def report_error(err: OrbError, *, json_output: bool, console: Console | None = None) -> None:
-    from orbmcp.text import one_line
-
     console = console or local_console()
     if json_output:
         from orbmcp.render.json import error_json_text
@@ -189,8 +188,6 @@ def report_failure(exc: BaseException, *, console: Console, json_output: bool) -
         report_error(exc, json_output=json_output, console=console)
         return int(exit_code_for(exc))
     if isinstance(exc, KeyboardInterrupt):
-        from orbmcp.errors import Interrupted
-
         report_error(Interrupted("interrupted"), json_output=json_output, console=console)
         return int(ExitCode.INTERRUPTED)
     if isinstance(exc, BrokenPipeError) and not console.remote:
@@ -210,7 +207,6 @@ def report_failure(exc: BaseException, *, console: Console, json_output: bool) -
 
 def _internal_error_line(exc: BaseException) -> str:
     from orbmcp.redact import redact
-    from orbmcp.text import one_line
 
     path = _crash_log(exc)
     where = f" (details: {path})" if path else ""

@@ -19,21 +19,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from orbmcp import environment
 from orbmcp.commands.complete import (
     bare_slash_command,
+    complete_candidates,
     next_words,
     resolve,
     slash_commands,
     slash_spellings,
     split_slash_head,
 )
+from orbmcp.commands.completion_words import word_start
 from orbmcp.commands.context import CommandContext
+from orbmcp.commands.live_query import LiveQuery
 from orbmcp.commands.outcome import exit_code_for
 from orbmcp.commands.results.base import CommandIndex, Result
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.commands.usage import SLASH_ROOT, primary_slash
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names
+from orbmcp.text import one_line
+
+# The rest is imported in the function that needs it: completion (`complete`, every Tab) runs
+# through here and must not load the renderers or a handler (tests/commands/test_registries.py).
 
 if TYPE_CHECKING:
     from orbmcp.session.command_line import Invocation
@@ -205,7 +213,6 @@ def format_error(err: OrbError, *, json_output: bool, front: str = "slash") -> s
         from orbmcp.render.json import error_json_text
 
         return error_json_text(err, speller)
-    from orbmcp.text import one_line
 
     text = f"error: {one_line(err.message_in(speller))}"
     hint = err.hint_in(speller)
@@ -248,10 +255,6 @@ def complete_fast(args: Sequence[str]) -> int | None:
         return None
     import sys
 
-    from orbmcp import environment
-    from orbmcp.commands.complete import complete_candidates
-    from orbmcp.commands.completion_words import word_start
-    from orbmcp.commands.live_query import LiveQuery
     from orbmcp.commands.results.completion import Completions
 
     wanted: list[LiveQuery] = []
@@ -267,8 +270,6 @@ def complete_fast(args: Sequence[str]) -> int | None:
     if as_json:
         text = json.dumps(result.to_json(), ensure_ascii=False)
     else:
-        from orbmcp.text import one_line
-
         text = "\n".join(one_line(c.value) for c in result.items)  # what render/plain prints
     try:
         if text:

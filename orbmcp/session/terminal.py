@@ -10,7 +10,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from orbmcp.session import asking
 from orbmcp.session.console import Console, local_console
+from orbmcp.text import one_line
+
+# anyio and the capability models are imported where used: an empty `status` makes this UI and
+# runs without an event loop (tests/test_cli_foundation.py pins its import set).
 
 if TYPE_CHECKING:
     import anyio
@@ -67,8 +72,6 @@ class TerminalUI:
         return None
 
     def notify(self, message: str, *, level: str = "info") -> None:
-        from orbmcp.text import one_line
-
         if self.json_output and level == "info":
             return
         prefix = "" if level == "info" else f"{level}: "
@@ -151,7 +154,6 @@ class TerminalUI:
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
         from orbmcp.core.capabilities.elicitation import ElicitationAnswer
-        from orbmcp.session import asking
 
         if not self.interactive:
             return ElicitationAnswer("decline", reason=NOT_INTERACTIVE)
@@ -170,7 +172,6 @@ class TerminalUI:
     async def sample(self, request: SamplingRequest) -> SamplingAnswer:
         from orbmcp.core.capabilities.client_side import default_sampling
         from orbmcp.core.capabilities.sampling import SamplingAnswer
-        from orbmcp.session import asking
 
         write, _open = self._threaded()
         if not self.interactive or not request.command:
@@ -192,7 +193,6 @@ class TerminalUI:
 
     def server_log(self, server: str, message: LogMessage) -> None:
         """A server's log message during ``call --verbose``: one escaped line on stderr."""
-        from orbmcp.text import one_line
 
         self.end_progress()
         who = f" {one_line(message.logger, max_len=100)}:" if message.logger else ""
@@ -208,7 +208,6 @@ class TerminalUI:
 
 def _progress_line(progress: float, total: float | None, message: str | None) -> str:
     """One step as a terminal line: a bar when the total is known, else the step count."""
-    from orbmcp.text import one_line
 
     width = 24
     if total and total > 0:

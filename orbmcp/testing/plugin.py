@@ -18,6 +18,9 @@ import pytest
 
 from orbmcp.testing.values import AdhocServer
 
+# The session (anyio, the SDK) is imported when a fixture is first used: pytest loads this plugin
+# in every run of every project that installed orbmcp.
+
 if TYPE_CHECKING:
     from orbmcp.core.tooling.results import ToolResult
     from orbmcp.testing.session import McpSession

@@ -13,9 +13,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from anyio.from_thread import start_blocking_portal
+
+from orbmcp.commands.adhoc import entry, is_url
+from orbmcp.commands.handlers.tools import find_tool
+from orbmcp.config.loader import load_config
+from orbmcp.config.transports import STDIO, STREAMABLE_HTTP, from_spelling
+from orbmcp.core.tooling.calls import call_tool
 from orbmcp.core.tooling.results import ToolResult
 from orbmcp.session.holder import PERSISTENT, Sessions
 from orbmcp.testing.values import AdhocServer, ToolInfo
+from orbmcp.text import safe_text, shown_name
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig, ServerConfig
@@ -26,8 +34,6 @@ class ToolCallFailed(AssertionError):
     """The tool answered with an error result (``isError``); ``result`` holds it."""
 
     def __init__(self, server: str, tool: str, result: ToolResult) -> None:
-        from orbmcp.text import safe_text, shown_name
-
         # pytest prints this message on the terminal: the server's text must not drive it.
         text = safe_text(result.text(), multiline=True)
         super().__init__(f"{shown_name(server)}/{shown_name(tool)} returned an error: {text}")
@@ -47,7 +53,6 @@ class McpSession:
         """``server``: this session's only server, without a config file. Raises ``OrbError``
         (``UsageError``) for a server that cannot be run as given, ``ConfigError`` for a broken
         config file."""
-        from orbmcp.config.loader import load_config
 
         self._config: ResolvedConfig = load_config(config_file=config_file, project=project)
         if server is not None:
@@ -57,8 +62,6 @@ class McpSession:
 
     def _open(self) -> Manager:
         if self._manager is None:
-            from anyio.from_thread import start_blocking_portal
-
             portal = self._stack.enter_context(start_blocking_portal())
             self._portal = portal
             # retries off: a test wants a server's first failure, not the retry schedule; servers
@@ -102,8 +105,6 @@ class McpSession:
     ) -> ToolResult:
         """Call ``tool`` of ``server`` with ``arguments``; raises ``ToolCallFailed`` on an error
         result unless ``allow_error``."""
-        from orbmcp.commands.handlers.tools import find_tool
-        from orbmcp.core.tooling.calls import call_tool
 
         manager = self._open()
 
@@ -131,8 +132,6 @@ class McpSession:
 
 def _adhoc_entry(server: AdhocServer) -> ServerConfig:
     """The server entry of ``server``, as ``orbmcp call --stdio/--http/--sse`` builds it."""
-    from orbmcp.commands.adhoc import entry, is_url
-    from orbmcp.config.transports import STDIO, STREAMABLE_HTTP, from_spelling
 
     kind = from_spelling(server.transport) if server.transport else None
     if kind is None:  # unstated (or unknown): what the target looks like
