@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from orbmcp.session import asking
 from orbmcp.session.console import Console, local_console
 from orbmcp.text import one_line
 
@@ -154,6 +153,7 @@ class TerminalUI:
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
         from orbmcp.core.capabilities.elicitation import ElicitationAnswer
+        from orbmcp.session import asking  # the capability models and anyio: see the top
 
         if not self.interactive:
             return ElicitationAnswer("decline", reason=NOT_INTERACTIVE)
@@ -172,6 +172,7 @@ class TerminalUI:
     async def sample(self, request: SamplingRequest) -> SamplingAnswer:
         from orbmcp.core.capabilities.client_side import default_sampling
         from orbmcp.core.capabilities.sampling import SamplingAnswer
+        from orbmcp.session import asking  # the capability models and anyio: see the top
 
         write, _open = self._threaded()
         if not self.interactive or not request.command:
