@@ -4,8 +4,8 @@ straight to its server.
 An agent's most frequent request would otherwise cross the SDK's whole server pipeline (parsing
 into models, dispatch, middleware, validation of the result against the spec's models once more)
 on top of the call itself. Here the line is read with ``json``, the call is made on the session's
-connection (``raw_calls.call_tool_relayed``: relayed raw to a stdio server, else through the SDK's
-client session as ``calls.call_tool_wire`` makes it), and the server's result is written back as
+connection (``calls.call_tool_wire``, which relays it raw to a stdio server and takes the SDK's
+client session elsewhere: ``core.tooling.call_paths``), and the server's result is written back as
 it came, with progress relayed and ``notifications/cancelled`` honoured. Anything else (orbmcp's
 own tools, an unknown name, a call before the handshake, a malformed request) takes the SDK's
 path, which answers it the checked way.
@@ -95,8 +95,7 @@ class FastLane:
         self, peer: Peer, request_id: Any, tool: BridgedTool, arguments: dict[str, Any], token: Any
     ) -> None:
         from orbmcp.commands.agent import error_result
-        from orbmcp.core.tooling.calls import owner_of
-        from orbmcp.core.tooling.raw_calls import call_tool_relayed
+        from orbmcp.core.tooling.calls import call_tool_wire, owner_of
         from orbmcp.serve.asker import AgentAsker
 
         write = self._write
@@ -120,7 +119,7 @@ class FastLane:
                     sup = owner_of(self._gateway.manager, tool)
                     await peer.roots_settled()
                     asker = AgentAsker(peer, call, self._gateway.hub.asker)
-                    result = await call_tool_relayed(
+                    result = await call_tool_wire(
                         sup,
                         tool.name,
                         arguments,

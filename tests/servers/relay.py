@@ -1,4 +1,4 @@
-"""A 2025-era stdlib stdio server for the tests of calls relayed raw (``orbmcp.core.tooling.raw_calls``):
+"""A 2025-era stdlib stdio server for the tests of calls relayed raw (``orbmcp.core.tooling.call_paths``):
 each tool is one behaviour.
 
     python tests/servers/relay.py [--record PATH]

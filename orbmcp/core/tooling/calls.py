@@ -11,13 +11,13 @@ server answered with an error), ``disconnected`` (the session was torn down unde
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from orbmcp.core.tooling.call_paths import SDK, Call, CallPath, path_for
 from orbmcp.core.wire.raw_channel import SdkProgress
 from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
 
@@ -198,32 +198,74 @@ async def call_tool(
     (``execution.taskSupport``); a -32042 "URL elicitation required" answer is resolved with the
     person (``asker``) and the call retried once. ``log_level`` asks the server for log messages
     of at least that level (``logging/setLevel`` on 2025-era sessions, per request on others).
+    Which path the call takes (raw relay or the SDK's session) is ``call_paths.path_for``'s.
     """
     from orbmcp.core.tooling.results import from_sdk
 
-    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
-    listed = sup.runtime.tools.get(sup.name, tool)
-    task = as_task or (listed is not None and listed.task_support == "required")
-    on_progress = progress_filter(progress)
-    meta: dict[str, Any] | None = None
     with sup.client_side.route.asking(asker, record=record, logs=logs):
-        if log_level is not None:
-            meta = await _apply_log_level(sup, log_level)
-
-        async def run(client: Any) -> Any:
-            if task:
-                return await _call_task(
-                    sup, client, tool, arguments or {}, timeout=timeout, on_progress=on_progress, meta=meta
-                )
-            # Always a callback: the SDK sends a progress token only with one, and every call carries one.
-            return await client.call_tool(
-                tool, arguments or {}, read_timeout_seconds=timeout, progress_callback=on_progress, meta=meta
-            )
-
-        result = await with_url_elicitation(
-            sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
-        )
+        meta = await _apply_log_level(sup, log_level) if log_level is not None else None
+        call = _call(sup, tool, arguments, timeout_s, progress, task=as_task, meta=meta)
+        result = await _send(sup, call, lambda path: path.model)
     return from_sdk(result)
+
+
+async def call_tool_wire(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    *,
+    timeout_s: float | None = None,
+    progress: ProgressFn | None = None,
+    asker: Asker | None = None,
+) -> dict[str, Any]:
+    """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged;
+    questions, tasks and -32042 as ``call_tool`` handles them, on the same paths.
+
+    The result is checked against the negotiated protocol version, but no models are built and
+    the check against the tool's output schema is left to whoever receives it: an agent behind
+    ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
+    """
+    with sup.client_side.route.asking(asker):
+        call = _call(sup, tool, arguments, timeout_s, progress)
+        return await _send(sup, call, lambda path: path.wire)
+
+
+def _call(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    timeout_s: float | None,
+    progress: ProgressFn | None,
+    *,
+    task: bool = False,
+    meta: dict[str, Any] | None = None,
+) -> Call:
+    if not task:
+        listed = sup.runtime.tools.get(sup.name, tool)
+        task = listed is not None and listed.task_support == "required"
+    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
+    return Call(tool, arguments or {}, timeout, progress_filter(progress), meta=meta, task=task)
+
+
+async def _send(
+    sup: Supervisor, call: Call, form: Callable[[CallPath], Callable[[Supervisor, Any, Call], Awaitable[T]]]
+) -> T:
+    """``call`` on the path chosen for it, in ``form`` (the path's ``wire`` or ``model``); after a
+    -32042 answer it is sent once more on the SDK's path."""
+    what = f"tools/call {call.tool}"
+    attempts = 0
+
+    async def body(client: Any) -> T:
+        # Chosen once the connection is known to be up; the resend always takes the SDK's path.
+        path = path_for(sup, call) if attempts == 1 else SDK
+        return await form(path)(sup, client, call)
+
+    def attempt() -> Awaitable[T]:
+        nonlocal attempts
+        attempts += 1
+        return request(sup, what, body, url_elicitation=True)
+
+    return await with_url_elicitation(sup, call.tool, attempt)
 
 
 def progress_filter(progress: ProgressFn | None) -> SdkProgress:
@@ -243,63 +285,6 @@ def progress_filter(progress: ProgressFn | None) -> SdkProgress:
     return on_progress
 
 
-async def call_tool_wire(
-    sup: Supervisor,
-    tool: str,
-    arguments: dict[str, Any] | None,
-    *,
-    timeout_s: float | None = None,
-    progress: ProgressFn | None = None,
-    asker: Asker | None = None,
-) -> dict[str, Any]:
-    """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged;
-    questions, tasks and -32042 as ``call_tool`` handles them.
-
-    The SDK still checks it against the negotiated protocol version, but builds no models and
-    leaves the check against the tool's output schema to whoever receives it: an agent behind
-    ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
-    """
-    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
-    run = wire_call(sup, tool, arguments or {}, timeout=timeout, on_progress=progress_filter(progress))
-    with sup.client_side.route.asking(asker):
-        return await with_url_elicitation(
-            sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
-        )
-
-
-def wire_call(
-    sup: Supervisor, tool: str, arguments: dict[str, Any], *, timeout: float, on_progress: SdkProgress
-) -> Callable[[Any], Awaitable[dict[str, Any]]]:
-    """The SDK's side of ``call_tool_wire``: a ``request`` body sending the call on the client
-    session (as a task when the tool requires one)."""
-    import mcp_types
-
-    listed = sup.runtime.tools.get(sup.name, tool)
-    call = mcp_types.CallToolRequest(params=mcp_types.CallToolRequestParams(name=tool, arguments=arguments))
-
-    async def run(client: Any) -> dict[str, Any]:
-        if listed is not None and listed.task_support == "required":
-            result = await _call_task(
-                sup, client, tool, arguments, timeout=timeout, on_progress=on_progress, meta=None
-            )
-            wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return wire
-        raw: dict[str, Any] = await client.session.send_request(
-            call, _wire_result(), request_read_timeout_seconds=timeout, progress_callback=on_progress
-        )
-        return raw
-
-    return run
-
-
-@functools.cache
-def _wire_result() -> Any:
-    """A pydantic adapter that keeps a result as the dict it is."""
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(dict[str, Any])
-
-
 async def _apply_log_level(sup: Supervisor, level: str) -> dict[str, Any] | None:
     """Ask for ``level``: once per session on 2025-era servers, as request metadata on others."""
     from orbmcp.core.capabilities.client_side import is_legacy
@@ -309,44 +294,6 @@ async def _apply_log_level(sup: Supervisor, level: str) -> dict[str, Any] | None
         return {LOG_LEVEL_META: level}
     await sup.client_side.set_log_level(sup.client, version, level)
     return None
-
-
-async def _call_task(
-    sup: Supervisor,
-    client: Any,
-    tool: str,
-    arguments: dict[str, Any],
-    *,
-    timeout: float,
-    on_progress: SdkProgress,
-    meta: dict[str, Any] | None,
-) -> Any:
-    from mcp_types import CallToolResult
-
-    from orbmcp.core.capabilities.tasks import TaskProtocolError, call_as_task
-
-    steps = 0
-    tg = sup.runtime.tg
-
-    def on_status(status: str, message: str | None) -> None:
-        nonlocal steps
-        steps += 1
-        text = status.replace("_", " ") + (f": {message}" if message else "")
-        if tg is not None:
-            progress: Any = on_progress
-            tg.start_soon(progress, float(steps), None, text)
-
-    try:
-        raw = await call_as_task(
-            client.session, tool, arguments, timeout_s=timeout, on_status=on_status, meta=meta
-        )
-    except TaskProtocolError as exc:
-        raise ProtocolError(
-            sup.runtime.redact(f"server '{sup.name}': task of '{tool}': {exc}"),
-            server=sup.name,
-            reason="task_failed",
-        ) from None
-    return CallToolResult.model_validate(raw)
 
 
 async def with_url_elicitation(sup: Supervisor, tool: str, send: Callable[[], Awaitable[T]]) -> T:

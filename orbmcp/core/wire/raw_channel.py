@@ -7,7 +7,7 @@ Requests carry ids of orbmcp's own namespace ("orbmcp-lane-N": strings, where th
 integers), so the two never collide. Everything else the server says (its own requests, so
 elicitation, sampling and roots still reach the client session; notifications; answers to ids
 orbmcp never sent) goes to the SDK as before. Failures are raised as the SDK would raise them
-(``MCPError`` with its codes). Which calls take this path is ``orbmcp.core.tooling.raw_calls``'s.
+(``MCPError`` with its codes). Which calls take this path is ``orbmcp.core.tooling.call_paths``'s.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class RawChannel:
 
         send = self._send
         if self.closed or send is None:
-            raise _connection_closed()
+            raise connection_closed()
         request_id = f"{ID_PREFIX}{next(self._ids)}"
         waiter = _Waiter()
         self._waiters[request_id] = waiter
@@ -173,11 +173,11 @@ class RawChannel:
             try:
                 await send(line.encode() + b"\n")
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                raise _connection_closed() from None
+                raise connection_closed() from None
             with anyio.move_on_after(timeout):
                 outcome = await _answer(waiter, on_progress)
                 if outcome is _CLOSED:
-                    raise _connection_closed()
+                    raise connection_closed()
                 self.relayed += 1
                 if isinstance(outcome, _RawError):
                     raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
@@ -218,7 +218,7 @@ class _RawError:
         self.code, self.message, self.data = code, message, data
 
 
-def _connection_closed() -> Exception:
+def connection_closed() -> Exception:
     from mcp import MCPError
 
     return MCPError(code=CONNECTION_CLOSED, message="Connection closed")
@@ -240,4 +240,4 @@ async def _answer(waiter: _Waiter, on_progress: SdkProgress) -> Any:
         waiter.wake = anyio.Event()
 
 
-__all__ = ["ID_PREFIX", "RawChannel", "SdkProgress", "json_object"]
+__all__ = ["ID_PREFIX", "RawChannel", "SdkProgress", "connection_closed", "json_object"]
