@@ -74,6 +74,12 @@ class RawChannel:
         self._on_garbage: GarbageHook | None = None
         self._waiters: dict[str, _Waiter] = {}
         self._ids = itertools.count(1)
+        # Set by the reader when it gave the SDK a line: that line's dispatch (a log message, a
+        # notification: the SDK handles them in tasks of its own) must come before an answer read
+        # after it, as on the SDK's path, so such an answer is held until the reader has passed
+        # the SDK a barrier (``held``, ``release``).
+        self.sdk_behind = False
+        self.held: list[tuple[_Waiter, Any]] = []
 
     @property
     def pending(self) -> bool:
@@ -102,8 +108,19 @@ class RawChannel:
         waiter = self._waiters.get(request_id) if isinstance(request_id, str) else None
         if waiter is None or ("result" not in message and "error" not in message):
             return False  # not ours, or not an answer: the SDK skips it as today
-        waiter.put(self._outcome(message, line))
+        outcome = self._outcome(message, line)
+        if self.sdk_behind:
+            self.held.append((waiter, outcome))
+        else:
+            waiter.put(outcome)
         return True
+
+    def release(self) -> None:
+        """The SDK has dispatched every line read before the held answers: they go to their calls."""
+        held, self.held = self.held, []
+        self.sdk_behind = False
+        for waiter, outcome in held:
+            waiter.put(outcome)
 
     def _progress(self, message: dict[str, Any]) -> bool:
         params = message.get("params")
@@ -144,6 +161,7 @@ class RawChannel:
         """The connection is gone: every pending call fails now (idempotent)."""
         self.closed = True
         self._send = None
+        self.release()  # an answer that came is the call's outcome, even when the connection then ends
         for waiter in self._waiters.values():
             waiter.put(_CLOSED)
 
