@@ -1,6 +1,7 @@
 """serve's fast lane over a real stdio wire: an agent writing JSON lines into OS pipes, a gateway in
-this process, real servers behind it. A stdio server's tools are relayed raw (proven by its
-connection's ``RawChannel.relayed``); an HTTP server's take the SDK's client session.
+this process, real servers behind it. Every call test runs on both call paths (``call_path``): a
+stdio server's tools are relayed raw where the relay is on (proven by its connection's
+``RawChannel.relayed`` and the paths' counters); an HTTP server's take the SDK's client session.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from orbmcp.serve.options import ServeOptions
 from orbmcp.serve.session import own_gateway
 from orbmcp.serve.wire import message_streams
 from tests.core.live import FAST_GRACE_S, load, stdio_entry, write_config
+from tests.core.paths import PathProbe
 from tests.servers.launch import run_http_server
 
 pytestmark = pytest.mark.anyio
@@ -121,7 +123,7 @@ def text(answer: dict[str, Any]) -> str:
     return str(answer["result"]["content"][0]["text"])
 
 
-async def test_calls_with_progress_are_relayed_raw(tmp_path: Path) -> None:
+async def test_calls_with_progress_are_relayed_raw(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config) as (gateway, agent):
@@ -138,10 +140,12 @@ async def test_calls_with_progress_are_relayed_raw(tmp_path: Path) -> None:
                 {"progressToken": "tok", "progress": 2.0, "total": 2.0, "message": "step 2"},
             ]
             assert lines[2]["id"] == "p" and text(lines[2]) == "done 2"
-            assert raw_side(gateway, "relay").relayed == 2
+            assert raw_side(gateway, "relay").relayed == (2 if call_path.raw else 0)
 
 
-async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(tmp_path: Path) -> None:
+async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     record = tmp_path / "record.jsonl"
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry(record)})
 
@@ -167,7 +171,7 @@ async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(tmp_pa
             assert not raw_side(gateway, "relay").pending
 
 
-async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path) -> None:
+async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config) as (gateway, agent):
@@ -178,10 +182,12 @@ async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path) 
             assert sorted(a["id"] for a in answers) == list(range(20))
             assert [a["id"] for a in answers] != list(range(20))  # the server answered last first
             assert {text(a) for a in answers} == {"gathered"}
-            assert raw_side(gateway, "relay").relayed == 20
+            assert raw_side(gateway, "relay").relayed == (20 if call_path.raw else 0)
 
 
-async def test_a_servers_question_during_a_call_reaches_the_agent(tmp_path: Path) -> None:
+async def test_a_servers_question_during_a_call_reaches_the_agent(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config, {"elicitation": {}}) as (gateway, agent):
@@ -194,7 +200,7 @@ async def test_a_servers_question_during_a_call_reaches_the_agent(tmp_path: Path
             )
             answer = await agent.answer_to(1)
             assert text(answer) == "accept"
-            assert raw_side(gateway, "relay").relayed == 1
+            assert raw_side(gateway, "relay").relayed == (1 if call_path.raw else 0)
 
 
 async def test_an_http_servers_tools_take_the_sdks_path(tmp_path: Path) -> None:
@@ -208,7 +214,9 @@ async def test_an_http_servers_tools_take_the_sdks_path(tmp_path: Path) -> None:
                 assert raw_side(gateway, "relay").relayed == 0
 
 
-async def test_a_question_the_server_gives_up_is_withdrawn_at_the_agent(tmp_path: Path) -> None:
+async def test_a_question_the_server_gives_up_is_withdrawn_at_the_agent(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     """The server cancels its own question, then answers the call: the agent hears of both."""
     config = write_config(tmp_path / "mcp.json", {"ref": stdio_entry("reference")})
     with anyio.fail_after(BOUND_S):
@@ -222,4 +230,4 @@ async def test_a_question_the_server_gives_up_is_withdrawn_at_the_agent(tmp_path
                 seen["answer" if message.get("id") == 1 else str(message.get("method"))] = message
             assert seen["notifications/cancelled"]["params"]["requestId"] == question["id"]
             assert text(seen["answer"]).startswith("gave up")
-            assert raw_side(gateway, "ref").relayed == 1
+            assert raw_side(gateway, "ref").relayed == (1 if call_path.raw else 0)

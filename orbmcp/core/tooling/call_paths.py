@@ -142,13 +142,22 @@ def path_for(sup: Supervisor, call: Call) -> CallPath:
 def _checked(result: dict[str, Any], version: str) -> dict[str, Any]:
     """What the SDK's ``send_request`` does to a result: checked against the negotiated version
     (a ``ValidationError`` fails the call, as there), a later revision's fields dropped."""
-    from mcp_types.methods import validate_server_result
-
-    validate_server_result("tools/call", version, result)
+    _result_adapter(version).validate_python(result, by_name=False)
     foreign = _later_fields(version)
     if foreign.isdisjoint(result):
         return result
     return {key: value for key, value in result.items() if key not in foreign}
+
+
+@functools.cache
+def _result_adapter(version: str) -> Any:
+    """The check ``mcp_types.methods.validate_server_result`` makes, without the dump of the
+    validated model it also builds and throws away (the most costly step of a relayed call)."""
+    from mcp_types.methods import SERVER_RESULTS
+    from pydantic import TypeAdapter
+
+    surface: Any = SERVER_RESULTS[("tools/call", version)]  # a model, or a union of them
+    return TypeAdapter(surface)
 
 
 @functools.cache

@@ -172,8 +172,6 @@ class RawChannel:
     ) -> dict[str, Any]:
         """One ``tools/call``: its result as the server sent it, else ``MCPError`` as the SDK
         raises it (an error answer; -32001 on timeout; -32000 when the connection closes)."""
-        from mcp import MCPError
-
         send = self._send
         if self.closed or send is None:
             raise connection_closed()
@@ -198,12 +196,12 @@ class RawChannel:
                     raise connection_closed()
                 self.relayed += 1
                 if isinstance(outcome, _RawError):
-                    raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
+                    raise _mcp_error(outcome.code, outcome.message, outcome.data)
                 result: dict[str, Any] = outcome
                 return result
             issued = False  # the courtesy cancel goes out here, unshielded, as the SDK's does
             await self._cancel(request_id, f"timed out after {timeout}s", shield=False)
-            raise MCPError(code=REQUEST_TIMEOUT, message="Request 'tools/call' timed out")
+            raise _mcp_error(REQUEST_TIMEOUT, "Request 'tools/call' timed out")
         except anyio.get_cancelled_exc_class():
             if issued and not self.closed:
                 await self._cancel(request_id, "caller cancelled", shield=True)
@@ -237,9 +235,14 @@ class _RawError:
 
 
 def connection_closed() -> Exception:
+    return _mcp_error(CONNECTION_CLOSED, "Connection closed")
+
+
+def _mcp_error(code: int, message: str, data: Any = None) -> Exception:
+    # Imported where a call fails, not per call: a relayed call's hot path stays import-free.
     from mcp import MCPError
 
-    return MCPError(code=CONNECTION_CLOSED, message="Connection closed")
+    return MCPError(code=code, message=message, data=data)
 
 
 async def _answer(waiter: _Waiter, on_progress: SdkProgress) -> Any:
