@@ -14,10 +14,12 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import MCPError
 
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
 from orbmcp.core.session.supervisor import Supervisor
-from orbmcp.core.tooling.calls import call_tool_wire
+from orbmcp.core.tooling.call_paths import RAW, Call
+from orbmcp.core.tooling.calls import call_tool, call_tool_wire, progress_filter
 from orbmcp.core.wire.raw_channel import ID_PREFIX, RawChannel
 from orbmcp.errors import ConnectionFailed, ProtocolError, TimeoutFailed
 from tests.core.capabilities.test_live import Scripted, asks
@@ -212,6 +214,42 @@ async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path, 
             assert answers == dict.fromkeys(range(20), "gathered")
             relayed(sup, call_path, 20)
             assert not channel(sup).pending
+
+
+async def test_a_result_read_as_a_model_is_checked_against_the_output_schema(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with managed(config) as manager:
+            sup = await manager.ready("relay")
+            good = await call_tool(sup, "weather", {"good": True})
+            assert good.structured == {"celsius": 21.5} and not good.is_error
+            with pytest.raises(ProtocolError) as refused:
+                await call_tool(sup, "weather", {})
+            assert refused.value.message.startswith(
+                "server 'relay': tools/call weather failed: RuntimeError: Invalid structured content returned by tool weather"
+            )
+            failed = await call_tool(sup, "fail", {})  # an error result is not held to the schema
+            assert failed.is_error and failed.text() == "weather"
+            relayed(sup, call_path, 3)
+
+
+async def test_a_later_revisions_fields_are_dropped_and_a_gone_channel_fails_as_closed(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with managed(config) as manager:
+            sup = await manager.ready("relay")
+            assert await call_tool_wire(sup, "later", {}) == {"content": [{"type": "text", "text": "later"}]}
+            relayed(sup, call_path, 1)
+            await manager.stop("relay")
+        # The raw path, asked after its connection went (between the choice and the call).
+        call = Call("echo", {}, 1.0, progress_filter(None))
+        with pytest.raises(MCPError) as closed:
+            await RAW.wire(sup, None, call)
+        assert closed.value.error.code == -32000
 
 
 def test_the_channel_hands_over_only_answers_to_its_own_pending_ids() -> None:
