@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from orbmcp import front_handlers as _front_handlers
 from orbmcp._version import __version__
+
+# The fronts' own commands (shell, slash, complete, serve, daemon) find their handlers in every
+# process that imports orbmcp, an embedding host's too, not only in the program's: binding imports
+# no handler module (two small modules of references, standard library only).
+_front_handlers.bind()
 
 __all__ = ["OrbError", "__version__", "register_server"]
 

@@ -9,10 +9,10 @@ themselves honour (``HOME``, ``XDG_CONFIG_HOME``, ``APPDATA``, ``PI_CODING_AGENT
 process environment (or a mapping a caller passes), never from a ``.env`` file or a config file: a
 cloned project must not be able to move the config or the state.
 
-Hand-written rather than pydantic-settings: these are read on the fast paths (completion on every
-keystroke, the config commands, an empty ``status``), where importing pydantic-settings costs
-~140 ms, more than a whole ``config show``; on the connecting paths, where the SDK has loaded
-pydantic anyway, it still adds ~11-17 ms of its own imports to parse six strings. Stdlib only.
+Not a source of the pydantic-settings model (``config/settings.py``, the config files' settings):
+these are read on the fast paths (completion on every keystroke, the daemon's client before every
+command, ``--version``), which never import pydantic (~100-140 ms with pydantic-settings). Stdlib
+only.
 """
 
 from __future__ import annotations

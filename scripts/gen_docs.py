@@ -22,12 +22,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from orbmcp._version import __version__  # noqa: E402
-from orbmcp.commands.complete import SHELLS, usage_line, value_metavar  # noqa: E402
+from orbmcp.commands.complete import SHELLS  # noqa: E402
 from orbmcp.commands.handlers.completion import install_path, script, script_filename  # noqa: E402
 from orbmcp.commands.outcome import ExitCode  # noqa: E402
 from orbmcp.commands.params import GLOBAL_OPTIONS  # noqa: E402
 from orbmcp.commands.spec import CommandSpec, Param  # noqa: E402
 from orbmcp.commands.table import COMMANDS  # noqa: E402
+from orbmcp.commands.usage import usage_line, value_metavar  # noqa: E402
 
 # ------------------------------------------------------------------------------ what the table lacks
 

@@ -32,11 +32,12 @@ from typing import Any, TextIO
 
 from orbmcp import log as orb_log
 from orbmcp.fastpath import entry as cli
+from tests.timeouts import scaled
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # A command line that never returns fails its test after this long (longer than any timeout a
-# test config sets, 60 s) instead of hanging the whole run.
-RUN_BOUND_S = 120.0
+# test config sets, 60 s on the suite's scale) instead of hanging the whole run.
+RUN_BOUND_S = scaled(120.0)
 
 
 class CliTimedOut(BaseException):

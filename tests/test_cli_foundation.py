@@ -14,7 +14,8 @@ import pytest
 
 from orbmcp._version import __version__
 from orbmcp.commands.spec import CommandSpec
-from orbmcp.frontends.runner import run_in_shell
+from orbmcp.session.handler_refs import bind_handlers
+from orbmcp.session.runner import run_in_shell
 from tests.cli import run_cli
 
 HEAVY = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
@@ -55,24 +56,36 @@ def cfg(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "args",
-    [
-        ["--version"],
-        ["--help"],
-        ["config", "show"],
-        ["config", "paths"],
-        ["config", "validate"],
-        ["status", "--json"],
-        ["status"],
-        ["--no-color", "status", "--json"],
-        ["complete", "/mcp:start "],
-        ["trust", "--json"],
-    ],
+    [["--version"], ["--help"], ["complete", "/mcp:start "], ["complete", "--json", "orbmcp st"]],
 )
 def test_fast_commands_never_import_the_sdk(args: list[str], tmp_path: Path) -> None:
     (tmp_path / ".orb").mkdir()
     (tmp_path / ".orb" / "mcp.json").write_text('{"mcpServers": {"p": {"command": "x", "enabled": false}}}')
     heavy = _imported(*args, cwd=tmp_path) & set(NOT_ON_FAST_PATHS)
     assert heavy == set()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["config", "show"],
+        ["config", "paths"],
+        ["config", "validate"],
+        ["status", "--json"],
+        ["status"],
+        ["--no-color", "status", "--json"],
+        ["trust", "--json"],
+    ],
+)
+def test_config_only_commands_load_the_config_models_but_nothing_that_connects(
+    args: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / ".orb").mkdir()
+    (tmp_path / ".orb" / "mcp.json").write_text('{"mcpServers": {"p": {"command": "x", "enabled": false}}}')
+    heavy = _imported(*args, cwd=tmp_path) & set(NOT_ON_FAST_PATHS)
+    # pydantic-settings imports asyncio (and through it ssl) for its own CLI source.
+    assert heavy <= {"pydantic", "pydantic_settings", "asyncio", "ssl"}
+    assert not heavy & {"mcp", "mcp_types", "httpx2", "httpx", "anyio"}
 
 
 @pytest.mark.parametrize(
@@ -223,7 +236,8 @@ def test_trust_untrust_and_changed_definitions(tmp_path: Path, _isolated_agent_d
 def test_a_bug_is_one_line_exit_70_and_a_private_crash_log(
     _isolated_agent_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = CommandSpec(("boom",), "raises", f"{__name__}:_buggy_handler")
+    spec = CommandSpec(("boom",), "raises")
+    bind_handlers({spec.path: lambda: _buggy_handler})
     code = run_in_shell(spec, {}, project=None, config_file=None, json_output=False, no_color=True)
     assert code == 70
     err = capsys.readouterr().err

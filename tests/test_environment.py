@@ -88,14 +88,17 @@ def test_the_shell_takes_project_and_config_from_the_environment(
 ) -> None:
     import json
 
-    from orbmcp.frontends.typer_app import build_app
+    from orbmcp.frontends.shell_command import run_command
+    from orbmcp.session.command_line import parse_program
 
     monkeypatch.setenv("ORB_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.setenv("ORBMCP_PROJECT", str(tmp_path / "project"))
     monkeypatch.setenv("ORBMCP_CONFIG", str(tmp_path / "only.json"))
     (tmp_path / "only.json").write_text("{}")
     # Not cli.main: it ends the process with os._exit once the SDK is loaded, as it is in a test run.
-    code = build_app()(args=["config", "paths", "--json"], prog_name="orbmcp", standalone_mode=False)
+    line = parse_program(["config", "paths", "--json"])
+    assert line.invocation is not None
+    code = run_command(line.invocation.spec, line.invocation.kwargs, line.options)
     assert code == 0
     paths = json.loads(capsys.readouterr().out)
     assert paths["projectFiles"][0] == str(tmp_path / "project" / ".orb" / "settings.json")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from orbmcp import fs
-from orbmcp.daemon.scope import UnsafeDirectory, make_private_dir
+from orbmcp.session.daemon_scope import UnsafeDirectory, make_private_dir
 
 # Holds the lock of argv[1] (through orbmcp's one lock), says so, and waits for stdin to close.
 HOLDER = """

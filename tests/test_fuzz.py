@@ -28,8 +28,8 @@ from orbmcp.config.jsonc import parse_jsonc
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ServerConfig
 from orbmcp.errors import ConfigError, UsageError
-from orbmcp.frontends.slash import parse_shell, parse_slash
 from orbmcp.redact import redact
+from orbmcp.session.slash import parse_shell, parse_slash
 
 FUZZ = settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 

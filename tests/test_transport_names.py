@@ -20,12 +20,9 @@ NAMES = {spelling for kind in KINDS.values() for spelling in (kind.name, kind.op
 
 DEFINING = {"orbmcp/config/transports.py"}
 NOT_A_SERVER_TRANSPORT = ("orbmcp/serve/", "orbmcp/daemon/")
-# The hand-written entry validators issue 25 item 5 replaces with pydantic models (the settings
-# branch deletes them): the models' union by transport takes their place.
-BEING_REPLACED = {"orbmcp/config/fields.py", "orbmcp/config/schema.py"}
 # `p.name == "sse"`: whether a command takes the shared ad-hoc params (a parameter's name); the
 # fronts branch replaces this binder (issue 25 item 1).
-PARAM_NAMES = {"orbmcp/frontends/runner.py"}
+PARAM_NAMES = {"orbmcp/session/runner.py"}
 
 
 def _names_in(node: ast.AST) -> set[str]:
@@ -53,7 +50,7 @@ def test_no_module_compares_transport_names() -> None:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel in DEFINING | BEING_REPLACED | PARAM_NAMES or rel.startswith(NOT_A_SERVER_TRANSPORT):
+        if rel in DEFINING | PARAM_NAMES or rel.startswith(NOT_A_SERVER_TRANSPORT):
             continue
         found += compares_of_transport_names(path)
     assert found == [], "ask the transport's kind (orbmcp/config/transports.py) instead:\n" + "\n".join(found)

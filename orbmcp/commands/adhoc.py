@@ -253,9 +253,9 @@ def entry(
     import shlex
 
     from orbmcp.commands.handlers.edit import build_entry, pairs
+    from orbmcp.config.entries import parse_server
     from orbmcp.config.expand import finalize
-    from orbmcp.config.model import Settings
-    from orbmcp.config.schema import parse_server
+    from orbmcp.config.settings import Settings
     from orbmcp.errors import UsageError
 
     if len(targets) > 1:

@@ -24,12 +24,12 @@ from orbmcp.commands.live_query import LiveCompleter, LiveQuery
 from orbmcp.commands.params import ADHOC, GLOBAL_OPTIONS
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import COMMANDS, GROUPS
+from orbmcp.commands.usage import PROGRAM, SLASH_ROOT
 
 if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
+    from orbmcp.config.names_cache import CachedNames
 
-PROGRAM = "orbmcp"
-SLASH_ROOT = "/mcp"
 SHELLS = ("bash", "zsh", "fish")
 CHECK_FORMATS = ("text", "github")
 # Commands that only make sense in a terminal of their own (and trust, which must stay a deliberate
@@ -175,19 +175,21 @@ class _World:
         self.config_file = config_file
         self.running = running
         self.tool_names = tool_names
-        self._config: ResolvedConfig | None = None
+        self._config: ResolvedConfig | CachedNames | None = None
         self._loaded = False
 
-    def config(self) -> ResolvedConfig | None:
+    def config(self) -> ResolvedConfig | CachedNames | None:
         if not self._loaded:
             self._loaded = True
             loader = self._loader
-            if loader is None:
-                from orbmcp.config.loader import load_config
-
-                loader = load_config
             try:
-                self._config = loader(project=self.project, config_file=self.config_file)
+                if loader is None:
+                    # Not the loader: it validates with pydantic, too slow for every Tab.
+                    from orbmcp.config.names_cache import server_names
+
+                    self._config = server_names(self.project, self.config_file)
+                else:
+                    self._config = loader(project=self.project, config_file=self.config_file)
             except Exception:
                 # Completion is a convenience: a broken config shows no server names, never a
                 # traceback in the middle of the user's command line.
@@ -466,35 +468,3 @@ def complete_candidates(
 def complete_line(line: str, **options: Any) -> list[str]:
     """The values of ``complete_candidates`` (which documents the options)."""
     return [c.value for c in complete_candidates(line, **options)]
-
-
-# ---------------------------------------------------------------------------------------- usage
-
-_TYPE_METAVAR = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH"}
-
-
-def value_metavar(p: Param) -> str:
-    return p.metavar or _TYPE_METAVAR[p.type]
-
-
-def primary_slash(spec: CommandSpec) -> str:
-    """How a slash user spells this command: its first table spelling, else ``/mcp <path>``."""
-    return spec.slash[0] if spec.slash else f"{SLASH_ROOT} {spec.name}"
-
-
-def usage_line(spec: CommandSpec, *, slash: bool = False, program: str = PROGRAM) -> str:
-    """``orbmcp start SERVER [--json]`` or ``/mcp:start <server> [--json]``."""
-    parts = [primary_slash(spec) if slash else f"{program} {spec.name}".strip()]
-    for p in spec.params:
-        if p.hidden:
-            continue
-        if p.kind == "argument":
-            name = f"<{p.name.replace('_', '-')}>" if slash else (p.metavar or p.name.upper())
-            name += "..." if p.multiple else ""
-            parts.append(name if p.required else f"[{name}]")
-        elif p.kind == "flag":
-            parts.append(f"[{p.option_names[0]}]")
-        else:
-            rep = "..." if p.multiple else ""
-            parts.append(f"[{p.option_names[0]} {value_metavar(p)}]{rep}")
-    return " ".join(parts)

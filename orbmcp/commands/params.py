@@ -5,7 +5,7 @@ from __future__ import annotations
 from orbmcp import environment
 from orbmcp.commands.spec import Param
 
-# Options of the program itself, defined once: the Typer root callback (frontends/typer_app.py),
+# Options of the program itself, defined once: the Typer root callback (session/command_line.py),
 # the option hoisting of fastpath/entry.py, completion and the man page are built from these.
 GLOBAL_OPTIONS: tuple[Param, ...] = (
     Param("version", "Show the version and exit.", kind="flag", flags=("--version", "-V")),

@@ -11,16 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from orbmcp.commands.complete import (
-    SLASH_ROOT,
     bare_slash_command,
     next_words,
-    primary_slash,
     slash_commands,
-    usage_line,
 )
 from orbmcp.commands.results.completion import SlashCommandList
 from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.commands.table import GROUPS
+from orbmcp.commands.usage import SLASH_ROOT, primary_slash, usage_line
 
 # What an argument's completer completes, in the protocol's kinds.
 _ARG_KIND = {

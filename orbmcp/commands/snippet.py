@@ -16,7 +16,7 @@ MAX_SNIPPET_BYTES = 1024 * 1024
 
 def snippet_entries(name: str | None, text: str) -> list[tuple[str, Mapping[str, object]]]:
     """(name, entry) pairs to add: the one ``name`` picks, or every server of the snippet."""
-    from orbmcp.config.schema import is_entry_like, servers_block, servers_key
+    from orbmcp.config.documents import is_entry_like, servers_block, servers_key
 
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SNIPPET_BYTES:
         raise UsageError(f"--json: the snippet is larger than {MAX_SNIPPET_BYTES} bytes")

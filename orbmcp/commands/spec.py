@@ -1,10 +1,13 @@
 """The shape of a command definition.
 
-A command is defined once (``table.py``): its name, help, parameters, completers, slash forms and
-the dotted path of its handler. The Typer CLI, the slash dispatcher, shell completion scripts and
-the man page are all generated from these definitions. NamedTuples rather than dataclasses: the
-table is loaded on every ``--help`` and Tab, and ``dataclasses`` costs ~8 ms of imports. Handlers
-are referenced by import path so that loading the table imports nothing else.
+A command is defined once (``table.py``): its name, help, parameters, completers and slash forms.
+The Typer CLI, the slash dispatcher, shell completion scripts and the man page are all generated
+from these definitions. NamedTuples rather than dataclasses: the table is loaded on every
+``--help`` and Tab, and ``dataclasses`` costs ~8 ms of imports.
+
+The table names no handler: handlers use the table (spelling, completion scripts), so a table that
+imported them, even lazily, would close an import cycle. Each command's handler is bound to its
+path a layer up, as a typed lazy reference (``session/handler_refs.py``).
 """
 
 from __future__ import annotations
@@ -58,11 +61,10 @@ class Param(NamedTuple):
 class CommandSpec(NamedTuple):
     path: tuple[str, ...]  # ("status",) or ("config", "show")
     help: str
-    handler: str  # "module:function" under orbmcp.commands.handlers
     params: tuple[Param, ...] = ()
     slash: tuple[str, ...] = ()  # slash spellings: "/mcp", "/mcp:start" (space forms are derived)
     connects: bool = False  # needs MCP connections (imports mcp); False keeps it fast
-    # One-shot, try it without the event loop first (frontends/one_shot.py): the handler may find
+    # One-shot, try it without the event loop first (session/one_shot.py): the handler may find
     # nothing to connect, and does nothing before asking for the session that it could not do twice.
     offline_first: bool = False
     hidden: bool = False

@@ -7,7 +7,8 @@ that only exist in a terminal (``trust``, ``completion``) keep the shell spellin
 
 from __future__ import annotations
 
-from orbmcp.commands.complete import NOT_SLASH, primary_slash, resolve, shell_commands
+from orbmcp.commands.complete import NOT_SLASH, resolve, shell_commands
+from orbmcp.commands.usage import primary_slash
 from orbmcp.errors import OrbError, Speller, shell_spelling
 
 SLASH_FRONTS = frozenset({"slash", "host", "serve"})

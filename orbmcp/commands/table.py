@@ -1,6 +1,6 @@
 """Every orbmcp command, defined once. Adding a command means adding one entry here.
 
-The Typer front (fastpath/entry.py), the slash dispatcher (frontends/slash.py), completion
+The one parser (session/command_line.py), the slash dispatcher (session/slash.py), completion
 (commands/complete.py), the shell completion scripts and the man page are built from ``COMMANDS``.
 The options shared by many commands are in ``params``; the commands that wire orbmcp into agents
 and shells in ``table_agents``; serve and the session daemon, the commands that run orbmcp as a
@@ -17,13 +17,10 @@ from orbmcp.commands.table_agents import AGENT_COMMANDS
 from orbmcp.commands.table_services import SERVICE_COMMANDS
 from orbmcp.config.model import ClientName
 
-H = "orbmcp.commands.handlers"
-
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("status",),
         "Show every configured server (state, tools, auth, source), or why one server is in its state.",
-        f"{H}.status:status",
         (Param("server", "Show the detail view of this server.", completer="servers"), TIMEOUT, *ADHOC, JSON),
         slash=("/mcp",),
         connects=True,
@@ -33,7 +30,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("start",),
         "Connect a server (lazy ones too) and show its detail view.",
-        f"{H}.status:start",
         (
             Param("server", "Server to start.", required=True, completer="servers:stopped"),
             LOG_LEVEL,
@@ -46,7 +42,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("stop",),
         "Stop a server: tools deactivated, process tree gone.",
-        f"{H}.status:stop",
         (Param("server", "Server to stop.", required=True, completer="servers:running"), JSON),
         slash=("/mcp:stop",),
         connects=True,
@@ -54,7 +49,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("reconnect",),
         "Recreate one connection, or every connection.",
-        f"{H}.status:reconnect",
         (Param("server", "Server to reconnect (default: all).", completer="servers"), JSON),
         slash=("/mcp reconnect",),
         connects=True,
@@ -62,7 +56,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("auth",),
         "Authorize an OAuth server (browser, or --no-browser to paste the redirect URL).",
-        f"{H}.auth:auth",
         (
             Param("server", "OAuth server to authorize.", required=True, completer="servers:oauth"),
             Param("reset", "Discard the cached client registration and tokens first.", kind="flag"),
@@ -77,13 +70,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("logout",),
         "Revoke an OAuth server's tokens at its authorization server (RFC 7009, where offered), then "
         "forget them and the client registration.",
-        f"{H}.auth:logout",
         (Param("server", "OAuth server.", required=True, completer="servers:oauth"), JSON),
     ),
     CommandSpec(
         ("tools",),
         "List tools with readable signatures, or show one tool: every parameter and how to call it.",
-        f"{H}.tools:tools",
         (
             Param("server", "Only this server.", completer="servers"),
             Param(
@@ -109,7 +100,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("lock",),
         "Pin servers' tools (name, version, each tool's description and schemas) in a lock file that "
         "check --lock, status and call compare against.",
-        f"{H}.lock:lock",
         (
             Param(
                 "servers",
@@ -128,7 +118,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("call",),
         "Call a tool: k=v (typed by the schema), k=@file, --args JSON, or - for a JSON object on stdin.",
-        f"{H}.tools:call",
         (
             SERVER,
             Param("tool", "Tool name (without it: the server's tools).", completer="tools"),
@@ -183,7 +172,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("resources",),
         "List resources, and resource templates with their parameters.",
-        f"{H}.resources:resources",
         (Param("server", "Only this server.", completer="servers"), *ADHOC, JSON),
         connects=True,
         offline_first=True,
@@ -191,7 +179,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("read",),
         "Read a resource: text is shown, --output saves it (binary too); --follow prints each update.",
-        f"{H}.resources:read",
         (
             SERVER,
             Param("uri", "Resource URI.", required=True, completer="resource_uris"),
@@ -214,7 +201,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("prompts",),
         "List prompts.",
-        f"{H}.tools:prompts",
         (Param("server", "Only this server.", completer="servers"), *ADHOC, JSON),
         connects=True,
         offline_first=True,
@@ -222,7 +208,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("prompt",),
         "Get a prompt with k=v arguments.",
-        f"{H}.tools:prompt",
         (
             SERVER,
             Param("name", "Prompt name.", required=True),
@@ -235,20 +220,17 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("config", "show"),
         "Show the resolved configuration (secrets masked) with its warnings.",
-        f"{H}.config:show",
         (JSON,),
     ),
-    CommandSpec(("config", "paths"), "Show where orbmcp reads and writes.", f"{H}.config:paths", (JSON,)),
+    CommandSpec(("config", "paths"), "Show where orbmcp reads and writes.", (JSON,)),
     CommandSpec(
         ("config", "validate"),
         "Validate the configuration; exit 3 on any error or invalid entry.",
-        f"{H}.config:validate",
         (JSON,),
     ),
     CommandSpec(
         ("config", "import"),
         "Copy other clients' servers into orbmcp's own mcp.json; shows the diff, skips conflicts.",
-        f"{H}.config_import:config_import",
         (
             Param(
                 "clients",
@@ -278,7 +260,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ("add",),
         "Add a server to orbmcp's own config: a command after --, a URL, or --json 'ENTRY' (a server "
         "README's snippet). The file keeps its comments.",
-        f"{H}.edit:add",
         (
             Param(
                 "name", "Server name (with a --json snippet of several servers: the one to add; none: all)."
@@ -331,14 +312,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("remove",),
         "Remove a server's entry from orbmcp's own config (the entry in effect, or that of --scope).",
-        f"{H}.edit:remove",
         (Param("name", "Server to remove.", required=True, completer="servers"), SCOPE, JSON),
         examples=("orbmcp remove docs",),
     ),
     CommandSpec(
         ("enable",),
         "Turn a server on in its config; in a running session also start it.",
-        f"{H}.edit:enable",
         (Param("server", "Server to enable.", required=True, completer="servers:disabled"), JSON),
         slash=("/mcp:enable",),
         connects=True,
@@ -347,7 +326,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("disable",),
         "Turn a server off in its config (the entry stays); in a running session also stop it.",
-        f"{H}.edit:disable",
         (Param("server", "Server to disable.", required=True, completer="servers:enabled"), JSON),
         slash=("/mcp:disable",),
         connects=True,
@@ -356,10 +334,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("trust",),
         "Review exactly what a project's config would run, and approve it.",
-        f"{H}.config:trust",
         (Param("yes", "Approve without asking.", kind="flag", flags=("--yes", "-y")), JSON),
     ),
-    CommandSpec(("untrust",), "Revoke a project's approval.", f"{H}.config:untrust", (JSON,)),
+    CommandSpec(("untrust",), "Revoke a project's approval.", (JSON,)),
     CommandSpec(
         ("check",),
         "Smoke-test servers for CI: exit 1 unless every configured server is ready and every check passes."
@@ -367,7 +344,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "entries fail (exit 3 when one is invalid); disabled ones are reported as skipped. Required tools "
         "must exist and smoke calls must answer as expected. Reports: a summary, --json, --junit FILE, "
         "--format github.",
-        f"{H}.check:check",
         (
             Param(
                 "servers",

@@ -7,14 +7,11 @@ from __future__ import annotations
 from orbmcp.commands.params import JSON
 from orbmcp.commands.spec import CommandSpec, Param
 
-H = "orbmcp.commands.handlers"
-
 AGENT_COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("integrate",),
         "Wire orbmcp into an agent: its /mcp commands (pi: an extension; Claude Code, Gemini CLI, "
         "opencode: command files) or orbmcp serve in its MCP config (Codex; --serve for any).",
-        f"{H}.integrate:integrate",
         (
             Param("agent", "pi, claude-code, gemini, opencode or codex.", completer="agents"),
             Param(
@@ -35,7 +32,6 @@ AGENT_COMMANDS: tuple[CommandSpec, ...] = (
         ("slash",),
         'Run one slash command line, for example orbmcp slash "/mcp:start everything".\n\n'
         "With --json: the agent protocol's result envelope (exit, text, json, error, content).",
-        "orbmcp.frontends.handlers:slash",
         (
             Param("line", "The slash command line."),
             Param(
@@ -64,25 +60,21 @@ AGENT_COMMANDS: tuple[CommandSpec, ...] = (
         ("complete",),
         "Print completion candidates for a partial slash or shell line, one per line.\n\n"
         'With --json: {"items": [{value, description, kind, replace_from}]}.',
-        "orbmcp.frontends.handlers:complete",
         (Param("line", "The partial line.", required=True), JSON),
     ),
     CommandSpec(
         ("completion", "show"),
         "Print the completion script of a shell.",
-        f"{H}.completion:show",
         (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
     ),
     CommandSpec(
         ("completion", "install"),
         "Install the completion script of a shell for the current user.",
-        f"{H}.completion:install",
         (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
     ),
     CommandSpec(
         ("shell",),
         "Interactive session: slash and shell-style commands, servers stay connected.",
-        "orbmcp.frontends.handlers:shell",
         (),
         # False: the REPL runs its own event loop in a thread, since line editing (readline)
         # only works in the main thread; its servers do connect.

@@ -9,7 +9,6 @@ SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         ("serve",),
         "Serve every configured server, and the /mcp commands, as one MCP server for any agent.",
-        "orbmcp.serve.command:serve",
         (
             Param("stdio", "Serve over this process's stdin and stdout (the default).", kind="flag"),
             Param(
@@ -62,7 +61,6 @@ SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
     ),
 )
 
-DAEMON = "orbmcp.daemon.control"
 IDLE = Param(
     "idle_timeout",
     "Stop after this long without a client (30m by default; 0: never), e.g. 90s, 30m, 2h.",
@@ -73,7 +71,6 @@ SERVICE_COMMANDS += (
     CommandSpec(
         ("daemon", "start"),
         "Start the session daemon of this scope: servers stay connected between commands.",
-        f"{DAEMON}:start",
         (
             IDLE,
             Param("foreground", "Serve in this process instead of in the background.", kind="flag"),
@@ -91,19 +88,16 @@ SERVICE_COMMANDS += (
     CommandSpec(
         ("daemon", "stop"),
         "Stop the session daemon of this scope and every server it runs.",
-        f"{DAEMON}:stop",
         (JSON,),
     ),
     CommandSpec(
         ("daemon", "restart"),
         "Restart the session daemon (it then uses this shell's environment).",
-        f"{DAEMON}:restart",
         (IDLE, JSON),
     ),
     CommandSpec(
         ("daemon", "status"),
         "Is a session daemon running for this scope: pid, uptime, socket, servers, clients, memory.",
-        f"{DAEMON}:status",
         (JSON,),
         examples=("orbmcp daemon status --json",),
     ),

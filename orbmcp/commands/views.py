@@ -9,8 +9,14 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from orbmcp.commands.results import ServerDetail, StatusReport, StatusRow, ToolCounts
-from orbmcp.commands.results.status import Launch, RetryWait
+from orbmcp.commands.results.status import (
+    Launch,
+    RetryWait,
+    ServerDetail,
+    StatusReport,
+    StatusRow,
+    ToolCounts,
+)
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config.transports import kind_of
 from orbmcp.errors import cmd

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from orbmcp import environment
-from orbmcp.config.model import ClientName
+from orbmcp.config.basics import ClientName
 
 Scope = Literal["user", "project"]
 # How a file states its servers; translate.py has one reader per format.

@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import cast
 
 from orbmcp import fs
-from orbmcp.config.checks import Problems
-from orbmcp.config.fields import check_enabled
+from orbmcp.config.documents import servers_block
+from orbmcp.config.entry_options import switched_off
 from orbmcp.config.jsonc import parse_jsonc
 from orbmcp.config.jsonc_edit import EditError, delete_value, set_value
-from orbmcp.config.schema import servers_block
 from orbmcp.errors import ConfigError, UsageError
 
 LOCK_TIMEOUT_S = 10.0
@@ -231,4 +230,4 @@ def switch_ops(document: Mapping[str, object], name: str, on: bool) -> list[Op]:
 
 
 def is_on(entry: Mapping[str, object]) -> bool:
-    return check_enabled(Problems(None, None), entry) is not False
+    return not switched_off(dict(entry))

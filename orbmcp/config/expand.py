@@ -18,8 +18,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from orbmcp.config.checks import Problems, check_url
+from orbmcp.config.entry_values import url_problem
 from orbmcp.config.model import ConfigWarning, ServerConfig
+from orbmcp.config.problems import Problems
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # What a scan stops at: "$$", the start of a reference, and a closing brace.
@@ -206,7 +207,9 @@ def _check_expanded(
         if "\r" in value or "\n" in value or "\x00" in value:
             problems.invalid(f'"headers.{key}" contains a control character after expansion')
     if url is not None:
-        check_url(problems, "url", url)
+        problem = url_problem("url", url)
+        if problem is not None:
+            problems.invalid(problem)
     if command is not None and not command.strip():
         problems.invalid('"command" is empty after expansion')
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from orbmcp import environment
 from orbmcp.config.client_documents import Documents
 from orbmcp.config.clients import CLIENTS, LABELS, ClientFile, Scope, client_files
-from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, Settings, Source
-from orbmcp.config.schema import parse_server
+from orbmcp.config.entries import parse_server
+from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, Source
+from orbmcp.config.settings import Settings
 from orbmcp.config.translate import MAX_SERVERS_PER_FILE, Imported, Malformed, servers_of, translate_file
 
 

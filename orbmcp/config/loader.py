@@ -9,8 +9,10 @@ definition warns); an entry without command/url/type/transport partially overrid
 a project file any lower one, in a global file an imported or extension-registered one. Only the
 winners are expanded, and only after trust, so an entry nobody approved never reads the environment.
 
-Kept to stdlib + json5: shell completion runs this on every keystroke. Writes nothing but the
-cache of other clients' big files (client_documents.py).
+Entries and settings are validated by pydantic models (entries.py, settings.py), so shell
+completion never runs this: it reads the names each load records (names_cache.py). Writes nothing
+but those two caches (and the cache of other clients' big files, client_documents.py), and only
+inside a global dir that exists.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orbmcp import environment, log
-from orbmcp.config import imports, paths, registry
+from orbmcp.config import imports, names_cache, paths, registry
+from orbmcp.config.documents import apply_override, document_warnings, is_partial, servers_block
+from orbmcp.config.entries import parse_override, parse_server
 from orbmcp.config.expand import expand_roots, finalize
 from orbmcp.config.jsonc import read_jsonc
 from orbmcp.config.model import (
@@ -30,20 +34,11 @@ from orbmcp.config.model import (
     ProjectInfo,
     ResolvedConfig,
     ServerConfig,
-    Settings,
     Source,
     TrustState,
     UnavailableEntry,
 )
-from orbmcp.config.schema import (
-    apply_override,
-    document_warnings,
-    is_partial,
-    parse_override,
-    parse_server,
-    servers_block,
-)
-from orbmcp.config.settings import GLOBAL_ONLY, SETTING_KEYS, apply_settings, parse_settings
+from orbmcp.config.settings import Settings, SettingsLayer
 from orbmcp.config.unavailable import unavailable_entries, untrusted_entry
 from orbmcp.errors import ConfigError
 
@@ -107,7 +102,7 @@ def load_config(
 ) -> ResolvedConfig:
     """Resolve every layer. ``host_trust``: an agent host's own project-trust answer (True loads
     the project's servers as they are now, False hides them); None uses orbmcp's trust store."""
-    env: Mapping[str, str] = os.environ if environ is None else environ
+    env = names_cache.RecordingEnviron(os.environ if environ is None else environ)
     work = (cwd if cwd is not None else Path.cwd()).absolute()
     gdir = global_dir if global_dir is not None else paths.global_dir(env)
     gdir = gdir if gdir.is_absolute() else work / gdir
@@ -119,25 +114,16 @@ def load_config(
     file_layers, project_info, reads, approved, untrusted = _file_layers(
         override, gdir, pdir, host_trust, env, warnings
     )
-    settings = Settings()
-    for layer in file_layers:
-        stated, settings_warnings = parse_settings(layer.document, file=_str(layer.file))
-        if layer.source == "project":
-            for key in GLOBAL_ONLY & stated.keys():
-                del stated[key]
-                spelled = SETTING_KEYS.get(key, key)
-                warnings.append(
-                    ConfigWarning(
-                        f'"{spelled}" is a global setting; a project cannot set it (ignored)',
-                        file=_str(layer.file),
-                        reason="global_only_setting",
-                    )
-                )
-        settings = apply_settings(settings, stated)
-        warnings.extend(settings_warnings)
+    settings, settings_warnings = Settings.from_files(
+        [
+            SettingsLayer(layer.document, _str(layer.file), project=layer.source == "project")
+            for layer in file_layers
+        ]
+    )
+    warnings.extend(settings_warnings)
     if settings.roots is not None:
         roots, root_warnings = expand_roots(settings.roots, environ=env, cwd=work, file=None)
-        settings = replace(settings, roots=roots)
+        settings = settings.model_copy(update={"roots": roots})
         warnings.extend(root_warnings)
     extension = _Layer(
         "extension",
@@ -165,7 +151,7 @@ def load_config(
             if fatal is not None:
                 dropped[name] = (winner.source, fatal)
 
-    return ResolvedConfig(
+    config = ResolvedConfig(
         servers=servers,
         settings=settings,
         warnings=tuple(dict.fromkeys(warnings)),
@@ -177,6 +163,9 @@ def load_config(
         unavailable=unavailable_entries(servers, dropped, untrusted),
         import_candidates=_candidates(override, settings, pdir, env),
     )
+    if host_trust is None:  # an agent host's own trust answer is not what another process sees
+        names_cache.record(config, env, env.read)
+    return config
 
 
 def _candidates(
@@ -248,10 +237,7 @@ def _file_layers(  # noqa: PLR0917  # one private caller, each argument a differ
 
 def _global_settings(layers: list[_Layer]) -> Settings:
     """The settings the global files state (what decides which other clients are read)."""
-    settings = Settings()
-    for layer in layers:
-        settings = apply_settings(settings, parse_settings(layer.document, file=_str(layer.file))[0])
-    return settings
+    return Settings.from_files([SettingsLayer(layer.document, _str(layer.file)) for layer in layers])[0]
 
 
 def _str(path: Path | None) -> str | None:

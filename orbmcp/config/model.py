@@ -1,9 +1,9 @@
 """The resolved configuration: what every other layer reads.
 
-Frozen dataclasses rather than pydantic models: shell completion and the config commands load the
-config on every keystroke/run, and their budget (1.3x of ``import typer, rich.console``) has no room
-for pydantic's import and model construction. Validation is done by hand in ``schema.py``, which
-also needs per-key, per-entry messages that name file and server.
+Frozen dataclasses: the values after validation (the pydantic models of ``entries.py`` and
+``settings.py`` check the files), expansion and merging, cheap to import for code that only
+reads them (completion's name cache, the daemon's client, type hints). ``Settings`` lives in
+``settings.py`` (a pydantic-settings model).
 """
 
 from __future__ import annotations
@@ -12,17 +12,26 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+# Re-exported: most of the config's readers import these from here.
+from orbmcp.config.basics import DEFAULT_MAX_RETRIES as DEFAULT_MAX_RETRIES  # noqa: PLC0414
+from orbmcp.config.basics import DEFAULT_REQUEST_TIMEOUT_MS as DEFAULT_REQUEST_TIMEOUT_MS  # noqa: PLC0414
+from orbmcp.config.basics import DEFAULT_SAMPLING_TIMEOUT_MS as DEFAULT_SAMPLING_TIMEOUT_MS  # noqa: PLC0414
+from orbmcp.config.basics import DEFAULT_TIMEOUT_MS as DEFAULT_TIMEOUT_MS  # noqa: PLC0414
+from orbmcp.config.basics import DEFAULT_TOOL_PREFIX as DEFAULT_TOOL_PREFIX  # noqa: PLC0414
+from orbmcp.config.basics import ClientName as ClientName  # noqa: PLC0414
+from orbmcp.config.basics import ConfigWarning as ConfigWarning  # noqa: PLC0414
+from orbmcp.config.basics import SamplingConfig as SamplingConfig  # noqa: PLC0414
 from orbmcp.config.transports import kind_of
 from orbmcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from orbmcp.config.settings import Settings
 
 Transport = Literal["stdio", "streamable-http", "sse"]
 Lifecycle = Literal["eager", "lazy"]
 # Other MCP clients whose config files orbmcp reads through (config/clients.py).
-ClientName = Literal[
-    "claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "codex", "gemini", "opencode", "pi"
-]
 # Where the entry in effect came from; "import:<client>" is another client's file (``file``).
 Source = Literal[
     "global",
@@ -40,12 +49,6 @@ Source = Literal[
     "import:pi",
 ]
 TrustState = Literal["untrusted", "trusted", "changed"]
-
-DEFAULT_TIMEOUT_MS = 10_000
-DEFAULT_REQUEST_TIMEOUT_MS = 30_000
-DEFAULT_MAX_RETRIES = 5
-DEFAULT_TOOL_PREFIX = "mcp"
-DEFAULT_SAMPLING_TIMEOUT_MS = 120_000
 
 
 @dataclass(frozen=True)
@@ -124,58 +127,6 @@ class ServerConfig:
 
         blob = json.dumps([self.name, self.definition()], sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class SamplingConfig:
-    """``settings.sampling`` (global files only): the command that answers servers' sampling
-    requests from the shell, and how long it may take."""
-
-    command: tuple[str, ...]
-    timeout_ms: int = DEFAULT_SAMPLING_TIMEOUT_MS
-
-
-@dataclass(frozen=True)
-class Settings:
-    tool_prefix: str = DEFAULT_TOOL_PREFIX
-    tool_naming: str = "hashed"  # "pi": <prefix>_<server>_<tool>, as pi-mcp-extension names tools
-    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
-    max_retries: int = DEFAULT_MAX_RETRIES
-    extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
-    daemon: str = "off"  # "auto": the first connecting command starts the session daemon
-    credential_store: str = "file"  # "keyring": OAuth secrets in the OS keyring (global settings only)
-    # Other clients whose servers are read through, in precedence order; None: every client whose
-    # files exist on this machine (the default), () turns imports off.
-    imports: tuple[ClientName, ...] | None = None
-    roots: tuple[str, ...] | None = None  # every server's roots (expanded); None: the project dir
-    sampling: SamplingConfig | None = None
-    # The tool lock (orbmcp lock): "warn" names a changed tool on stderr before a call, "strict"
-    # refuses the call.
-    lock: str = "warn"
-
-
-@dataclass(frozen=True)
-class ConfigWarning:
-    """A problem that did not stop the load: a skipped entry, an ignored key or setting, ...
-
-    ``reason`` is the machine spelling (``invalid_entry``, ``env_missing``, ``ignored_key``,
-    ``partial_override_unknown``, ...), for code that must tell warnings apart; two warnings with
-    the same text are the same warning whatever their reason.
-    """
-
-    message: str
-    file: str | None = None
-    server: str | None = None
-    reason: str = field(default="warning", compare=False)
-    # What fixes it, for a person (a variable to set, a misspelled key): the hint of the errors
-    # and status rows that name this server.
-    fix: str | None = field(default=None, compare=False)
-    # The entry of ``server`` was dropped because of this (not merely a key ignored).
-    skipped: bool = field(default=False, compare=False)
-
-    def __str__(self) -> str:
-        where = ", ".join(p for p in (self.file, f"server {self.server!r}" if self.server else None) if p)
-        return f"{where}: {self.message}" if where else self.message
 
 
 UnavailableKind = Literal["invalid", "skipped", "untrusted"]
@@ -258,7 +209,7 @@ class ResolvedConfig:
 
         warnings = tuple(w for w in self.warnings if w.server is None)
         # The person asked for this server by hand: a switched-off extension does not hide it.
-        settings = replace(self.settings, extension_enabled=True)
+        settings = self.settings.model_copy(update={"extension_enabled": True})
         return replace(
             self, servers={server.name: server}, unavailable={}, warnings=warnings, settings=settings
         )

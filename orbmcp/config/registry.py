@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from orbmcp.config.model import Settings
-from orbmcp.config.schema import is_partial, parse_server
+from orbmcp.config.documents import is_partial
+from orbmcp.config.entries import parse_server
+from orbmcp.config.settings import Settings
 from orbmcp.errors import ConfigError
 from orbmcp.log import get_logger
 

@@ -1,96 +1,64 @@
-"""The ``settings`` and ``goExtensions`` keys of one config file, checked key by key.
+"""orbmcp's settings: one ``pydantic_settings.BaseSettings`` over the config files' layers.
 
-A bad value is ignored with a warning (the rest of the file still counts). Only the keys a file
-states are returned: a project file carries no defaults, so a key it leaves out must not reset
-what the global file set.
+Sources, highest precedence first (``Settings.settings_customise_sources``): values given in code,
+then one JSONC source per file, in the documented order: project ``.orb/mcp.json``, project
+``.orb/settings.json``, global ``mcp.json``, global ``settings.json`` (or the one ``--config``
+file). A file states ``settings`` (``daemon`` and ``imports`` also at the top level, as the orb
+agent's ``settings.json`` does) and ``goExtensions.mcp``. Each source validates its own keys one
+by one: a bad value is ignored with a warning naming the file and key, and the layers below it
+still count; a key a file leaves out never resets what a lower one set (a project file carries no
+defaults). Settings that only the user's own files may state are dropped from a project's.
+
+The ``ORB*`` environment variables are not a source here: they are read on the fast paths
+(completion, the daemon client, ``--version``), which never import pydantic, so
+``orbmcp.environment`` stays their one reader.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
 
-from orbmcp.config.checks import MAX_DURATION_MS, Problems, as_int, show
+from pydantic import ValidationError, ValidationInfo, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from orbmcp.config import entry_values as values
+from orbmcp.config.basics import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_REQUEST_TIMEOUT_MS,
+    DEFAULT_SAMPLING_TIMEOUT_MS,
+    DEFAULT_TOOL_PREFIX,
+    ClientName,
+    ConfigWarning,
+    SamplingConfig,
+)
 from orbmcp.config.jsonc import type_name
-from orbmcp.config.model import DEFAULT_SAMPLING_TIMEOUT_MS, ConfigWarning, SamplingConfig, Settings
+from orbmcp.config.problems import MAX_DURATION_MS, Problems, as_int, invalid, show
 
 MAX_RETRIES_LIMIT = 10
-MAX_ROOTS = 100
+MAX_ROOTS = values.MAX_ROOTS
 _TOOL_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
-
-def _tool_prefix(value: object) -> str | None:
-    return value if isinstance(value, str) and _TOOL_PREFIX.fullmatch(value) else None
-
-
-def _tool_naming(value: object) -> str | None:
-    return value if value in ("hashed", "pi") else None
-
-
-def _duration_ms(value: object) -> int | None:
-    number = as_int(value)
-    return number if number is not None and 0 < number <= MAX_DURATION_MS else None
-
-
-def _retries(value: object) -> int | None:
-    number = as_int(value)
-    return number if number is not None and 0 <= number <= MAX_RETRIES_LIMIT else None
-
-
-def _daemon(value: object) -> str | None:
-    return value if value in ("auto", "off") else None
-
-
-def _credential_store(value: object) -> str | None:
-    return value if value in ("file", "keyring") else None
-
-
-def _lock(value: object) -> str | None:
-    return value if value in ("warn", "strict") else None
-
-
-def roots_list(value: object) -> tuple[str, ...] | None:
-    """``roots``: an array of at most ``MAX_ROOTS`` non-empty paths (unexpanded); None if invalid."""
-    if not isinstance(value, list) or len(value) > MAX_ROOTS:
-        return None
-    if not all(isinstance(p, str) and p.strip() and "\x00" not in p for p in value):
-        return None
-    return tuple(value)
-
-
-def _sampling(value: object) -> SamplingConfig | None:
-    if not isinstance(value, dict):
-        return None
-    command = value.get("command")
-    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
-        return None
-    if not command[0].strip() or any("\x00" in a for a in command):
-        return None
-    timeout = _duration_ms(value.get("timeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
-    if timeout is None:
-        return None
-    return SamplingConfig(tuple(command), timeout)
-
-
-# settings key, Settings field, checker (None = invalid), what it must be
-_SETTINGS: tuple[tuple[str, str, Callable[[object], object], str], ...] = (
-    ("toolPrefix", "tool_prefix", _tool_prefix, "1-32 characters of A-Z a-z 0-9 _ -"),
-    ("toolNaming", "tool_naming", _tool_naming, '"hashed" or "pi"'),
-    ("requestTimeoutMs", "request_timeout_ms", _duration_ms, f"a positive integer up to {MAX_DURATION_MS}"),
-    ("maxRetries", "max_retries", _retries, f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
-    ("daemon", "daemon", _daemon, '"auto" or "off"'),
-    ("roots", "roots", roots_list, f"an array of at most {MAX_ROOTS} directory paths"),
-    ("tokenStore", "credential_store", _credential_store, '"file" or "keyring"'),
-    ("lock", "lock", _lock, '"warn" or "strict"'),
-    (
+# settings key -> (Settings field, what it must be)
+_KEYS: Mapping[str, tuple[str, str]] = {
+    "toolPrefix": ("tool_prefix", "1-32 characters of A-Z a-z 0-9 _ -"),
+    "toolNaming": ("tool_naming", '"hashed" or "pi"'),
+    "requestTimeoutMs": ("request_timeout_ms", f"a positive integer up to {MAX_DURATION_MS}"),
+    "maxRetries": ("max_retries", f"an integer from 0 to {MAX_RETRIES_LIMIT}"),
+    "daemon": ("daemon", '"auto" or "off"'),
+    "roots": ("roots", f"an array of at most {MAX_ROOTS} directory paths"),
+    "tokenStore": ("credential_store", '"file" or "keyring"'),
+    "lock": ("lock", '"warn" or "strict"'),
+    "sampling": (
         "sampling",
-        "sampling",
-        _sampling,
         'an object with "command" (a non-empty array of strings) and an optional positive "timeoutMs"'
         f" up to {MAX_DURATION_MS}",
     ),
-)
+}
 # Settings only the user's own files may state: a cloned project must not start processes that
 # outlive the command the user ran, choose which other files orbmcp reads, nor choose the program
 # that answers with the user's model, nor decide where the user's credentials are kept.
@@ -99,7 +67,161 @@ GLOBAL_ONLY = frozenset({"daemon", "imports", "sampling", "credential_store", "l
 # settings.json (the orb agent's file) states these at the top level, mcp.json under "settings".
 _TOP_LEVEL = ("daemon", "imports")
 # Settings field -> the key a file spells it with (for messages).
-SETTING_KEYS = {field_name: key for key, field_name, _, _ in _SETTINGS}
+SETTING_KEYS = {field_name: key for key, (field_name, _) in _KEYS.items()}
+
+
+class Settings(BaseSettings):
+    """The settings in effect. Validators accept their own output, as every source's values are
+    validated once by the source (per key) and once more when the layers are merged."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="ignore")
+
+    tool_prefix: str = DEFAULT_TOOL_PREFIX
+    tool_naming: str = "hashed"  # "pi": <prefix>_<server>_<tool>, as pi-mcp-extension names tools
+    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+    max_retries: int = DEFAULT_MAX_RETRIES
+    extension_enabled: bool = True  # goExtensions.mcp: false turns the whole thing off
+    daemon: str = "off"  # "auto": the first connecting command starts the session daemon
+    credential_store: str = "file"  # "keyring": OAuth secrets in the OS keyring (global settings only)
+    # Other clients whose servers are read through, in precedence order; None: every client whose
+    # files exist on this machine (the default), () turns imports off.
+    imports: tuple[ClientName, ...] | None = None
+    roots: tuple[str, ...] | None = None  # every server's roots (expanded); None: the project dir
+    sampling: SamplingConfig | None = None
+    # The tool lock (orbmcp lock): "warn" names a changed tool on stderr before a call, "strict"
+    # refuses the call.
+    lock: str = "warn"
+
+    @field_validator("tool_prefix", mode="before")
+    @classmethod
+    def _tool_prefix(cls, value: object) -> str:
+        if isinstance(value, str) and _TOOL_PREFIX.fullmatch(value):
+            return value
+        raise invalid("toolPrefix")
+
+    @field_validator("request_timeout_ms", mode="before")
+    @classmethod
+    def _duration_ms(cls, value: object) -> int:
+        number = as_int(value)
+        if number is not None and 0 < number <= MAX_DURATION_MS:
+            return number
+        raise invalid("requestTimeoutMs")
+
+    @field_validator("max_retries", mode="before")
+    @classmethod
+    def _retries(cls, value: object) -> int:
+        number = as_int(value)
+        if number is not None and 0 <= number <= MAX_RETRIES_LIMIT:
+            return number
+        raise invalid("maxRetries")
+
+    @field_validator("daemon", "credential_store", "lock", "tool_naming", mode="before")
+    @classmethod
+    def _choice(cls, value: object, info: ValidationInfo) -> str:
+        allowed = {
+            "daemon": ("auto", "off"),
+            "credential_store": ("file", "keyring"),
+            "lock": ("warn", "strict"),
+            "tool_naming": ("hashed", "pi"),
+        }
+        name = str(info.field_name)
+        if value in allowed[name]:
+            return str(value)
+        raise invalid(SETTING_KEYS[name])
+
+    @field_validator("roots", mode="before")
+    @classmethod
+    def _roots(cls, value: object) -> tuple[str, ...] | None:
+        if value is None:  # stated in code: the default
+            return None
+        return values.roots("settings.roots", list(value) if isinstance(value, tuple) else value)
+
+    @field_validator("sampling", mode="before")
+    @classmethod
+    def _sampling(cls, value: object) -> SamplingConfig | None:
+        if value is None or isinstance(value, SamplingConfig):
+            return value
+        if isinstance(value, dict):
+            command = value.get("command")
+            timeout = as_int(value.get("timeoutMs", DEFAULT_SAMPLING_TIMEOUT_MS))
+            if (
+                isinstance(command, list)
+                and command
+                and all(isinstance(a, str) and "\x00" not in a for a in command)
+                and command[0].strip()
+                and timeout is not None
+                and 0 < timeout <= MAX_DURATION_MS
+            ):
+                return SamplingConfig(tuple(command), timeout)
+        raise invalid("sampling")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Values given in code, then the files of ``from_files``, highest first; never a
+        ``.env`` file or a secrets dir (a cloned project must not bring settings that way)."""
+        files = [JsoncSource(settings_cls, layer) for layer in reversed(_LAYERS.get())]
+        return (init_settings, *files)
+
+    @classmethod
+    def from_files(cls, layers: Sequence[SettingsLayer]) -> tuple[Settings, list[ConfigWarning]]:
+        """The settings the file layers (lowest precedence first) state, and what was wrong."""
+        with _layers(layers):
+            settings = cls()
+        return settings, [w for layer in layers for w in layer.warnings]
+
+
+class SettingsLayer:
+    """One config file as a settings source: its document, its name, whether it is a project's."""
+
+    __slots__ = ("document", "file", "project", "warnings")
+
+    def __init__(self, document: Mapping[str, object], file: str | None, *, project: bool = False) -> None:
+        self.document = document
+        self.file = file
+        self.project = project
+        self.warnings: list[ConfigWarning] = []
+
+
+_LAYERS: ContextVar[Sequence[SettingsLayer]] = ContextVar("orbmcp_settings_layers", default=())
+
+
+@contextmanager
+def _layers(layers: Sequence[SettingsLayer]) -> Iterator[None]:
+    token = _LAYERS.set(layers)
+    try:
+        yield
+    finally:
+        _LAYERS.reset(token)
+
+
+class JsoncSource(PydanticBaseSettingsSource):
+    """The settings one JSONC document states, each key validated on its own."""
+
+    def __init__(self, settings_cls: type[BaseSettings], layer: SettingsLayer) -> None:
+        super().__init__(settings_cls)
+        self.layer = layer
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # __call__ answers for the whole document
+
+    def __call__(self) -> dict[str, Any]:
+        layer = self.layer
+        stated, warnings = parse_settings(layer.document, file=layer.file)
+        if layer.project:
+            for key in sorted(GLOBAL_ONLY & stated.keys()):
+                del stated[key]
+                spelled = SETTING_KEYS.get(key, key)
+                message = f'"{spelled}" is a global setting; a project cannot set it (ignored)'
+                warnings.append(ConfigWarning(message, file=layer.file, reason="global_only_setting"))
+        layer.warnings = warnings
+        return stated
 
 
 def parse_settings(
@@ -126,16 +248,21 @@ def _settings_block(problems: Problems, raw: object, stated: dict[str, object]) 
         return
     if "imports" in raw:
         _imports(problems, raw["imports"], stated)
-    for key, field_name, check, want in _SETTINGS:
+    for key, (field_name, want) in _KEYS.items():
         if key not in raw:
             continue
-        value = check(raw[key])
-        if value is None:
+        try:
+            stated[field_name] = _validated(field_name, raw[key])
+        except ValidationError:
             problems.ignore(
                 f'"settings.{key}" must be {want} (got {show(raw[key])}); ignored', reason="invalid_setting"
             )
-        else:
-            stated[field_name] = value
+
+
+def _validated(field_name: str, value: object) -> object:
+    """One value through its field's validator (no file source: this runs inside one)."""
+    with _layers(()):
+        return getattr(Settings.model_validate({field_name: value}), field_name)
 
 
 def _imports(problems: Problems, value: object, stated: dict[str, object]) -> None:
@@ -177,7 +304,3 @@ def _extensions_block(problems: Problems, extensions: object, stated: dict[str, 
                 f'"goExtensions.mcp" must be true or false (got {show(extensions["mcp"])}); ignored',
                 reason="invalid_setting",
             )
-
-
-def apply_settings(settings: Settings, stated: Mapping[str, object]) -> Settings:
-    return replace(settings, **stated)  # type: ignore[arg-type]  # keys come from parse_settings

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from orbmcp.config.checks import Problems, scaled_duration_ms
 from orbmcp.config.clients import ClientFile
+from orbmcp.config.entry_values import scaled_duration_ms
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.transports import SSE, STREAMABLE_HTTP, from_spelling
 
@@ -235,11 +235,12 @@ def _tool_filters(ctx: _Context, raw: Mapping[str, object], *keys: str) -> None:
 def _duration(raw: Mapping[str, object], key: str, unit_ms: int) -> int:
     """A client's duration in milliseconds, through the range check orbmcp's own keys pass (so
     ``inf`` or ``1e308`` skips the entry, naming the client's key, instead of overflowing)."""
-    problems = Problems(None, None)
-    ms = scaled_duration_ms(problems, key, raw[key], unit_ms=unit_ms)
-    if ms is None:
-        raise Untranslatable(problems.fatal[0])
-    return ms
+    from pydantic_core import PydanticCustomError
+
+    try:
+        return scaled_duration_ms(key, raw[key], unit_ms=unit_ms)
+    except PydanticCustomError as exc:
+        raise Untranslatable(exc.message()) from None
 
 
 def _env_file(raw: Mapping[str, object]) -> None:

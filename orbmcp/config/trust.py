@@ -27,12 +27,13 @@ from typing import Literal, cast
 
 from orbmcp import fs
 from orbmcp.config import paths
+from orbmcp.config.documents import apply_override, is_partial, servers_block, trust_key_warnings
+from orbmcp.config.entries import parse_server
 from orbmcp.config.expand import referenced_variables
 from orbmcp.config.imports import ClientRead, import_key, source_of
 from orbmcp.config.jsonc import read_jsonc
-from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, Settings, TrustState
-from orbmcp.config.schema import apply_override, is_partial, parse_server, servers_block, trust_key_warnings
-from orbmcp.config.settings import parse_settings
+from orbmcp.config.model import ClientName, ConfigWarning, ServerConfig, TrustState
+from orbmcp.config.settings import Settings, SettingsLayer, parse_settings
 from orbmcp.config.translate import Imported
 from orbmcp.errors import ConfigError, cmd
 
@@ -265,14 +266,13 @@ def describe_project(
 def imported_clients(global_dir: Path) -> tuple[ClientName, ...]:
     """The clients the user's global settings import (every one unless ``imports`` says otherwise)."""
     from orbmcp.config.imports import active_clients
-    from orbmcp.config.settings import apply_settings
 
-    settings = Settings()
+    layers = []
     for path in paths.global_files(global_dir):
         document = read_jsonc(path)
         if document is not None:
-            settings = apply_settings(settings, parse_settings(document, file=str(path))[0])
-    return active_clients(settings)
+            layers.append(SettingsLayer(document, str(path)))
+    return active_clients(Settings.from_files(layers)[0])
 
 
 def read_project_imports(

@@ -22,21 +22,39 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from orbmcp import log
-from orbmcp.daemon import protocol
 from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.session import daemon_protocol as protocol
 
 if TYPE_CHECKING:
     from orbmcp.commands.context import CommandContext
-    from orbmcp.daemon.connection import Connection
+    from orbmcp.daemon.remote import Answers
+    from orbmcp.session.daemon_frames import FrameReader, FrameWriter
 
 ASK_TIMEOUT_S = 660.0  # the agent's own wait (600 s) decides; this only bounds a silent client
 MAX_LINE_CHARS = 1024 * 1024
 OPS = ("run", "complete")
+
+
+class Connection(Protocol):
+    """What an agent line uses of its daemon connection (``daemon/connection.py`` imports this
+    module, so the type is spelled here rather than imported back)."""
+
+    @property
+    def reader(self) -> FrameReader: ...
+
+    @property
+    def writer(self) -> FrameWriter: ...
+
+    @property
+    def answers(self) -> Answers: ...
+
+    @property
+    def daemon(self) -> Any: ...  # daemon/server.py's Daemon: its scope, sessions and counters
 
 
 class RemoteAsks:
@@ -108,7 +126,7 @@ async def _answer(
     conn: Connection, request: Mapping[str, Any], op: str, line: str, scope: Any
 ) -> dict[str, Any]:
     from orbmcp.errors import OrbError
-    from orbmcp.frontends.agent_reply import error_envelope, internal_error, run_line
+    from orbmcp.session.agent_reply import error_envelope, internal_error, run_line
 
     agent, run = request.get("agent"), request.get("run")
     asks = RemoteAsks(conn, agent[:100] if isinstance(agent, str) and agent else f"connection-{id(conn)}")
@@ -135,8 +153,8 @@ async def _context(
     from orbmcp.commands.context import CommandContext
     from orbmcp.commands.spelling import spell_for
     from orbmcp.errors import cmd
-    from orbmcp.frontends.agent_ui import AgentUI
     from orbmcp.render import present
+    from orbmcp.session.agent_ui import AgentUI
 
     session = await conn.daemon.sessions.session_for(scope)
     config = await session.refresh()
@@ -164,9 +182,9 @@ async def _context(
 
 async def _completions(ctx: CommandContext, line: str) -> list[Any]:
     from orbmcp.commands.table import find
-    from orbmcp.frontends.runner import call_handler
+    from orbmcp.session.runner import call_handler
 
-    spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
+    spec = find(("complete",))  # its handler: frontends/handlers.py, bound by front_handlers.py
     assert spec is not None
     try:
         items: list[Any] = (await call_handler(spec, ctx, {"line": line})).to_json()["items"]

@@ -20,18 +20,21 @@ from anyio.abc import ByteStream
 from orbmcp import environment, log
 from orbmcp._version import __version__
 from orbmcp.commands import adhoc
+from orbmcp.commands.complete import resolve, shell_commands
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.spec import CommandSpec
-from orbmcp.daemon import protocol
-from orbmcp.daemon.frames import FrameReader, FrameWriter
 from orbmcp.daemon.policy import forwardable
 from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
 from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session import requests
+from orbmcp.session.daemon_frames import FrameReader, FrameWriter
 
 if TYPE_CHECKING:
-    from orbmcp.daemon.scope import Scope
     from orbmcp.daemon.server import Daemon
+    from orbmcp.daemon.session import DaemonSession
+    from orbmcp.session.daemon_scope import Scope
 
 
 class Connection:
@@ -56,7 +59,7 @@ class Connection:
             tg.start_soon(self.writer.run)
             try:
                 await self._conversation()
-            except protocol.ProtocolError as exc:
+            except (protocol.ProtocolError, requests.BadRequest) as exc:
                 log.log_event("daemon.bad_frame", level="warn", reason=str(exc))
                 self.writer.send_nowait({"t": "error", "message": str(exc)})
             finally:
@@ -103,10 +106,6 @@ class Connection:
                 # `daemon start` reports the eager servers' first attempts, as a one-shot status would.
                 await session.sessions.wait_eager()
             self.writer.send_nowait({"t": "status", **self.daemon.status()})
-        elif kind == "serve":
-            from orbmcp.serve.hosted import serve_request
-
-            await serve_request(self, request)
         elif kind == "stop":
             self.writer.send_nowait({"t": "stopping", "pid": os.getpid()})
             self.daemon.request_stop("a client asked")
@@ -116,6 +115,8 @@ class Connection:
             await agent_request(self, request)
         elif kind == "ping":
             self.writer.send_nowait({"t": "pong"})
+        elif (handler := requests.handler_for(kind)) is not None:
+            await handler(self, request)  # registered by another front (serve's `serve`)
         else:
             raise protocol.ProtocolError(f"unknown request type {kind!r}")
 
@@ -128,13 +129,20 @@ class Connection:
             self.writer.send_nowait({"t": "local"})
             return
         self.daemon.clients_served += 1
-        code = await self._execute(prepared, request)
+        if prepared.error is not None:
+            from orbmcp.session.runner import report_failure
+
+            console = self.console(request)
+            code = report_failure(prepared.error, console=console, json_output=prepared.json_output)
+        else:
+            code = await self._execute(prepared, request)
         self.writer.send_nowait({"t": "exit", "code": code})
 
     def _prepare(self, request: Mapping[str, Any]) -> Prepared | None:
-        """The command of this argv, bound as the Typer front binds it; None: run it one-shot
-        (help, a usage error the Typer front words itself, or another scope)."""
-        from orbmcp.frontends.slash import parse_shell
+        """The command of this argv, bound by the parser of every front (a usage error is the
+        one the shell front would show); None: run it one-shot (help, a line that names no
+        command the daemon runs, or another scope)."""
+        from orbmcp.session.command_line import parse_words
 
         argv = request.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -143,9 +151,9 @@ class Connection:
         if line.help or line.no_daemon:
             return None
         try:
-            inv = parse_shell(line.words)
-        except OrbError:
-            return None
+            inv = parse_words(line.words, front="cli")
+        except OrbError as err:
+            return self._refused(line, request, err)
         if inv.help or not forwardable(inv.spec.path, inv.spec.connects) or adhoc.requested(inv.kwargs):
             return None  # an ad-hoc server runs one-shot, never in the shared session
         scope = self.daemon.scope_of(line, request)
@@ -159,6 +167,34 @@ class Connection:
             inv.kwargs["json"] = json_output
         return Prepared(inv.spec, inv.kwargs, json_output, no_color, scope)
 
+    def _refused(self, line: ProgramLine, request: Mapping[str, Any], err: OrbError) -> Prepared | None:
+        """A usage error in a command this daemon runs is answered here, as one-shot words it."""
+        spec, _n = resolve(shell_commands(), line.words)
+        if spec is None or not forwardable(spec.path, spec.connects):
+            return None
+        scope = self.daemon.scope_of(line, request)
+        if scope.key != self.daemon.scope.key:
+            return None
+        json_output = line.json or "--json" in line.words
+        return Prepared(spec, {}, json_output, line.no_color, scope, error=err)
+
+    # -- what a registered request handler uses (session.requests.DaemonRequest) -----------------
+
+    @property
+    def global_dir(self) -> str:
+        return self.daemon.scope.global_dir
+
+    def in_scope(self, line: ProgramLine, request: Mapping[str, Any]) -> bool:
+        """The line's configuration is this daemon's (not another global dir or --config)."""
+        return self.daemon.scope_of(line, request).key == self.daemon.scope.key
+
+    def served(self) -> None:
+        self.daemon.clients_served += 1
+
+    async def session_of(self, line: ProgramLine, request: Mapping[str, Any]) -> DaemonSession:
+        session: DaemonSession = await self.daemon.sessions.session_for(self.daemon.scope_of(line, request))
+        return session
+
     def console(self, request: Mapping[str, Any]) -> RemoteConsole:
         """The client's terminal, as its request describes it."""
         return RemoteConsole(
@@ -171,8 +207,8 @@ class Connection:
         )
 
     async def _execute(self, prepared: Prepared, request: Mapping[str, Any]) -> int:
-        from orbmcp.frontends.runner import report_failure
         from orbmcp.render import render_to_terminal
+        from orbmcp.session.runner import report_failure
 
         json_output, no_color = prepared.json_output, prepared.no_color
         console = self.console(request)
@@ -206,8 +242,8 @@ class Connection:
     async def _call(self, prepared: Prepared, console: RemoteConsole) -> Any:
         """Bring the session of the command's directory up to date with the config files, then
         run the handler."""
-        from orbmcp.frontends.runner import call_handler, shell_context
-        from orbmcp.frontends.terminal import TerminalUI
+        from orbmcp.session.runner import call_handler, shell_context
+        from orbmcp.session.terminal import TerminalUI
 
         session = await self.daemon.sessions.session_for(prepared.scope)
         config = await session.refresh()
@@ -262,13 +298,14 @@ class Connection:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A command line bound as the Typer front binds it, and its output mode."""
+    """A command line bound by the one parser of every front, and its output mode."""
 
     spec: CommandSpec
     kwargs: dict[str, Any]
     json_output: bool
     no_color: bool
     scope: Scope  # the command's: its project dir picks its session
+    error: OrbError | None = None  # a usage error, shown instead of running the command
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

@@ -24,10 +24,10 @@ from orbmcp import fs, processes
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.durations import parse_duration
 from orbmcp.commands.results.daemon import DaemonStatus
-from orbmcp.daemon import protocol
-from orbmcp.daemon.scope import Scope, UnsafeDirectory, current_scope, socket_path, state_path
-from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
 from orbmcp.errors import ConfigError, ConnectionFailed, TimeoutFailed, UsageError
+from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session.daemon_scope import Scope, UnsafeDirectory, current_scope, socket_path, state_path
+from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
@@ -130,7 +130,7 @@ def spawn(
         argv += ["--owner-pid", str(owner_pid)]
     errors = sock.with_suffix(".err")
     try:
-        from orbmcp.daemon.scope import make_private_dir
+        from orbmcp.session.daemon_scope import make_private_dir
 
         make_private_dir(sock.parent)
     except UnsafeDirectory as exc:

@@ -30,14 +30,14 @@ import anyio
 from orbmcp.config import imports
 from orbmcp.config.clients import client_files
 from orbmcp.config.paths import project_files
-from orbmcp.daemon.scope import Scope
 from orbmcp.daemon.session import DaemonSession
 from orbmcp.errors import ConnectionFailed, cmd
+from orbmcp.session.daemon_scope import Scope
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
-    from orbmcp.config.model import Settings
+    from orbmcp.config.settings import Settings
 
 SHARED = ""  # the identity of every directory whose project adds no configuration
 # Each project session holds its own server processes: a client naming ever new directories must

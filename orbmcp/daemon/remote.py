@@ -14,8 +14,8 @@ from typing import Any
 
 import anyio
 
-from orbmcp.daemon.frames import FrameWriter
-from orbmcp.frontends.console import Console
+from orbmcp.session.console import Console
+from orbmcp.session.daemon_frames import FrameWriter
 
 STDIN_LIMIT = 16 * 1024 * 1024  # what a client sends in one frame; a larger limit runs one-shot
 

@@ -20,8 +20,8 @@ from collections.abc import Iterator, Mapping
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from orbmcp.daemon import protocol
 from orbmcp.daemon.signals import signals_handled_by
+from orbmcp.session import daemon_protocol as protocol
 from orbmcp.text import one_line
 
 if TYPE_CHECKING:

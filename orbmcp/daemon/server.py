@@ -40,10 +40,10 @@ from anyio.abc import SocketAttribute, SocketStream
 
 from orbmcp import fs, log, processes
 from orbmcp._version import __version__
-from orbmcp.daemon import protocol
 from orbmcp.daemon.owner import OwnerHandle
-from orbmcp.daemon.scope import Scope, current_scope, make_private_dir, socket_path, state_path
 from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session.daemon_scope import Scope, current_scope, make_private_dir, socket_path, state_path
 
 if TYPE_CHECKING:
     from filelock import FileLock

@@ -26,8 +26,8 @@ from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
 from orbmcp.config.paths import global_files, project_files, trust_store_path
 from orbmcp.daemon.policy import MAX_CONFIG_BYTES, digest, digest_key, variables_in
-from orbmcp.daemon.scope import Scope
-from orbmcp.frontends.sessions import PersistentSessions
+from orbmcp.session.daemon_scope import Scope
+from orbmcp.session.persistent import PersistentSessions
 
 
 class DaemonSession:

@@ -7,7 +7,7 @@ top (``tests/test_cli_foundation.py``, ``tests/commands/test_complete.py`` and
 ``tests/fastpath/test_import_sets.py`` pin the import set of each path):
 
 - ``entry``: the program's ``main``: ``--version``, the hand-off to a daemon, ``complete`` (on
-  every Tab), bare ``status``; everything else goes to the Typer app (``frontends/typer_app``).
+  every Tab), bare ``status``; everything else goes to the one parser (``session/command_line``).
 - ``daemon_client``: forwards a command line to the scope's session daemon and relays its
   frames (stdlib sockets only); runs first on every invocation.
 - ``argv``: reads the program's own options off a command line without a parser (which command,

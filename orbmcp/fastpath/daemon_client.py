@@ -32,12 +32,12 @@ from typing import Any
 from orbmcp import environment
 from orbmcp.commands.adhoc import in_line as adhoc_in_line
 from orbmcp.commands.adhoc import serves_adhoc
-from orbmcp.daemon import protocol
 from orbmcp.daemon.policy import digest_key, env_digests, forwardable, slash_runs_here, variables_in
-from orbmcp.daemon.scope import Scope, current_scope, socket_path, state_path
 from orbmcp.daemon.signals import signals_handled_by
-from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
 from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session.daemon_scope import Scope, current_scope, socket_path, state_path
+from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 from orbmcp.text import one_line, terminal_output
 
 # What the daemon needs of this environment to render as this terminal would, and the settings

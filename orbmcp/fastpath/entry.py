@@ -1,8 +1,9 @@
 """The shell entry point: fast paths first, then the Typer app built from the command table.
 
 ``--version`` and ``complete`` (run on every Tab) answer without importing Typer; everything else
-goes to ``typer_app``. No command logic lives in either module: handlers do the work and
-``runner.run_in_shell`` is the one error boundary of the shell front.
+goes to ``session.command_line``, the one parser of every front. No command logic lives in either module:
+handlers do the work; ``frontends/shell_command.py`` runs them through ``session.runner``, the
+error boundary.
 """
 
 from __future__ import annotations
@@ -14,16 +15,21 @@ from typing import TYPE_CHECKING, Any
 from orbmcp._version import __version__
 
 if TYPE_CHECKING:
-    from orbmcp.frontends.typer_app import build_app, run_command
+    from orbmcp.frontends.shell_command import run_command
+    from orbmcp.session.command_line import build_app
 
 __all__ = ["build_app", "main", "run", "run_command"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("build_app", "run_command", "GlobalOptions"):
-        from orbmcp.frontends import typer_app
+    if name in ("build_app", "GlobalOptions"):
+        from orbmcp.session import command_line
 
-        return getattr(typer_app, name)
+        return getattr(command_line, name)
+    if name == "run_command":
+        from orbmcp.frontends import shell_command
+
+        return shell_command.run_command
     raise AttributeError(name)
 
 
@@ -48,7 +54,7 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
         return forwarded
     if argv[:1] == ["complete"]:
         # Fast path: shells run this on every Tab; it needs neither Typer nor the handler machinery.
-        from orbmcp.frontends.slash import complete_fast
+        from orbmcp.session.slash import complete_fast
 
         code = complete_fast(argv[1:])
         if code is not None:
@@ -62,18 +68,14 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
     code = _bare_status(argv)
     if code is not None:
         return code
-    from orbmcp.frontends.typer_app import build_app
+    from orbmcp import front_handlers
+    from orbmcp.commands.adhoc import place_server
+    from orbmcp.fastpath.argv import entry_json_option, hoist_global_options
+    from orbmcp.frontends.shell_command import run_program
 
-    app = build_app()
-    try:
-        from orbmcp.commands.adhoc import place_server
-        from orbmcp.fastpath.argv import entry_json_option, hoist_global_options
+    front_handlers.bind()
 
-        args = place_server(entry_json_option(hoist_global_options(argv)))
-        app(args=args, prog_name="orbmcp", standalone_mode=True)
-    except SystemExit as exc:
-        return _status(exc.code)
-    return 0
+    return run_program(place_server(entry_json_option(hoist_global_options(argv))))
 
 
 def _bare_status(argv: list[str]) -> int | None:
@@ -89,7 +91,8 @@ def _bare_status(argv: list[str]) -> int | None:
 
     from orbmcp import environment
     from orbmcp.commands.table import find
-    from orbmcp.frontends.runner import run_in_shell
+    from orbmcp.frontends.process_tuning import owns_process
+    from orbmcp.session.runner import run_in_shell
 
     spec = find(("status",))
     assert spec is not None
@@ -101,6 +104,7 @@ def _bare_status(argv: list[str]) -> int | None:
         config_file=Path(line.config) if line.config else environment.config_file(),
         json_output=json_output,
         no_color=line.no_color or environment.no_color(),
+        hand_off_at_exit=owns_process(),
     )
 
 
@@ -131,10 +135,6 @@ def _leave(status: int) -> None:
 
     atexit._run_exitfuncs()  # coverage and the like still run
     os._exit(status)
-
-
-def _status(code: object) -> int:
-    return code if isinstance(code, int) else (0 if code is None else 1)
 
 
 def _exit(status: int) -> None:

@@ -2,7 +2,7 @@
 
 JSON Lines both ways on this process's stdin and stdout. The agent sends ``run``, ``cancel``,
 ``complete``, ``commands`` and ``answer``; orbmcp answers each with its ``id`` and, while a run is
-in flight, sends ``ask`` (a server's question; ``frontends/agent_ui.py``), ``progress`` and
+in flight, sends ``ask`` (a server's question; ``session/agent_ui.py``), ``progress`` and
 ``notice``. Runs go concurrently, each in its own task with its own cancel scope. Everything the
 agent sends is untrusted: a line over ``MAX_LINE_BYTES``, bad JSON, an unknown type, a missing
 field or an answer to no question gets an ``error`` line, and the process goes on serving. When
@@ -32,15 +32,15 @@ from orbmcp._version import __version__
 from orbmcp.commands.context import CommandContext
 from orbmcp.core.wire.lines import OverlongLine, read_lines_skipping
 from orbmcp.errors import ConfigError, Interrupted, OrbError
-from orbmcp.frontends.agent_reply import PROTOCOL_VERSION, error_envelope, internal_error, run_line
-from orbmcp.frontends.agent_ui import AgentUI
 from orbmcp.frontends.agent_via_daemon import DaemonLink, NoDaemon, daemon_link
+from orbmcp.session.agent_reply import PROTOCOL_VERSION, error_envelope, internal_error, run_line
+from orbmcp.session.agent_ui import AgentUI
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
     from orbmcp.core.processes.pipes import PipeSendStream
-    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.session.persistent import PersistentSessions
 
 MAX_LINE_BYTES = 1024 * 1024
 MAX_ID_CHARS = 200
@@ -167,7 +167,7 @@ class AgentSession:
     ) -> None:
         """A session lives in a task of its own: a run that opened it may be cancelled."""
         from orbmcp.config.loader import load_config
-        from orbmcp.frontends.sessions import PersistentSessions
+        from orbmcp.session.persistent import PersistentSessions
 
         config = load_config(project=project, config_file=self._ctx.config_file)
         async with PersistentSessions(config, interactive=True) as sessions:
@@ -313,9 +313,9 @@ class AgentSession:
     @staticmethod
     async def _complete_here(ctx: CommandContext, line: str) -> list[Any]:
         from orbmcp.commands.table import find
-        from orbmcp.frontends.runner import call_handler
+        from orbmcp.session.runner import call_handler
 
-        spec = find(("complete",))  # the command's handler (frontends/handlers.py), by the table
+        spec = find(("complete",))  # its handler: frontends/handlers.py, bound by front_handlers.py
         assert spec is not None
         items: list[Any] = (await call_handler(spec, ctx, {"line": line})).to_json()["items"]
         return items

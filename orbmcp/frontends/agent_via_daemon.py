@@ -2,7 +2,7 @@
 to this configuration's daemon when one runs, so the agent shares its warm servers with the shell
 and other agents (``daemon/agent_run.py`` is the daemon's side; its module docstring has the frames).
 
-Each line has a connection of its own to a daemon ``daemon/trust.py`` verified (the one check every
+Each line has a connection of its own to a daemon ``session/daemon_trust.py`` verified (the one check every
 client of the socket makes). The daemon's questions come back as ``ask`` frames and are asked of
 the agent as the protocol's ``ask`` (with the agent's run id), its progress and notices as
 ``post`` frames; the agent's answers go back as ``answer`` frames. Cancelling the run (the agent's
@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from orbmcp.daemon import protocol
-from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
 from orbmcp.errors import ConnectionFailed
+from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 from orbmcp.text import one_line, safe_text
 
 if TYPE_CHECKING:
     from anyio.abc import ByteStream
 
-    from orbmcp.daemon.frames import FrameReader
-    from orbmcp.daemon.scope import Scope
-    from orbmcp.frontends.agent_ui import AgentAsks
+    from orbmcp.session.agent_ui import AgentAsks
+    from orbmcp.session.daemon_frames import FrameReader
+    from orbmcp.session.daemon_scope import Scope
 
 CONNECT_TIMEOUT_S = 2.0
 HELLO_TIMEOUT_S = 10.0  # a daemon that does not greet in this long is not used for this line
@@ -67,7 +67,7 @@ class DaemonLink:
         self.pid: int | None = None  # the daemon that answered last
 
     def _scope(self, project: Path | None) -> Scope:
-        from orbmcp.daemon.scope import current_scope
+        from orbmcp.session.daemon_scope import current_scope
 
         return current_scope(project=project, config_file=self._config_file, environ=self._environ)
 
@@ -82,8 +82,8 @@ class DaemonLink:
         """A verified connection that has greeted us, and the daemon's hello."""
         from anyio.abc import UNIXSocketStream
 
-        from orbmcp.daemon.frames import FrameReader
-        from orbmcp.daemon.scope import socket_path
+        from orbmcp.session.daemon_frames import FrameReader
+        from orbmcp.session.daemon_scope import socket_path
 
         path = socket_path(scope, self._environ)
         try:

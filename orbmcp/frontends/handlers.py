@@ -1,8 +1,8 @@
 """Handlers of the commands whose work is a front end itself: ``shell`` (the REPL), ``slash``
 (one slash line, for agents in any language) and ``complete`` (candidates for a partial line).
 
-They sit in the front layer because they drive other fronts; the command table names them by
-import path like every other handler, so loading the table imports none of this.
+They sit in the front layer because they drive other fronts; ``orbmcp/front_handlers.py`` binds
+them to their commands by typed lazy references, so loading the table imports none of this.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import Completions, JsonText, Result, ShellExit
+from orbmcp.commands.results.base import JsonText, Result, ShellExit
+from orbmcp.commands.results.completion import Completions
 
 
 def shell(ctx: CommandContext) -> ShellExit | None:
@@ -31,7 +32,7 @@ async def slash(
 ) -> Result | None:
     """Run one slash line with the handler the shell command would run; return its result model.
 
-    ``--json``: the agent protocol's result envelope (``frontends/agent_reply.py``), exit status
+    ``--json``: the agent protocol's result envelope (``session/agent_reply.py``), exit status
     included. ``--list``: every slash command. ``--stdio``: serve the agent protocol until stdin
     closes (``frontends/agent_protocol.py``)."""
     from orbmcp.errors import UsageError
@@ -53,13 +54,13 @@ async def slash(
     assert line is not None
     ctx = replace(ctx, front="slash")  # an agent's line: what it names is spelled /mcp...
     if ctx.json:
-        from orbmcp.frontends.agent_reply import run_line
+        from orbmcp.session.agent_reply import run_line
 
         envelope = await run_line(line, replace(ctx, json=False))
         return JsonText(envelope, int(envelope["exit"]))
     from orbmcp.commands.spelling import slash_spelling
     from orbmcp.errors import OrbError
-    from orbmcp.frontends.slash import parse_slash, run_invocation
+    from orbmcp.session.slash import parse_slash, run_invocation
 
     try:
         inv = parse_slash(line, servers=lambda: list(ctx.config().servers))
@@ -80,7 +81,7 @@ async def complete(ctx: CommandContext, line: str) -> Completions:
     from orbmcp.commands.complete import complete_candidates
     from orbmcp.commands.completion_words import word_start
     from orbmcp.commands.live_query import LiveQuery
-    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.session.persistent import PersistentSessions
 
     running: set[str] | None = None
     tools: dict[str, list[str]] | None = None

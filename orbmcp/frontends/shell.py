@@ -26,12 +26,14 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from orbmcp import environment, fs
-from orbmcp.commands.complete import complete_line, shell_commands, slash_commands, usage_line
+from orbmcp.commands.complete import complete_line, shell_commands, slash_commands
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
+from orbmcp.commands.usage import usage_line
 from orbmcp.errors import OrbError, UsageError
-from orbmcp.frontends.sessions import PersistentSessions
-from orbmcp.frontends.slash import Invocation, format_error, parse_shell, parse_slash, render, run_invocation
+from orbmcp.session.command_line import Invocation
+from orbmcp.session.persistent import PersistentSessions
+from orbmcp.session.slash import format_error, parse_shell, parse_slash, render, run_invocation
 
 if TYPE_CHECKING:
     from orbmcp.commands.completion_words import Candidate

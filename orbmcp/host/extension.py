@@ -429,7 +429,7 @@ class McpExtension:
 
     async def slash_reply(self, line: str, *, json_output: bool | None = None) -> SlashReply:
         """Run one ``/mcp...`` line with this session's servers: text, exit code and error."""
-        from orbmcp.frontends.slash import run_slash
+        from orbmcp.session.slash import run_slash
 
         reply = await run_slash(
             line, self._command_context(json_output=bool(json_output)), json_output=json_output

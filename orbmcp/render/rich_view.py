@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from orbmcp.commands.results import Result, ServerAction, StatusReport
+from orbmcp.commands.results.base import Result
+from orbmcp.commands.results.status import ServerAction, StatusReport
 from orbmcp.render.plain import render_plain
 from orbmcp.render.plain.status import COLUMNS, row_notes, shows_auth
 from orbmcp.text import one_line

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import Lines
+from orbmcp.commands.results.base import Lines
 from orbmcp.errors import UsageError
 from orbmcp.serve.options import NAME_MODES, HttpAddress, NameMode, ServeOptions, parse_address
 

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from orbmcp.config.model import ResolvedConfig
     from orbmcp.core.session.manager import Manager
     from orbmcp.core.tooling.registry import BridgedTool
-    from orbmcp.frontends.sessions import PersistentSessions
     from orbmcp.serve.hub import Hub
     from orbmcp.serve.options import ServeOptions
+    from orbmcp.session.persistent import PersistentSessions
 
 _NOTICES = {
     "tools": "notifications/tools/list_changed",

@@ -21,19 +21,18 @@ from orbmcp.errors import OrbError
 from orbmcp.fastpath.argv import ProgramLine
 
 if TYPE_CHECKING:
-    from orbmcp.daemon.connection import Connection
-    from orbmcp.daemon.session import DaemonSession
     from orbmcp.serve.gateway import Gateway
+    from orbmcp.session.requests import DaemonRequest, HostedSession
 
 
-async def serve_request(conn: Connection, request: Mapping[str, Any]) -> None:
-    from orbmcp.frontends.slash import parse_shell
+async def serve_request(conn: DaemonRequest, request: Mapping[str, Any]) -> None:
+    """The daemon's ``serve`` request (registered in ``orbmcp/__main__.py``)."""
+    from orbmcp.session.requests import BadRequest
+    from orbmcp.session.slash import parse_shell
 
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-        from orbmcp.daemon.protocol import ProtocolError
-
-        raise ProtocolError("a serve request needs argv, a list of strings")
+        raise BadRequest("a serve request needs argv, a list of strings")
     line = ProgramLine(argv)
     try:
         invocation = parse_shell(line.words)
@@ -44,23 +43,23 @@ async def serve_request(conn: Connection, request: Mapping[str, Any]) -> None:
         or invocation.spec.path != ("serve",)
         or invocation.help
         or invocation.kwargs.get("print_token")
-        or conn.daemon.scope_of(line, request).key != conn.daemon.scope.key
+        or not conn.in_scope(line, request)
     ):
         conn.writer.send_nowait({"t": "local"})
         return
-    conn.daemon.clients_served += 1
+    conn.served()
     json_output = line.json or bool(invocation.kwargs.get("json"))
     try:
-        session = await conn.daemon.sessions.session_for(conn.daemon.scope_of(line, request))
+        session = await conn.session_of(line, request)
         await _serve(conn, session, invocation.kwargs)
     except OrbError as err:
-        from orbmcp.frontends.runner import report_failure
+        from orbmcp.session.runner import report_failure
 
         code = report_failure(err, console=conn.console(request), json_output=json_output)
         conn.writer.send_nowait({"t": "exit", "code": code})
 
 
-async def _serve(conn: Connection, session: DaemonSession, kwargs: dict[str, Any]) -> None:
+async def _serve(conn: DaemonRequest, session: HostedSession, kwargs: dict[str, Any]) -> None:
     from orbmcp.core.session.startup import first_attempts
     from orbmcp.serve.command import options_from
     from orbmcp.serve.gateway import Gateway
@@ -111,7 +110,7 @@ def _log_notice(message: str, level: str) -> None:
     log.log_event("serve.notice", level="warn" if level != "info" else "info", message=message)
 
 
-async def _pipe(conn: Connection, gateway: Gateway) -> None:
+async def _pipe(conn: DaemonRequest, gateway: Gateway) -> None:
     from orbmcp.serve.gateway import serve_stream
     from orbmcp.serve.lane import FastLane
     from orbmcp.serve.wire import message_streams
@@ -123,13 +122,13 @@ async def _pipe(conn: Connection, gateway: Gateway) -> None:
         await serve_stream(gateway, read, write)
 
 
-async def _listen(conn: Connection, gateway: Gateway, address: Any, *, allow_remote: bool) -> None:
+async def _listen(conn: DaemonRequest, gateway: Gateway, address: Any, *, allow_remote: bool) -> None:
     from orbmcp.serve.http import bound_address, listen, serve_http
     from orbmcp.serve.token import load_or_create
 
     sock = listen(address, allow_remote=allow_remote)
     try:
-        token = load_or_create(Path(conn.daemon.scope.global_dir))
+        token = load_or_create(Path(conn.global_dir))
         bound = bound_address(sock, address)
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve_http, gateway, sock, bound, token)

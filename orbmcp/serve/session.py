@@ -64,9 +64,9 @@ async def own_gateway(
 ) -> AsyncIterator[Gateway]:
     """A gateway over a session of its own, started as described above, stopped on exit."""
     from orbmcp.core.session.startup import first_attempts
-    from orbmcp.frontends.sessions import PersistentSessions
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.hub import Hub
+    from orbmcp.session.persistent import PersistentSessions
 
     check_servers(config, options)
     names = list(options.servers) or [s.name for s in config.eager_servers() if options.serves(s.name)]

@@ -18,9 +18,9 @@ from orbmcp.commands.spec import CommandSpec, Param
 from orbmcp.errors import UsageError
 
 if TYPE_CHECKING:
-    from orbmcp.frontends.slash import SlashReply
     from orbmcp.serve.gateway import Gateway
     from orbmcp.serve.peer import InFlight, Peer
+    from orbmcp.session.slash import SlashReply
 
 _TRUE = frozenset({"1", "true", "yes", "on", "reset", "--reset"})
 MAX_COMPLETIONS = 100
@@ -44,7 +44,7 @@ class SlashPrompt:
 
     @property
     def head(self) -> str:
-        from orbmcp.commands.complete import SLASH_ROOT, primary_slash
+        from orbmcp.commands.usage import SLASH_ROOT, primary_slash
 
         if self.words:
             return " ".join((SLASH_ROOT, *self.words))
@@ -132,9 +132,9 @@ async def run(
 ) -> tuple[str, int]:
     """Run the prompt's slash line on the gateway's session: its text (notices after it) and exit code."""
     from orbmcp.commands.context import CommandContext
-    from orbmcp.frontends.slash import format_error, run_slash
     from orbmcp.render import present
     from orbmcp.serve.ui import ServeUI
+    from orbmcp.session.slash import format_error, run_slash
 
     ui = ServeUI(peer, via, gateway.spawn, gateway.hub.asker)
     config = gateway.config

@@ -16,7 +16,7 @@ from orbmcp.core.tooling.results import ToolResult
 from orbmcp.testing.values import AdhocServer, ToolInfo
 
 if TYPE_CHECKING:
-    from orbmcp.config.model import ResolvedConfig
+    from orbmcp.config.model import ResolvedConfig, ServerConfig
     from orbmcp.core.session.manager import Manager
 
 
@@ -125,7 +125,7 @@ class McpSession:
         self.close()
 
 
-def _adhoc_entry(server: AdhocServer) -> Any:
+def _adhoc_entry(server: AdhocServer) -> ServerConfig:
     """The server entry of ``server``, as ``orbmcp call --stdio/--http/--sse`` builds it."""
     from orbmcp.commands.adhoc import entry, is_url
     from orbmcp.config.transports import STDIO, STREAMABLE_HTTP, from_spelling

@@ -40,6 +40,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from tests.timeouts import HANG_GUARD_S
+
 Discovery = Literal["default", "var1", "var2", "var3", "legacy"]
 ISSUER_PATH = "/tenant1"
 
@@ -533,7 +535,7 @@ async def running_server(options: ASOptions | None = None) -> AsyncIterator[OAut
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             while not server.started:
                 await anyio.sleep(0.01)
         port = server.servers[0].sockets[0].getsockname()[1]

@@ -32,10 +32,11 @@ from orbmcp.commands.handlers import auth as handlers
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import AuthConfig, ServerConfig
 from orbmcp.errors import AuthError, ConnectionFailed, TimeoutFailed, UsageError
-from orbmcp.frontends.sessions import PersistentSessions
+from orbmcp.session.persistent import PersistentSessions
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 from tests.servers.launch import http_server
+from tests.timeouts import HANG_GUARD_S
 
 
 class BrowserUI:
@@ -98,7 +99,7 @@ async def test_auth_status_and_logout_with_nothing_stored(tmp_path: Path) -> Non
     status = await handlers.auth(ctx, "srv", status=True)
     assert status.message == "srv: authorization may be required"
     assert status.fields() == {"server": "srv", "auth": MAY_BE_REQUIRED}
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         out = await handlers.logout(ctx, "srv")
     assert out.message == "no credentials were stored for 'srv'"
     assert out.fields() == {"server": "srv", "removed": False, "revocation": "none"}
@@ -144,7 +145,7 @@ async def test_auth_reports_a_corrupt_state_file_and_replaces_it(
         record.parent.mkdir(parents=True, mode=0o700)
         record.write_text('{"version": 1, "server_url": ')  # a write cut short
         ctx = _ctx(config, BrowserUI())
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await handlers.auth(ctx, "srv")
         data = outcome.fields()
         backup = data["corruptBackup"]
@@ -155,12 +156,12 @@ async def test_auth_reports_a_corrupt_state_file_and_replaces_it(
         status = await handlers.auth(ctx, "srv", status=True)
         assert status.fields()["auth"] == CREDENTIALS_STORED
 
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             again = await handlers.auth(ctx, "srv")
         assert again.fields()["status"] == "already-authorized" and again.fields()["corruptBackup"] is None
         assert again.message == "'srv' is already authorized"
 
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             out = await handlers.logout(ctx, "srv")
         assert out.fields()["removed"] is True and out.fields()["revocation"] == "unsupported"
         assert out.message.startswith("forgot the stored credentials of 'srv'; its authorization server")
@@ -176,11 +177,11 @@ async def test_auth_in_a_persistent_session_restarts_the_server(tmp_path: Path) 
             ctx = _ctx(config_path, ui, sessions)
             ctx.set_config(config)
             manager = await sessions.manager()
-            with anyio.fail_after(20):
+            with anyio.fail_after(HANG_GUARD_S):
                 while manager.get("srv").state not in ("needs-auth", "failed"):
                     await anyio.sleep(0.02)  # the eager connect settles on needs-auth
             assert manager.get("srv").state == "needs-auth"
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 outcome = await handlers.auth(ctx, "srv")
             assert outcome.fields()["state"] == "ready"
             assert outcome.message == "authorized 'srv'; srv is ready"
@@ -246,7 +247,7 @@ def test_status_line_of_an_unusable_file(tmp_path: Path) -> None:
 
 async def test_a_server_that_needs_no_authorization_says_so(tmp_path: Path) -> None:
     async with http_server() as server:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await authorize(
                 make_cfg(server.url), tmp_path, reset=False, ui=HeadlessBrowser(), no_browser=False
             )
@@ -256,7 +257,7 @@ async def test_a_server_that_needs_no_authorization_says_so(tmp_path: Path) -> N
 
 async def test_a_server_that_still_refuses_after_login_is_an_auth_error(tmp_path: Path) -> None:
     async with running_server(ASOptions(always_insufficient=True)) as srv:
-        with anyio.fail_after(20), pytest.raises(AuthError) as caught:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(AuthError) as caught:
             await authorize(
                 make_cfg(srv.mcp_url), tmp_path, reset=False, ui=HeadlessBrowser(), no_browser=False
             )
@@ -271,7 +272,7 @@ async def test_a_server_that_still_refuses_after_login_is_an_auth_error(tmp_path
 
 async def test_an_unreachable_server_is_a_connection_error_and_logout_is_idempotent(tmp_path: Path) -> None:
     cfg = make_cfg("http://127.0.0.1:9/mcp")
-    with anyio.fail_after(20), pytest.raises(ConnectionFailed) as caught:
+    with anyio.fail_after(HANG_GUARD_S), pytest.raises(ConnectionFailed) as caught:
         await authorize(cfg, tmp_path, reset=True, ui=HeadlessBrowser(), no_browser=False)
     assert caught.value.message.startswith("cannot reach server 'srv':")
     assert not await logout(cfg, tmp_path)
@@ -296,7 +297,7 @@ async def test_a_server_that_never_answers_is_a_timeout(tmp_path: Path) -> None:
                 timeout_ms=300,
                 request_timeout_ms=300,
             )
-            with anyio.fail_after(10), pytest.raises(TimeoutFailed) as caught:
+            with anyio.fail_after(HANG_GUARD_S), pytest.raises(TimeoutFailed) as caught:
                 await authorize(cfg, tmp_path, reset=False, ui=HeadlessBrowser(), no_browser=False)
             tg.cancel_scope.cancel()
     assert caught.value.message == "server 'slow' did not answer in time"

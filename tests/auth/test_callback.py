@@ -11,6 +11,7 @@ from anyio.abc import SocketAttribute
 
 from orbmcp.auth.callback import CallbackListener, CallbackResult, parse_pasted_redirect
 from orbmcp.errors import AuthError
+from tests.timeouts import HANG_GUARD_S
 
 STATE = "st-" + "Pq4Wz8Lm" * 6
 
@@ -30,7 +31,7 @@ async def test_only_the_expected_state_settles(tmp_path: Any) -> None:
         port = listener.port
         listener.expect_state(STATE)
         base = f"http://127.0.0.1:{port}"
-        with anyio.fail_after(15):
+        with anyio.fail_after(HANG_GUARD_S):
             async with anyio.create_task_group() as tg, httpx2.AsyncClient(timeout=5) as hc:
                 tg.start_soon(serve, listener, out)
                 r = await hc.get(f"{base}/callback", params={"code": "c1", "state": "wrong"})
@@ -64,7 +65,10 @@ async def test_timeout_closes_the_listener_and_frees_the_port() -> None:
     await listener.start()
     port = listener.port
     listener.expect_state(STATE)
-    with anyio.fail_after(10), pytest.raises(AuthError, match="no authorization response arrived within 0 s"):
+    with (
+        anyio.fail_after(HANG_GUARD_S),
+        pytest.raises(AuthError, match="no authorization response arrived within 0 s"),
+    ):
         await listener.wait(0.3)
     async with CallbackListener(port=port) as again:
         assert again.port == port
@@ -74,7 +78,7 @@ async def test_error_response_fails_without_echoing_the_description() -> None:
     out: list[Any] = []
     async with CallbackListener(server="srv") as listener:
         listener.expect_state(STATE)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             async with anyio.create_task_group() as tg, httpx2.AsyncClient(timeout=5) as hc:
                 tg.start_soon(serve, listener, out)
                 params = {
@@ -100,7 +104,7 @@ async def test_pasted_redirect_races_the_listener() -> None:
     out: list[Any] = []
     async with CallbackListener() as listener:
         listener.expect_state(STATE)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await serve(listener, out, timeout_s=5, paste=lambda: next(pastes), notify=notes.append)
     assert out == [CallbackResult(code="good", state=STATE)]
     assert len(notes) == 1 and "state mismatch" in notes[0]

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from orbmcp.errors import AuthError, ToolError, UsageError
 from tests.auth.oauth_server import ASOptions, running_server
 from tests.conformance import client as conf
+from tests.timeouts import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "conformance.sh"
@@ -204,7 +205,7 @@ async def _sdk_server() -> AsyncIterator[str]:
     web = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(web.serve)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             while not web.started:
                 await anyio.sleep(0.01)
         port = web.servers[0].sockets[0].getsockname()[1]
@@ -215,7 +216,7 @@ async def _sdk_server() -> AsyncIterator[str]:
 
 
 async def test_tool_call_through_the_manager(tmp_path: Path) -> None:
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         async with _sdk_server() as url:
             message = await conf.run_plan(url, tmp_path, conf.plan_for("tools_call", {}))
     assert message.data["call"] == {"tool": "add_numbers", "text": "The sum of 5 and 3 is 8"}
@@ -226,7 +227,7 @@ async def test_elicitation_is_accepted_with_the_schema_defaults(tmp_path: Path) 
     from orbmcp.core.wire.era import EraCache
 
     plan = replace(conf.plan_for("elicitation-sep1034-client-defaults", {}), call=("ask", {}))
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         async with _sdk_server() as url:
             # Like the suite's mock server, a 2025-era session: elicitation/create arrives as a
             # server request (this SDK server has no back-channel for it on 2026-07-28 HTTP).
@@ -238,7 +239,7 @@ async def test_elicitation_is_accepted_with_the_schema_defaults(tmp_path: Path) 
 
 
 async def test_tool_errors_and_missing_tools_fail_the_run(tmp_path: Path) -> None:
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         async with _sdk_server() as url:
             with pytest.raises(ToolError, match=r"tool 'broken' returned an error: .*always fails"):
                 await conf.run_plan(url, tmp_path, replace(conf.plan_for("x", {}), call=("broken", {})))
@@ -248,7 +249,7 @@ async def test_tool_errors_and_missing_tools_fail_the_run(tmp_path: Path) -> Non
 
 async def test_headless_authorization_code_flow(tmp_path: Path) -> None:
     plan = replace(conf.plan_for("auth/metadata-default", {}), call=("whoami", {}))
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         async with running_server(ASOptions()) as srv:
             message = await conf.run_plan(f"{srv.base}/mcp", tmp_path, plan)
             paths = [r.path for r in srv.requests]
@@ -258,7 +259,7 @@ async def test_headless_authorization_code_flow(tmp_path: Path) -> None:
 
 async def test_a_refused_authorization_is_an_auth_error(tmp_path: Path) -> None:
     plan = replace(conf.plan_for("auth/metadata-default", {}), call=("whoami", {}))
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         async with running_server(ASOptions(pkce="absent")) as srv:
             with pytest.raises(AuthError, match="PKCE"):
                 await conf.run_plan(f"{srv.base}/mcp", tmp_path, plan)

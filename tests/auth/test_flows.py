@@ -20,6 +20,7 @@ from orbmcp.auth.ui import AuthChallenge
 from orbmcp.errors import AuthError
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ISSUER_PATH, ASOptions, OAuthTestServer, make_cfg, running_server
+from tests.timeouts import HANG_GUARD_S
 
 INIT = {
     "jsonrpc": "2.0",
@@ -58,7 +59,7 @@ class RecordingUI:
 
 
 async def login(srv: OAuthTestServer, home: Path, *, ui: Any = None, reset: bool = False, **auth: Any) -> Any:
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         return await authorize(
             make_cfg(srv.mcp_url, **auth),
             home,
@@ -74,7 +75,7 @@ async def request(provider: Any, url: str, seen: list[str] | None = None) -> htt
         if seen is not None:
             seen.append(str(req.url))
 
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with httpx2.AsyncClient(auth=provider, timeout=10, event_hooks={"request": [record]}) as hc:
             return await hc.post(url, json=INIT, headers=ACCEPT)
 
@@ -252,7 +253,10 @@ async def test_iss_checked(tmp_path: Path, iss: str, ok: bool) -> None:
 async def test_wrong_state_never_settles_the_flow(tmp_path: Path) -> None:
     ui = HeadlessBrowser()
     async with running_server(ASOptions(wrong_state=True)) as srv:
-        with anyio.fail_after(20), pytest.raises(AuthError, match="no authorization response arrived"):
+        with (
+            anyio.fail_after(HANG_GUARD_S),
+            pytest.raises(AuthError, match="no authorization response arrived"),
+        ):
             await authorize(
                 make_cfg(srv.mcp_url), tmp_path, reset=False, ui=ui, no_browser=False, timeout_s=1.5
             )
@@ -280,7 +284,7 @@ async def test_hostile_endpoints_refused_before_use(
 async def test_headless_paste_flow(tmp_path: Path) -> None:
     ui = HeadlessBrowser(mode="paste")
     async with running_server() as srv:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await authorize(
                 make_cfg(srv.mcp_url), tmp_path, reset=False, ui=ui, no_browser=True, timeout_s=10
             )
@@ -504,7 +508,7 @@ async def test_sdk_client_session_through_the_provider(tmp_path: Path) -> None:
             make_cfg(srv.mcp_url), tmp_path, interactive=False, ui=None, on_challenge=seen.append
         )
         results = []
-        with anyio.fail_after(20), pytest.raises(BaseExceptionGroup) as info:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(BaseExceptionGroup) as info:
             async with httpx2.AsyncClient(auth=provider, timeout=10) as hc:
                 async with Client(streamable_http_client(srv.mcp_url, http_client=hc)) as client:
                     results.append(await client.call_tool("whoami", {}))
@@ -563,7 +567,7 @@ async def test_authorize_edges(tmp_path: Path) -> None:
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     await listener.aclose()  # a port nothing listens on
-    with anyio.fail_after(20), pytest.raises(ConnectionFailed, match="cannot reach server 'srv'"):
+    with anyio.fail_after(HANG_GUARD_S), pytest.raises(ConnectionFailed, match="cannot reach server 'srv'"):
         await authorize(
             make_cfg(f"http://127.0.0.1:{port}/mcp"),
             tmp_path,
@@ -576,7 +580,7 @@ async def test_authorize_edges(tmp_path: Path) -> None:
 
 async def test_sse_transport_authorizes_on_the_stream_request(tmp_path: Path) -> None:
     async with running_server() as srv:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await authorize(
                 make_cfg(srv.mcp_url, transport="sse"),
                 tmp_path,

@@ -25,6 +25,7 @@ from orbmcp.auth.storage import AuthStore
 from orbmcp.config.loader import load_config
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import OAuthTestServer, make_cfg, running_server
+from tests.timeouts import HANG_GUARD_S
 
 INIT = {
     "jsonrpc": "2.0",
@@ -75,14 +76,14 @@ def cfg(srv: OAuthTestServer, store: str = "keyring") -> Any:
 
 async def login(srv: OAuthTestServer, home: Path, store: str = "keyring") -> HeadlessBrowser:
     ui = HeadlessBrowser()
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         await authorize(cfg(srv, store), home, reset=False, ui=ui, no_browser=False, timeout_s=10)
     return ui
 
 
 async def call(srv: OAuthTestServer, home: Path) -> int:
     provider = build_auth(cfg(srv), home, interactive=False, ui=None)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with httpx2.AsyncClient(auth=provider, timeout=10) as hc:
             response = await hc.post(
                 srv.mcp_url, json=INIT, headers={"Accept": "application/json, text/event-stream"}
@@ -105,7 +106,7 @@ async def test_secrets_live_in_the_keyring_and_nothing_secret_in_the_file(
         assert auth_status(cfg(srv), tmp_path) == CREDENTIALS_STORED  # read without the keyring
         assert await call(srv, tmp_path) == 200  # the stored token, from the keyring
         assert srv.count("/authorize") == 1
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             assert await logout(cfg(srv), tmp_path)
         assert vault.entries == {} and not store.path.exists()
 

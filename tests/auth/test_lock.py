@@ -22,6 +22,7 @@ from orbmcp.auth.storage import AuthStore
 from orbmcp.errors import AuthError
 from orbmcp.processes import create_time as process_create_time
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
+from tests.timeouts import HANG_GUARD_S
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,7 @@ sys.stdin.readline()
 async def read_line(proc: Process) -> str:
     assert proc.stdout is not None
     buf = ""
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async for chunk in TextReceiveStream(proc.stdout):
             buf += chunk
             if "\n" in buf:
@@ -84,7 +85,7 @@ async def test_contention_times_out_naming_lock_and_holder_then_kill_frees_it(tm
             await lock.acquire(wait_s=0.5)
         assert str(lock.path) in info.value.message and f"pid {proc.pid}" in info.value.message
         proc.kill()
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             await proc.wait()
         # The kernel released the dead holder's lock: acquired although the holder's heartbeat
         # is fresh, which rules out the stale-holder reclaim (that needs a heartbeat 90 s old).
@@ -107,7 +108,7 @@ async def test_stale_holders_are_reclaimed(tmp_path: Path, case: str) -> None:
         "recycled-pid": {"pid": os.getpid(), "create_time": 12345.0, "heartbeat": now},
     }[case]
     async with holder(lock.path, content):
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await lock.acquire(wait_s=5)
         try:
             current = lock.holder()
@@ -121,7 +122,7 @@ async def test_heartbeat_is_refreshed_while_held(tmp_path: Path) -> None:
     async with lock:
         first = lock.holder()
         assert first is not None
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             while (now := lock.holder()) is None or now.heartbeat <= first.heartbeat:
                 await anyio.sleep(0.02)
     assert lock.path.exists() and lock.holder() is None  # released: the file stays, content cleared
@@ -165,7 +166,7 @@ async def test_two_processes_refresh_once(tmp_path: Path) -> None:
 
     async with running_server(ASOptions(rotate_refresh=True, refresh_delay_s=0.5)) as srv:
         cfg = make_cfg(srv.mcp_url)
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             await authorize(cfg, tmp_path, reset=False, ui=HeadlessBrowser(), no_browser=False, timeout_s=10)
         store = AuthStore(tmp_path, cfg)
         record = store.load()

@@ -18,11 +18,12 @@ from orbmcp.commands.results.auth import LoggedOut
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, OAuthTestServer, make_cfg, running_server, server_thread
 from tests.cli import run_cli
+from tests.timeouts import HANG_GUARD_S
 
 
 async def login(srv: OAuthTestServer, home: Path, **auth: Any) -> dict[str, Any]:
     cfg = make_cfg(srv.mcp_url, **auth)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         await authorize(cfg, home, reset=False, ui=HeadlessBrowser(), no_browser=False, timeout_s=10)
     record = AuthStore(home, cfg).load()
     assert record is not None and record.tokens is not None
@@ -36,7 +37,7 @@ def revocations(srv: OAuthTestServer) -> list[Any]:
 async def test_logout_revokes_refresh_then_access_token(tmp_path: Path) -> None:
     async with running_server(ASOptions(revocation=True)) as srv:
         tokens = await login(srv, tmp_path)
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await logout(make_cfg(srv.mcp_url), tmp_path)
         assert outcome.removed and outcome.revocation.status == "revoked"
         sent = revocations(srv)
@@ -53,7 +54,7 @@ async def test_a_confidential_client_authenticates_as_at_the_token_endpoint(tmp_
     opts = ASOptions(revocation=True, preregistered={"cid": ("cs-secret-1", "client_secret_basic", None)})
     async with running_server(opts) as srv:
         await login(srv, tmp_path, client_id="cid", client_secret="cs-secret-1")
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await logout(
                 make_cfg(srv.mcp_url, client_id="cid", client_secret="cs-secret-1"), tmp_path
             )
@@ -64,7 +65,7 @@ async def test_a_confidential_client_authenticates_as_at_the_token_endpoint(tmp_
 async def test_no_revocation_endpoint_is_said_and_the_tokens_are_forgotten(tmp_path: Path) -> None:
     async with running_server() as srv:
         await login(srv, tmp_path)
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await logout(make_cfg(srv.mcp_url), tmp_path)
         assert outcome.removed and outcome.revocation.status == "unsupported"
         assert revocations(srv) == []
@@ -75,7 +76,7 @@ async def test_no_revocation_endpoint_is_said_and_the_tokens_are_forgotten(tmp_p
 async def test_a_failed_revocation_is_said_and_the_tokens_are_still_forgotten(tmp_path: Path) -> None:
     async with running_server(ASOptions(revocation=True, revocation_status=503)) as srv:
         tokens = await login(srv, tmp_path)
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await logout(make_cfg(srv.mcp_url), tmp_path)
     assert outcome.removed and outcome.revocation.status == "failed"
     assert outcome.revocation.detail == "HTTP 503 (temporarily_unavailable)"
@@ -88,7 +89,7 @@ async def test_a_failed_revocation_is_said_and_the_tokens_are_still_forgotten(tm
 async def test_an_unsafe_revocation_endpoint_is_not_contacted(tmp_path: Path, endpoint: str) -> None:
     async with running_server(ASOptions(metadata_extra={"revocation_endpoint": endpoint})) as srv:
         await login(srv, tmp_path)
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             outcome = await logout(make_cfg(srv.mcp_url), tmp_path)
     assert outcome.revocation.status == "failed" and "refusing to contact" in (
         outcome.revocation.detail or ""

@@ -18,13 +18,14 @@ from orbmcp.auth.storage import AuthStore
 from orbmcp.errors import AuthError
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, OAuthTestServer, leaked, make_cfg, running_server
+from tests.timeouts import HANG_GUARD_S
 
 CONFIGURED_SECRET = "cs-configured-" + "R2d2C3po" * 5
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
 
 
 async def login(srv: OAuthTestServer, home: Path, name: str, **auth: Any) -> None:
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         await authorize(
             make_cfg(srv.mcp_url, name=name, **auth),
             home,
@@ -37,7 +38,7 @@ async def login(srv: OAuthTestServer, home: Path, name: str, **auth: Any) -> Non
 
 async def call(srv: OAuthTestServer, home: Path, name: str) -> int:
     provider = build_auth(make_cfg(srv.mcp_url, name=name), home, interactive=False, ui=None)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with httpx2.AsyncClient(auth=provider, timeout=10) as hc:
             response = await hc.post(srv.mcp_url, json=INIT, headers={"Accept": "application/json"})
     return response.status_code

@@ -14,10 +14,11 @@ from orbmcp.auth.flow import authorize
 from orbmcp.errors import AuthError
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, OAuthTestServer, make_cfg, running_server
+from tests.timeouts import HANG_GUARD_S
 
 
 async def login(srv: OAuthTestServer, home: Path, ui: HeadlessBrowser, **auth: Any) -> Any:
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         return await authorize(
             make_cfg(srv.mcp_url, **auth), home, reset=False, ui=ui, no_browser=False, timeout_s=10
         )

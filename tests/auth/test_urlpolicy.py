@@ -24,6 +24,7 @@ from orbmcp.auth.urlpolicy import (
 from orbmcp.errors import AuthError
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
+from tests.timeouts import HANG_GUARD_S
 
 REJECTED_FOR_BROWSER = [
     "javascript:alert(1)",
@@ -165,7 +166,7 @@ async def test_cross_origin_metadata_redirect_is_not_followed(tmp_path: Path) ->
         provider = build_auth(make_cfg(srv.mcp_url), tmp_path, interactive=True, ui=ui)
         # No metadata from the named authorization server: an error, never guessed endpoints.
         with (
-            anyio.fail_after(20),
+            anyio.fail_after(HANG_GUARD_S),
             pytest.raises(AuthError, match="publishes no authorization-server metadata"),
         ):
             async with httpx2.AsyncClient(auth=provider, timeout=10, event_hooks={"request": [hook]}) as hc:
@@ -178,7 +179,7 @@ async def test_hostile_authorization_url_reaches_no_opener(tmp_path: Path) -> No
     ui = HeadlessBrowser()
     opts = ASOptions(authorization_endpoint="https://a.example/$(touch%20pwned)?x=%USERPROFILE%")
     async with running_server(opts) as srv:
-        with anyio.fail_after(20), pytest.raises(AuthError, match="refusing to open"):
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(AuthError, match="refusing to open"):
             await authorize(
                 make_cfg(srv.mcp_url), tmp_path, reset=False, ui=ui, no_browser=False, timeout_s=5
             )

@@ -13,7 +13,7 @@ import os
 import pty
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,10 @@ from orbmcp.errors import TimeoutFailed, UsageError
 from orbmcp.render.plain import render_plain
 from orbmcp.render.plain.call import truncate_bytes
 from tests.cli import CliResult, run_cli
+from tests.core.live import wait_until
 from tests.servers.everything import MARKER_ENV, tiny_png, tiny_wav
 from tests.servers.launch import http_server_process, server_cmd
+from tests.timeouts import HANG_GUARD_S, generous_servers
 from tests.ui import RecordingUI
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,19 +48,13 @@ def anyio_backend() -> str:
 
 
 def write_config(path: Path, servers: dict[str, Any]) -> Path:
-    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    path.write_text(json.dumps({"mcpServers": generous_servers(servers)}), encoding="utf-8")
     return path
 
 
 def everything(markers: Path | None = None) -> dict[str, Any]:
     command, *args = server_cmd("everything")
     return {"command": command, "args": args, "env": {MARKER_ENV: str(markers)} if markers else {}}
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.02)
 
 
 # -- the models ----------------------------------------------------------------------------------
@@ -139,7 +135,7 @@ async def session(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ses
     path = write_config(home / "mcp.json", {"e": everything(markers)})
     config = load_config(config_file=path, global_dir=home / "agent")
     async with Manager(config, retries=False) as manager:
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
         yield Session(manager, markers, path)
 
@@ -293,7 +289,7 @@ async def test_progress_reaches_the_ui(session: Session) -> None:
 async def test_timeout_is_exit_6_with_a_hint_and_the_server_sees_the_cancel(session: Session) -> None:
     for f in session.markers.iterdir():
         f.unlink()
-    with anyio.fail_after(15):
+    with anyio.fail_after(HANG_GUARD_S):
         with pytest.raises(TimeoutFailed) as info:
             await handlers.call(session.ctx(), "e", "sleep", arguments=["seconds=30"], timeout=0.4)
         await wait_until(lambda: (session.markers / "sleep-cancelled").exists())
@@ -413,7 +409,7 @@ async def test_cli_ctrl_c_cancels_on_the_server_and_exits_130(cli_config: Path, 
         [sys.executable, "-m", "orbmcp", "call", "e", "sleep", "seconds=30"], cwd=REPO, env=env
     )
     try:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             await wait_until(lambda: (markers / "sleep-started").exists(), timeout=20)
             server_pid = int((markers / "sleep-started").read_text())
             proc.send_signal(signal.SIGINT)
@@ -436,7 +432,7 @@ async def test_cli_progress_bar_only_on_a_terminal(cli_config: Path) -> None:
     master, slave = pty.openpty()
     env = {**os.environ, "ORBMCP_CONFIG": str(cli_config)}
     try:
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             proc = await anyio.run_process(
                 [sys.executable, "-m", "orbmcp", "call", "e", "slow", "steps=3", "delay=0.05"],
                 stderr=slave,

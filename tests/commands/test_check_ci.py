@@ -197,8 +197,9 @@ def test_junit_report_validates_and_carries_failures_and_the_stderr_tail(tmp_pat
 
 
 def test_the_junit_suite_time_is_the_checks_wall_time() -> None:
-    from orbmcp.commands.results import CheckedServer, CheckReport, StatusRow, ToolCounts
+    from orbmcp.commands.results.check import CheckedServer, CheckReport
     from orbmcp.commands.results.check_formats import junit_xml
+    from orbmcp.commands.results.status import StatusRow, ToolCounts
 
     def server(name: str, state: str) -> CheckedServer:
         row = StatusRow(name, "eager", state, ToolCounts(0, 0), "-", "config", error="boom")
@@ -309,7 +310,7 @@ def test_no_server_at_all_fails(tmp_path: Path) -> None:
 
 def test_reports_of_calls_and_notes_with_hostile_text() -> None:
     from orbmcp.commands.handlers.smoke import lookup
-    from orbmcp.commands.results import CheckReport, RequiredTool, SmokeCall
+    from orbmcp.commands.results.check import CheckReport, RequiredTool, SmokeCall
     from orbmcp.commands.results.check_formats import github_annotations, junit_xml, step_summary
 
     calls = (
@@ -352,7 +353,7 @@ def test_a_junit_file_that_cannot_be_written_is_a_usage_error(tmp_path: Path) ->
 def test_the_step_summary_shows_server_text_and_never_renders_it() -> None:
     from markdown_it import MarkdownIt
 
-    from orbmcp.commands.results import CheckReport, RequiredTool, SmokeCall
+    from orbmcp.commands.results.check import CheckReport, RequiredTool, SmokeCall
     from orbmcp.commands.results.check_formats import step_summary
 
     hostile = "![pixel](https://evil.example/p.png) <img src=x onerror=alert(1)> `tick` **b** [l](https://e.example) <!--"

@@ -17,11 +17,11 @@ from orbmcp.commands.table import COMMANDS
 from orbmcp.config.loader import load_config
 from orbmcp.core.tooling import toolcache
 from orbmcp.errors import UsageError
-from orbmcp.frontends.slash import (
+from orbmcp.render.plain import render_plain
+from orbmcp.session.slash import (
     complete_fast,
 )
-from orbmcp.frontends.terminal import TerminalUI
-from orbmcp.render.plain import render_plain
+from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, write_config
 
@@ -232,7 +232,7 @@ def test_orbmcp_complete_prints_one_candidate_per_line(config: Path) -> None:
 def test_the_fast_path_prints_what_typer_would(
     config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orbmcp.frontends.slash import complete_fast
+    from orbmcp.session.slash import complete_fast
 
     monkeypatch.setenv("ORBMCP_CONFIG", str(config))
     assert complete_fast(["/mcp:st"]) == 0

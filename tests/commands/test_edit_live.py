@@ -15,12 +15,13 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.config.jsonc import parse_jsonc
 from orbmcp.frontends.shell import run_shell
-from orbmcp.frontends.terminal import TerminalUI
 from orbmcp.host import McpExtension
+from orbmcp.session.terminal import TerminalUI
 from tests.core.live import raw_entry
 from tests.frontends import everything_entry, write_config
 from tests.host.example_host import ExampleHost
 from tests.servers.launch import LivenessServer
+from tests.timeouts import LONG_GUARD_S
 
 
 def test_in_the_repl_disable_stops_the_server_and_enable_starts_it(tmp_path: Path) -> None:
@@ -62,7 +63,7 @@ async def test_an_agent_host_switches_the_live_server(tmp_path: Path) -> None:
         config = write_config(tmp_path, {"r": entry})
         host = ExampleHost()
         ext = McpExtension(host, config_file=config)
-        with anyio.fail_after(60):
+        with anyio.fail_after(LONG_GUARD_S):
             await ext.start()
             await live.wait_registered(2, timeout=30)  # the server and its child
         try:
@@ -79,7 +80,7 @@ async def test_an_agent_host_switches_the_live_server(tmp_path: Path) -> None:
             await live.wait_registered(4, timeout=30)  # started again
             assert {row["name"]: row["state"] for row in ext.status_rows()} == {"r": "ready"}
         finally:
-            with anyio.fail_after(60):
+            with anyio.fail_after(LONG_GUARD_S):
                 await ext.shutdown()
 
 

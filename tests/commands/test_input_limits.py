@@ -18,6 +18,7 @@ from orbmcp import environment
 from orbmcp.commands import bounded_input as arguments
 from tests.cli import run_cli
 from tests.core.live import raw_entry, write_config
+from tests.timeouts import HANG_GUARD_S
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -124,7 +125,7 @@ async def test_sigterm_ends_a_command_blocked_reading_its_input(
     try:
         # Signalled once a thread of it sleeps in that read (its wait channel says so), so the
         # test is about a blocked read and not a command that had not started yet.
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             while not _blocked_in(proc.pid, waits):
                 await anyio.sleep(0.02)
             proc.send_signal(signal.SIGTERM)

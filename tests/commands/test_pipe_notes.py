@@ -13,9 +13,9 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import tools
 from orbmcp.commands.pipe_notes import MAX_NOTES, PIPE_NOTE_EVERY_S, note_times
-from orbmcp.frontends.console import Console
-from orbmcp.frontends.one_shot import OneShotSessions
-from orbmcp.frontends.runner import shell_context
+from orbmcp.session.console import Console
+from orbmcp.session.one_shot import OneShotSessions
+from orbmcp.session.runner import shell_context
 from tests.frontends import everything_entry, write_config
 from tests.ui import SilentUI
 

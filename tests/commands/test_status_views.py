@@ -16,21 +16,23 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import check as check_handler
 from orbmcp.commands.handlers import status as handlers
-from orbmcp.commands.results import ServerDetail, StatusReport
+from orbmcp.commands.results.status import ServerDetail, StatusReport
 from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import auth_line, project_notice, status_report
 from orbmcp.config.loader import load_config
-from orbmcp.config.model import AuthConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.session.hints import failure_error, hint_for
 from orbmcp.core.session.runtime import Runtime
 from orbmcp.core.session.state import State
 from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import ConnectionFailed, ProtocolError, UsageError, cmd, spell
-from orbmcp.frontends.one_shot import OneShotSessions
-from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.render.plain import render_plain
+from orbmcp.session.one_shot import OneShotSessions
+from orbmcp.session.persistent import PersistentSessions
 from tests.core.live import FAST_GRACE_S, raw_entry, write_config
+from tests.timeouts import HANG_GUARD_S
 from tests.ui import SilentUI
 
 
@@ -51,7 +53,7 @@ async def _one_shot(config: Path, fn: Any, *args: Any, **kwargs: Any) -> Any:
     sessions = OneShotSessions()
     ctx = CommandContext(ui=QuietUI(), sessions=sessions, config_file=config, front="cli")
     # One scope around both: the manager's task group must be left in the scope it was entered in.
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         try:
             return await fn(ctx, *args, **kwargs)
         finally:
@@ -140,7 +142,7 @@ async def test_persistent_session_start_stop_reconnect_everything(tmp_path: Path
         manager.runtime.stdin_grace_s = manager.runtime.term_grace_s = FAST_GRACE_S
         ctx = CommandContext(ui=QuietUI(), sessions=sessions, config_file=config_path, front="slash")
         ctx.set_config(config)
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             started = await handlers.start(ctx, "b")
             assert started.message is None and started.exit_code == 0  # nothing is stopped again
             report = await handlers.status(ctx)
@@ -273,7 +275,7 @@ def test_failure_errors_carry_the_class_of_the_last_error(tmp_path: Path) -> Non
 async def test_one_shot_sessions_reuse_one_manager_and_close_it(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"off": raw_entry(enabled=False)})
     ctx = CommandContext(ui=QuietUI(), config_file=config)
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         async with OneShotSessions() as sessions:
             first = await sessions.manager(ctx)
             assert await sessions.manager(ctx) is first
@@ -286,7 +288,7 @@ def test_a_ready_server_with_warnings_says_so_in_the_overview() -> None:
 
     from rich.console import Console
 
-    from orbmcp.commands.results import StatusReport, StatusRow, ToolCounts
+    from orbmcp.commands.results.status import StatusReport, StatusRow, ToolCounts
     from orbmcp.render.rich_view import render_rich
 
     row = StatusRow(

@@ -17,13 +17,14 @@ import pytest
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.handlers import resources as resource_handlers
 from orbmcp.commands.handlers import tools as handlers
-from orbmcp.commands.results import ToolListing
+from orbmcp.commands.results.tools import ToolListing
 from orbmcp.core.session.manager import Manager
 from orbmcp.core.session.state import State
 from orbmcp.core.tooling.results import ImageBlock, ToolResult
 from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, UsageError, cmd
 from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, raw_entry, wait_until
+from tests.timeouts import HANG_GUARD_S
 from tests.ui import RecordingUI
 
 DEAD = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]}
@@ -73,7 +74,7 @@ async def session(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ses
     manager.runtime.stdin_grace_s = FAST_GRACE_S
     manager.runtime.term_grace_s = FAST_GRACE_S
     async with manager:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
         yield Session(manager)
 
@@ -98,7 +99,7 @@ async def test_listing_every_server_names_the_ones_left_out(session: Session) ->
 
 async def test_a_failed_server_is_a_warning_beside_a_ready_one(session: Session) -> None:
     manager = session.manager
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         await manager.start("dead")
     assert manager.get("dead").state == State.FAILED
     ctx = session.ctx()
@@ -133,7 +134,7 @@ async def test_with_several_servers_a_broken_one_is_a_warning_even_when_nothing_
     session: Session,
 ) -> None:
     manager = session.manager
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         await manager.start("dead")
     await manager.stop("r")
     try:
@@ -147,7 +148,7 @@ async def test_with_several_servers_a_broken_one_is_a_warning_even_when_nothing_
             await handlers.tools(session.ctx(), "dead")
         assert info.value.server == "dead" and info.value.code == "connection"
     finally:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start("r")
     assert manager.get("r").state == State.READY
 
@@ -203,7 +204,7 @@ async def test_unknown_tool_and_timeout(session: Session) -> None:
     with pytest.raises(UsageError) as info:
         await handlers.call(session.ctx(), "r", "ecoh")
     assert "did you mean 'echo'" in (info.value.hint or "")
-    with anyio.fail_after(10), pytest.raises(TimeoutFailed, match=r"did not answer within 0\.2 s"):
+    with anyio.fail_after(HANG_GUARD_S), pytest.raises(TimeoutFailed, match=r"did not answer within 0\.2 s"):
         await handlers.call(session.ctx(), "r", "never", timeout=0.2)
     # The session survives a timed-out call.
     again = await handlers.call(session.ctx(), "r", "echo", arguments=["text=still here"])
@@ -212,7 +213,7 @@ async def test_unknown_tool_and_timeout(session: Session) -> None:
 
 async def test_a_stopped_server_is_not_restarted_by_a_call(session: Session) -> None:
     manager = session.manager
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         await manager.start("lz")
     await manager.stop("lz")
     try:

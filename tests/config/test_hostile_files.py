@@ -228,3 +228,17 @@ def test_an_import_over_the_server_cap_says_so(_isolated_agent_dir: Path) -> Non
     capped = [w for w in validate.json()["warnings"] if w["file"] == str(path)]
     assert len(capped) == 1 and f"{MAX_SERVERS_PER_FILE + 3} servers" in capped[0]["message"]
     assert f"first {MAX_SERVERS_PER_FILE}" in capped[0]["message"]
+
+
+def test_an_entry_with_thousands_of_problems_is_one_bounded_line(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    env = {f"V{i}": i for i in range(10_000)}
+    layout.global_file(
+        "mcp.json",
+        {"mcpServers": {"ok": {"command": "x"}, "bad": {"command": "x", "env": env, "args": "y" * 100_000}}},
+    )
+    config = layout.load()
+    assert list(config.servers) == ["ok"]
+    (warning,) = config.warnings
+    assert warning.server == "bad" and '"env.V0" must be a string' in warning.message
+    assert "more" in warning.message and len(warning.message) < 2_500

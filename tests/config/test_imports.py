@@ -1,4 +1,5 @@
-"""Loading a config must not import the heavy or connect-time modules (the config commands' budget)."""
+"""Loading a config must not import the connect-time modules (the config commands' budget): the
+SDK, the HTTP stack, the terminal fronts. pydantic (and pydantic-settings) carry the config itself."""
 
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ FORBIDDEN = [
     "mcp",
     "mcp_types",
     "httpx2",
-    "pydantic_settings",
-    "pydantic",
+    "anyio",
     "typer",
     "rich",
 ]

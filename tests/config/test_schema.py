@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from orbmcp.config.documents import apply_override, servers_block
+from orbmcp.config.entries import parse_override, parse_server
 from orbmcp.config.expand import finalize
-from orbmcp.config.model import AuthConfig, ConfigWarning, ServerConfig, Settings
-from orbmcp.config.schema import apply_override, parse_override, parse_server, servers_block
-from orbmcp.config.settings import parse_settings
+from orbmcp.config.model import AuthConfig, ConfigWarning, ServerConfig
+from orbmcp.config.settings import Settings, parse_settings
 from orbmcp.errors import ConfigError
 from tests.config import Layout
 

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.errors import AuthError, OrbError, ToolError, UsageError
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from orbmcp.config.model import ResolvedConfig
 from orbmcp.core.session.manager import Manager
 from tests.cli import CliResult
 from tests.servers.launch import server_cmd
+from tests.timeouts import generous_servers, scaled
 
 # Short stop graces for in-process managers: the SDK's 2 s + 2 s would dominate every test.
 FAST_GRACE_S = 0.3
@@ -37,7 +38,9 @@ def raw_entry(*args: str, **extra: Any) -> dict[str, Any]:
 
 
 def write_config(path: Path, servers: Mapping[str, Any], **top: Any) -> Path:
-    path.write_text(json.dumps({"mcpServers": dict(servers), **top}), encoding="utf-8")
+    """The config file of ``servers``, each with the suite's generous connect timeout unless it
+    states its own (``tests/timeouts.py``)."""
+    path.write_text(json.dumps({"mcpServers": generous_servers(servers), **top}), encoding="utf-8")
     return path
 
 
@@ -55,8 +58,10 @@ async def managed(config: Path, *, retries: bool = False) -> AsyncIterator[Manag
         yield manager
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
-    """Poll ``predicate`` until it holds; fail the test after ``timeout`` seconds."""
+async def wait_until(predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    """Poll ``predicate`` until it holds; fail the test after ``timeout`` seconds on the suite's
+    timeout scale."""
+    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -104,7 +109,7 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 # Runs the CLI like ``python -m orbmcp`` and, at exit, names on stderr the heavy modules it loaded.
 MODULE_PROBE = """
 import atexit, json, sys
-HEAVY = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
+HEAVY = ("mcp", "mcp_types", "httpx2")  # pydantic-settings carries the config: allowed
 def report():
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
     sys.stderr.write("LOADED-HEAVY " + json.dumps(loaded) + "\\n")

@@ -7,7 +7,7 @@ server start their own.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +29,10 @@ from orbmcp.core.tooling.results import (
     TextBlock,
 )
 from orbmcp.errors import ConnectionFailed, TimeoutFailed
+from tests.core.live import wait_until
 from tests.servers.everything import MARKER_ENV, tiny_png, tiny_wav
 from tests.servers.launch import http_server, server_cmd
+from tests.timeouts import HANG_GUARD_S, generous_servers
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -48,19 +50,13 @@ class Live:
 
 
 def write_config(path: Path, servers: dict[str, Any]) -> Path:
-    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    path.write_text(json.dumps({"mcpServers": generous_servers(servers)}), encoding="utf-8")
     return path
 
 
 def stdio_entry(name: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     command, *argv = server_cmd(name, *args)
     return {"command": command, "args": argv, "env": env or {}}
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.02)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +77,7 @@ async def live(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Live]:
         )
         config = load_config(config_file=cfg, global_dir=home / "agent")
         async with Manager(config, retries=False) as manager:
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.start_eager()
             for name in ("e", "h", "raw"):
                 assert manager.get(name).state == State.READY, manager.get(name).snap.last_error
@@ -98,7 +94,7 @@ def received(live: Live) -> list[dict[str, Any]]:
 @BOTH
 async def test_every_content_kind_maps_to_its_block(live: Live, server: str) -> None:
     sup = live.manager.get(server)
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         mixed = await call_tool(sup, "mixed", {})
         image = await call_tool(sup, "image", {})
         audio = await call_tool(sup, "audio", {})
@@ -131,7 +127,7 @@ async def test_progress_notifications_become_updates(live: Live, server: str) ->
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         updates.append((value, total, message))
 
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         result = await call_tool(
             live.manager.get(server), "slow", {"steps": 3, "delay": 0.01}, progress=on_progress
         )
@@ -146,7 +142,7 @@ async def test_repeated_and_backwards_progress_is_dropped(live: Live) -> None:
     def on_progress(value: float, total: float | None, message: str | None) -> None:
         updates.append(value)
 
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         result = await call_tool(
             live.manager.get("e"), "noisy_progress", {"count": 1000}, progress=on_progress
         )
@@ -156,7 +152,7 @@ async def test_repeated_and_backwards_progress_is_dropped(live: Live) -> None:
 
 @BOTH
 async def test_is_error_comes_back_as_an_error_result(live: Live, server: str) -> None:
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         result = await call_tool(live.manager.get(server), "fail", {"message": "boom 42"})
     assert result.is_error
     assert "boom 42" in result.text()
@@ -169,7 +165,7 @@ async def test_cancelling_the_caller_cancels_the_call_on_the_server(live: Live, 
     for f in markers.iterdir():
         f.unlink()
     sup = live.manager.get(server)
-    with anyio.fail_after(15):
+    with anyio.fail_after(HANG_GUARD_S):
         async with anyio.create_task_group() as tg:
 
             async def sleeper() -> None:
@@ -190,7 +186,7 @@ async def test_timeout_raises_and_cancels_on_the_server(live: Live, server: str)
     for f in markers.iterdir():
         f.unlink()
     sup = live.manager.get(server)
-    with anyio.fail_after(15):
+    with anyio.fail_after(HANG_GUARD_S):
         with pytest.raises(TimeoutFailed) as info:
             await call_tool(sup, "sleep", {"seconds": 30}, timeout_s=0.5)
         assert info.value.code == "timeout" and info.value.server == server
@@ -201,7 +197,7 @@ async def test_timeout_raises_and_cancels_on_the_server(live: Live, server: str)
 async def test_cancellation_and_progress_token_on_the_wire(live: Live) -> None:
     """The hand-written server records raw JSON-RPC: the cancel notification names the request."""
     sup = live.manager.get("raw")
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         assert (await call_tool(sup, "echo", {"text": "x"})).text() == "x"
         with anyio.move_on_after(0.3):
             await call_tool(sup, "never", {})
@@ -240,11 +236,11 @@ async def test_server_dying_mid_call_fails_fast_and_deactivates_tools(tmp_path: 
             config_file=write_config(tmp_path / "c.json", {"d": entry}), global_dir=tmp_path / "agent"
         )
         async with Manager(config, retries=False) as manager:
-            with anyio.fail_after(20):
+            with anyio.fail_after(HANG_GUARD_S):
                 sup = await manager.ready("d")
             assert all(t.active for t in manager.tools.for_server("d"))
             started = anyio.current_time()
-            with anyio.fail_after(10), pytest.raises(ConnectionFailed) as info:
+            with anyio.fail_after(HANG_GUARD_S), pytest.raises(ConnectionFailed) as info:
                 await call_tool(sup, "crash", {})
             assert anyio.current_time() - started < 5
             assert info.value.code == "connection" and info.value.server == "d"

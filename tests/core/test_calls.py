@@ -30,6 +30,7 @@ from tests.auth.oauth_server import running_server
 from tests.core.live import managed, raw_entry, stdio_entry, wait_until, write_config
 from tests.core.paths import PathProbe
 from tests.servers.launch import http_server
+from tests.timeouts import HANG_GUARD_S
 
 SECRET = "sk-live-0123456789abcdefXYZ"
 
@@ -66,7 +67,7 @@ async def test_requests_on_a_failed_server_carry_its_last_error_and_a_hint(tmp_p
         },
     )
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             gone = await manager.start("gone")
             hung = await manager.start("hung")
         assert gone.state == State.FAILED and hung.state == State.FAILED
@@ -82,7 +83,7 @@ async def test_requests_on_a_failed_server_carry_its_last_error_and_a_hint(tmp_p
         assert timed_out.value.hint is not None and "raise timeoutMs" in timed_out.value.hint
 
         # ready() (what `orbmcp call` uses) tries again and reports the same way.
-        with anyio.fail_after(10), pytest.raises(ConnectionFailed, match="command not found"):
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(ConnectionFailed, match="command not found"):
             await manager.ready("gone")
 
 
@@ -93,7 +94,7 @@ async def test_requests_on_a_server_that_needs_auth_point_at_orbmcp_auth(tmp_pat
             {"srv": {"url": srv.mcp_url, "auth": {"type": "oauth"}, "lifecycle": "lazy"}},
         )
         async with managed(path) as manager:
-            with anyio.fail_after(15):
+            with anyio.fail_after(HANG_GUARD_S):
                 sup = await manager.start("srv")
             assert sup.state == State.NEEDS_AUTH
             with pytest.raises(AuthError) as caught:
@@ -101,7 +102,7 @@ async def test_requests_on_a_server_that_needs_auth_point_at_orbmcp_auth(tmp_pat
             assert caught.value.server == "srv"
             assert caught.value.hint == "orbmcp auth srv"
             assert spell_for(hint_for(sup) or "", "slash") == "/mcp:auth srv"
-            with anyio.fail_after(15), pytest.raises(AuthError):
+            with anyio.fail_after(HANG_GUARD_S), pytest.raises(AuthError):
                 await manager.ready("srv")
         # Silent connects never register a client or open anything.
         assert srv.count("/register") == 0 and srv.count("/authorize") == 0
@@ -112,7 +113,7 @@ async def test_protocol_errors_from_the_server_leave_the_connection_up(
 ) -> None:
     config = write_config(tmp_path / "mcp.json", {"raw": raw_entry("--no-ignore-unknown", lifecycle="lazy")})
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("raw")
         expected: dict[str, Callable[[], Awaitable[object]]] = {
             "resources/list": lambda: list_resources(sup),
@@ -122,13 +123,13 @@ async def test_protocol_errors_from_the_server_leave_the_connection_up(
         }
         for what, attempt in expected.items():
             method = what.split(" ")[0]
-            with anyio.fail_after(10), pytest.raises(ProtocolError) as caught:
+            with anyio.fail_after(HANG_GUARD_S), pytest.raises(ProtocolError) as caught:
                 await attempt()
             assert caught.value.message == (
                 f"server 'raw': {what} failed: Method not found: {method} (code -32601)"
             )
             assert caught.value.server == "raw"
-        with anyio.fail_after(10), pytest.raises(ProtocolError) as unknown_tool:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(ProtocolError) as unknown_tool:
             await call_tool(sup, "nosuch", {})
         assert unknown_tool.value.message == (
             "server 'raw': tools/call nosuch failed: Unknown tool: nosuch (code -32602)"
@@ -143,7 +144,7 @@ async def test_protocol_errors_from_the_server_leave_the_connection_up(
 async def test_a_dead_stream_deactivates_tools_at_once_and_is_not_retried(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"raw": raw_entry(lifecycle="lazy")})
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("raw")
         assert manager.tools.counts("raw") == (2, 2)
         calls = 0
@@ -168,7 +169,7 @@ async def test_unexpected_failures_are_translated_and_redacted(tmp_path: Path) -
         tmp_path / "mcp.json", {"raw": raw_entry(lifecycle="lazy", env={"API_KEY": SECRET})}
     )
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("raw")
 
         async def leaky(client: Any) -> None:
@@ -209,13 +210,13 @@ async def test_unexpected_failures_are_translated_and_redacted(tmp_path: Path) -
 async def test_cancelling_a_call_leaves_the_server_ready(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"raw": raw_entry(lifecycle="lazy")})
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("raw")
         with anyio.move_on_after(0.3) as scope:
             await call_tool(sup, "never", None, timeout_s=30)
         assert scope.cancelled_caught
         assert sup.state == State.READY
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             result = await call_tool(sup, "echo", {"text": "after cancel"})
         assert not result.is_error and result.text() == "after cancel"
 
@@ -223,7 +224,7 @@ async def test_cancelling_a_call_leaves_the_server_ready(tmp_path: Path, call_pa
 async def test_a_stopped_server_is_not_revived_by_a_call(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"raw": raw_entry(lifecycle="lazy")})
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.ready("raw")
             await manager.stop("raw")
         with pytest.raises(ConnectionFailed) as caught:
@@ -231,7 +232,7 @@ async def test_a_stopped_server_is_not_revived_by_a_call(tmp_path: Path) -> None
         assert caught.value.message == "server 'raw' was stopped in this session"
         assert caught.value.hint == "start it again with orbmcp start raw"  # each front spells the command
         assert caught.value.reason == "server_stopped"
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.start("raw")  # a person's start clears the stop
             assert (await manager.ready("raw")) is sup
         assert sup.state == State.READY
@@ -240,7 +241,7 @@ async def test_a_stopped_server_is_not_revived_by_a_call(tmp_path: Path) -> None
 async def test_resources_prompts_and_progress_on_a_full_server(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"e": stdio_entry("everything", lifecycle="lazy")})
     async with managed(config) as manager:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("e")
             assert [r["uri"] for r in await list_resources(sup)] == ["mem://hello"]
             assert [p["name"] for p in await list_prompts(sup)] == ["greet"]
@@ -268,7 +269,7 @@ async def test_resources_prompts_and_progress_on_a_full_server(tmp_path: Path, c
 async def test_stdout_noise_is_skipped_and_shown_as_a_warning(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"chatty": raw_entry("--garbage", lifecycle="lazy")})
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("chatty")
         assert sup.snap.warnings[0] == "skipped a non-JSON line from stdout: hello from a chatty server"
         assert (await call_tool(sup, "echo", {"text": "hi"})).text() == "hi"
@@ -285,7 +286,7 @@ async def test_an_embedders_auth_factory_replaces_oauth(tmp_path: Path) -> None:
                 return  # this server needs no credentials
 
             manager.runtime.auth_factory = factory
-            with anyio.fail_after(20):
+            with anyio.fail_after(HANG_GUARD_S):
                 sup = await manager.ready("web")
             assert asked == ["web"] and sup.state == State.READY
 
@@ -297,7 +298,7 @@ async def test_a_forgotten_session_is_a_dead_connection_and_reconnects(tmp_path:
 
     config = write_config(tmp_path / "mcp.json", {"raw": raw_entry(lifecycle="lazy")})
     async with managed(config, retries=True) as manager:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("raw")
             first_pid = sup.process.pid if sup.process else None
 

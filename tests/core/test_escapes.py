@@ -20,6 +20,7 @@ from orbmcp.core.tooling.calls import call_tool
 from tests.core.live import cli_argv, cli_env, enable_debug_log, logged, managed, stdio_entry, write_config
 from tests.daemon import Scoped
 from tests.servers.launch import LivenessServer
+from tests.timeouts import HANG_GUARD_S, LONG_GUARD_S, scaled
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="walks /proc and sets PR_SET_PDEATHSIG")
 
@@ -32,7 +33,7 @@ def hostile(live: LivenessServer, *flags: str, **extra: object) -> dict[str, obj
 
 # How long a lingering server's stop waits after closing its stdin, in the tests whose helper
 # starts only then (the stop ends as soon as the server is gone otherwise).
-HELPER_START_GRACE_S = 10.0
+HELPER_START_GRACE_S = scaled(10.0)
 
 
 def sid(pid: int) -> int:
@@ -56,7 +57,7 @@ async def test_a_setsid_helper_dies_with_its_server(
     async with LivenessServer() as live:
         config = write_config(tmp_path / "mcp.json", {"h": hostile(live, *flags)})
         async with managed(config) as manager:
-            with anyio.fail_after(20):
+            with anyio.fail_after(HANG_GUARD_S):
                 sup = await manager.ready("h")
                 if "--helper-on-call" in flags:
                     await call_tool(sup, "echo", {"text": "x"})
@@ -111,12 +112,12 @@ async def test_after_orbmcp_is_sigkilled_nothing_of_the_server_survives_the_next
         proc = await anyio.open_process(cli_argv(config, "status"), cwd=tmp_path, env=cli_env())
         try:
             await live.wait_registered(2, 20)
-            with anyio.fail_after(10):
+            with anyio.fail_after(HANG_GUARD_S):
                 while len(records()) != 1:
                     await anyio.sleep(0.02)
         finally:
             proc.send_signal(signal.SIGKILL)
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await proc.wait()
             await proc.aclose()
         roles = live.roles()
@@ -124,13 +125,13 @@ async def test_after_orbmcp_is_sigkilled_nothing_of_the_server_survives_the_next
         assert record["tag"] and record["start_ticks"] >= 0
         if leader == "takes-the-signal":
             # The parent-death signal ended the server; its setsid helper is init's now.
-            with anyio.fail_after(10):
+            with anyio.fail_after(HANG_GUARD_S):
                 while roles["server"] in live.alive_pids():
                     await anyio.sleep(0.02)
         assert roles["start-helper"] in live.alive_pids()
         # The next run with any stdio server reaps (a lazy one: nothing is started).
         later = write_config(tmp_path / "later.json", {"other": stdio_entry("raw", lifecycle="lazy")})
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             result = await anyio.run_process(
                 cli_argv(later, "status"), cwd=tmp_path, env=cli_env(), check=False
             )
@@ -150,7 +151,7 @@ async def test_ctrl_c_during_start_up_leaves_no_helper(tmp_path: Path) -> None:
         try:
             await live.wait_registered(2, 20)
             proc.send_signal(signal.SIGINT)
-            with anyio.fail_after(20):
+            with anyio.fail_after(HANG_GUARD_S):
                 code = await proc.wait()
         finally:
             if proc.returncode is None:
@@ -159,7 +160,7 @@ async def test_ctrl_c_during_start_up_leaves_no_helper(tmp_path: Path) -> None:
             await proc.aclose()
         assert code == 130
         await live.wait_all_dead(30)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         while records():
             await anyio.sleep(0.02)  # the one-shot program's detached stop removes them at the end
 
@@ -173,7 +174,7 @@ async def test_a_server_the_daemon_owns_gets_sigterm_when_the_daemon_is_sigkille
     async with LivenessServer() as live:
         scoped.write({"h": hostile(live, "--linger", lifecycle="lazy")})
         try:
-            with anyio.fail_after(60):
+            with anyio.fail_after(LONG_GUARD_S):
                 started = await anyio.run_process(
                     scoped.argv("daemon", "start", "--json"),
                     env=scoped.env(),
@@ -208,12 +209,12 @@ async def test_the_one_shot_programs_detached_stop_leaves_no_helper(tmp_path: Pa
         config = write_config(tmp_path / "mcp.json", {"h": hostile(live, *flags)})
         env = cli_env({"ORB_AGENT_DIR": str(tmp_path / "g"), "ORBMCP_NO_DAEMON": "1"})
         argv = [sys.executable, "-m", "orbmcp", "--config", str(config), "call", "h", "echo", "text=hi"]
-        with anyio.fail_after(60):
+        with anyio.fail_after(LONG_GUARD_S):
             done = await anyio.run_process(argv, env=env, cwd=tmp_path, check=False)
         assert (done.returncode, done.stdout) == (0, b"hi\n"), done.stderr
         await live.wait_registered(2, 20)
         assert "eof-helper" in live.roles()
         await live.wait_all_dead(30)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         while list((tmp_path / "g" / "procs").glob("*.json")):
             await anyio.sleep(0.02)  # the detached process removes the record once all is gone

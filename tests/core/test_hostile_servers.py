@@ -13,6 +13,7 @@ from orbmcp.core.wire import flood
 from tests.cli import run_cli
 from tests.core.live import managed, stdio_entry, write_config
 from tests.servers.hostile import ESCAPE_NAME, INVISIBLE_NAME
+from tests.timeouts import LONG_GUARD_S
 
 
 def hostile_entry(*args: str, **extra: object) -> dict[str, object]:
@@ -62,7 +63,7 @@ async def test_a_notification_flood_is_thinned_and_the_call_completes(
     config = write_config(tmp_path / "mcp.json", {"h": hostile_entry(flag, str(flooded))})
     updates: list[float] = []
     async with managed(config) as manager:
-        with anyio.fail_after(60):
+        with anyio.fail_after(LONG_GUARD_S):
             sup = await manager.ready("h")
             result = await call_tool(
                 sup, "echo", {"text": "done"}, progress=lambda v, t, m: updates.append(v)

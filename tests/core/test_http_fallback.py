@@ -19,6 +19,7 @@ from orbmcp.core.wire.connect import fallback_note
 from orbmcp.core.wire.era import EraCache
 from tests.core.live import load, managed, write_config
 from tests.servers.launch import HttpServer, http_server
+from tests.timeouts import HANG_GUARD_S
 
 SSE_FALLBACK_NOTE = fallback_note("streamable-http", "sse")
 EXPECTED_NOTE = (
@@ -73,7 +74,7 @@ async def test_url_of_a_legacy_sse_server_connects_over_sse_and_is_remembered(tm
             cache = EraCache(manager.runtime.era_cache_path)
             legacy = manager.get("legacy")
             statuses = record_statuses(legacy)
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.start_many(["legacy", "explicit", "wrong-path"])
             assert legacy.state == State.READY, legacy.snap.last_error
             assert 405 in statuses  # Streamable HTTP was tried first and refused
@@ -102,7 +103,7 @@ async def test_url_of_a_legacy_sse_server_connects_over_sse_and_is_remembered(tm
         async with managed(config) as manager:
             legacy = manager.get("legacy")
             statuses = record_statuses(legacy)
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.start("legacy")
             assert legacy.state == State.READY and legacy.snap.transport == "sse"
             assert statuses and all(status < 400 for status in statuses), statuses
@@ -120,7 +121,7 @@ async def test_a_remembered_sse_fallback_is_dropped_when_the_url_speaks_streamab
             # As if an earlier run had found an SSE server at this URL.
             cache.record(key, "2025-11-25", transport="sse")
             web = manager.get("web")
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.start("web")
             assert web.state == State.READY, web.snap.last_error
             assert web.snap.transport == "streamable-http" and list(web.snap.warnings) == []

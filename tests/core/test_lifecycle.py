@@ -31,6 +31,7 @@ from tests.core.live import (
     write_config,
 )
 from tests.servers.launch import LivenessServer, server_cmd
+from tests.timeouts import HANG_GUARD_S, scaled
 
 
 def procs_records() -> list[Path]:
@@ -53,7 +54,7 @@ async def test_sh_launcher_and_every_descendant_die_on_stop(tmp_path: Path) -> N
         launcher = {"command": "sh", "args": ["-c", '"$0" "$@"; exit $?', *server]}
         config = write_config(tmp_path / "mcp.json", {"tree": launcher})
         async with managed(config) as manager:
-            with anyio.fail_after(15):
+            with anyio.fail_after(HANG_GUARD_S):
                 sup = await manager.ready("tree")
             await live.wait_registered(3, 10)
             assert set(live.roles()) == {"server", "child", "grandchild"}
@@ -61,7 +62,7 @@ async def test_sh_launcher_and_every_descendant_die_on_stop(tmp_path: Path) -> N
             sh_pid = sup.process.pid
             assert psutil.Process(sh_pid).name() in ("sh", "dash", "bash")
             assert len(procs_records()) == 1  # recorded while it runs
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.stop("tree")
             await live.wait_all_dead(30)
             assert gone(sh_pid)
@@ -81,14 +82,14 @@ async def test_descendants_that_left_the_process_group_die_on_stop_too(tmp_path:
             entry = raw_entry("--spawn-grandchild", "--setsid-child", "--liveness", live.address)
             config = write_config(tmp_path / "mcp.json", {"daemonish": entry})
             async with managed(config) as manager:
-                with anyio.fail_after(15):
+                with anyio.fail_after(HANG_GUARD_S):
                     sup = await manager.ready("daemonish")
                 await live.wait_registered(3, 10)
                 assert sup.process is not None
                 pgid = sup.process.pgid
                 escaped = [p for p in live.peers if p.role != "server"]
                 assert escaped and all(os.getpgid(p.pid) != pgid for p in escaped)
-                with anyio.fail_after(30):
+                with anyio.fail_after(HANG_GUARD_S):
                     await manager.stop("daemonish")
                 await live.wait_all_dead(30)
         records = [
@@ -116,10 +117,10 @@ async def test_sigterm_ignoring_tree_is_killed_after_the_grace(
         entry = raw_entry("--ignore-sigterm", "--linger", "--spawn-child", "--liveness", live.address)
         config = write_config(tmp_path / "mcp.json", {"stubborn": entry})
         async with managed(config) as manager:
-            with anyio.fail_after(15):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.ready("stubborn")
             await live.wait_registered(2, 10)
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.stop("stubborn")
             await live.wait_all_dead(30)
     # stdin EOF (ignored: --linger), then SIGTERM (ignored), then SIGKILL.
@@ -144,7 +145,7 @@ async def test_no_fd_leak_over_twenty_start_stop_cycles(tmp_path: Path) -> None:
             await manager.ready(name)
             await manager.stop(name)
         baseline = open_fds()
-        with anyio.fail_after(40):
+        with anyio.fail_after(scaled(40)):
             for i in range(20):
                 name = ("plain", "keeper")[i % 2]
                 sup = await manager.start(name)  # an explicit start after each explicit stop
@@ -211,7 +212,7 @@ async def test_signal_to_orbmcp_stops_every_child_ready_or_connecting(
             await live.wait_registered(4, 15)
             await wait_until(lambda: "tools/list" in recorded_methods(record), 15, "the ready server")
             proc.send_signal(sig)
-            with anyio.fail_after(10):
+            with anyio.fail_after(HANG_GUARD_S):
                 out, err = await _read_all(proc)
                 code = await proc.wait()
             await live.wait_all_dead(30)
@@ -237,7 +238,7 @@ async def test_sigkilled_run_is_reaped_by_the_next_one(tmp_path: Path) -> None:
             await wait_until(lambda: len(procs_records()) == 1, 10, "the group record")
         finally:
             proc.kill()
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await proc.wait()
         # orbmcp is gone without stopping anything. On Linux the server itself gets the
         # parent-death signal (SIGTERM) orbmcp's launcher set; its child lives on, recorded on disk.
@@ -247,7 +248,7 @@ async def test_sigkilled_run_is_reaped_by_the_next_one(tmp_path: Path) -> None:
         assert roles["child"] in live.alive_pids()
         assert len(procs_records()) == 1
         later = write_config(tmp_path / "later.json", {"other": raw_entry(lifecycle="lazy")})
-        with anyio.fail_after(15):
+        with anyio.fail_after(HANG_GUARD_S):
             result = await anyio.run_process(
                 cli_argv(later, "status", "--json"), cwd=tmp_path, env=cli_env(), check=False
             )

@@ -10,6 +10,7 @@ import pytest
 
 from orbmcp.core.processes.pipes import PipeReceiveStream
 from orbmcp.core.wire.lines import OverlongLine, read_lines
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = pytest.mark.anyio
 
@@ -18,7 +19,7 @@ async def lines_of(writes: list[bytes], cap: int = 64) -> list[bytes]:
     read_fd, write_fd = os.pipe()
     stream = PipeReceiveStream(read_fd)
     try:
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             async with anyio.create_task_group() as tg:
 
                 async def writer() -> None:

@@ -43,6 +43,7 @@ from tests.core.live import (
     write_config,
 )
 from tests.servers.launch import http_server
+from tests.timeouts import HANG_GUARD_S
 
 LEGACY_VERSION = "2025-11-25"
 
@@ -88,7 +89,7 @@ async def test_eager_servers_connect_concurrently(tmp_path: Path) -> None:
     async with managed(config) as manager:
         for name in names:
             seed_era(manager, name, LEGACY_VERSION)
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
         assert {manager.supervisors[n].state for n in names} == {State.READY}
         assert manager.tools.counts("s9") == (2, 2)
@@ -129,7 +130,7 @@ async def test_a_server_that_ignores_discover_costs_the_short_probe_once(
     for run in range(2):
         async with managed(config) as manager:
             # Well inside the 30 s connect timeout: the short probe gave up on server/discover.
-            with anyio.fail_after(10):
+            with anyio.fail_after(HANG_GUARD_S):
                 sup = await manager.ready("quiet")
             assert sup.snap.protocol_version == LEGACY_VERSION
         if run == 0:
@@ -146,7 +147,7 @@ async def test_any_error_to_the_discover_probe_falls_back_to_initialize(tmp_path
         {name: stdio_entry("raw", "--answer-discover-error", code) for name, code in codes.items()},
     )
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
         for name in codes:
             sup = manager.supervisors[name]
@@ -179,7 +180,7 @@ async def test_a_server_remembered_as_legacy_that_became_modern_only_still_conne
     config = write_config(tmp_path / "mcp.json", {"mo": {"command": sys.executable, "args": [str(script)]}})
     async with managed(config) as manager:
         seed_era(manager, "mo", LEGACY_VERSION)  # what an older version of the server spoke
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.start("mo")
         assert sup.state == State.READY, sup.snap.last_error
         assert sup.snap.protocol_version == "2026-07-28"
@@ -203,7 +204,7 @@ async def test_crash_loop_ends_in_failed_with_retries_counted(tmp_path: Path) ->
         },
     )
     async with managed(config, retries=True) as manager:
-        with anyio.fail_after(15):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.start("loop")
             await wait_until(lambda: sup.state == State.FAILED, 10, "the crash loop to end")
         assert sup.snap.retries == 2
@@ -225,7 +226,7 @@ async def test_max_retries_zero_means_no_retry(tmp_path: Path) -> None:
         tmp_path / "mcp.json", {"once": raw_entry("--exit-after-init", "--record", str(record), maxRetries=0)}
     )
     async with managed(config, retries=True) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.start("once")
         assert sup.state == State.FAILED
         assert sup.snap.retries == 0
@@ -243,7 +244,7 @@ async def test_start_returns_after_the_first_try_while_retries_go_on(
         {"dead": {"command": "/nonexistent/orb-dead", "maxRetries": 5}, "fine": raw_entry()},
     )
     async with managed(config, retries=True) as manager:
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
         dead = manager.supervisors["dead"]
         assert manager.supervisors["fine"].state == State.READY
@@ -273,7 +274,7 @@ async def test_the_schedule_is_followed_and_starts_afresh_after_a_success(
     log_file = enable_debug_log(tmp_path / "debug")
     async with managed(config, retries=True) as manager:
         loop, crashy = manager.supervisors["loop"], manager.supervisors["crashy"]
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
             await wait_until(lambda: loop.state == State.FAILED, 10, "the crash loop to end")
         # The waits of the schedule, in order: 0.2 s, then 0.4 s.
@@ -285,7 +286,7 @@ async def test_the_schedule_is_followed_and_starts_afresh_after_a_success(
         for _ in range(3):
             assert crashy.state == State.READY and crashy.process is not None
             pid = crashy.process.pid
-            with anyio.fail_after(10), pytest.raises(ConnectionFailed):
+            with anyio.fail_after(HANG_GUARD_S), pytest.raises(ConnectionFailed):
                 await call_tool(crashy, "echo", {"text": "x"})
             await wait_until(lambda old=pid: _replaced(crashy, old), 10, "the reconnect")
 
@@ -312,7 +313,7 @@ async def test_stop_during_a_retry_wait_really_stops(tmp_path: Path, monkeypatch
             )
             assert sup.state == State.STARTING
             # Well inside the 30 s retry wait: the stop cut it short.
-            with anyio.fail_after(10):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.stop("flaky")
                 await starter_done.wait()  # whoever waited for the outcome is released too
         assert sup.state == State.STOPPED
@@ -324,7 +325,7 @@ async def test_stop_during_a_retry_wait_really_stops(tmp_path: Path, monkeypatch
 async def test_call_on_a_dead_server_deactivates_its_tools_at_once_then_it_reconnects(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"e": stdio_entry("everything"), "r": raw_entry()})
     async with managed(config, retries=True) as manager:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
         sup = manager.supervisors["e"]
         before = {t.name: t for t in manager.tools.for_server("e")}
@@ -333,7 +334,7 @@ async def test_call_on_a_dead_server_deactivates_its_tools_at_once_then_it_recon
         events = Events()
         manager.tools.add_listener(events)
         events.registered.clear()
-        with anyio.fail_after(10), pytest.raises(ConnectionFailed) as caught:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(ConnectionFailed) as caught:
             await call_tool(sup, "crash", {})
         # The crash ended the call (not the 30 s request timeout, which the bound above excludes).
         # ...and says how the server ended: its exit code (its stderr tail is quoted when it wrote one).
@@ -355,14 +356,14 @@ async def test_call_on_a_dead_server_deactivates_its_tools_at_once_then_it_recon
 async def test_reconnect_toggles_the_same_tools_instead_of_churning_them(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"r": raw_entry()})
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
         before = manager.tools.for_server("r")
         events = Events()
         manager.tools.add_listener(events)
         events.registered.clear()
         events.activation.clear()
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             (sup,) = await manager.reconnect("r")
         assert sup.state == State.READY
         after = manager.tools.for_server("r")
@@ -377,7 +378,7 @@ async def test_reconnect_toggles_the_same_tools_instead_of_churning_them(tmp_pat
 async def test_failed_health_check_reconnects(tmp_path: Path, fast_retries: None) -> None:
     config = write_config(tmp_path / "mcp.json", {"r": raw_entry(healthCheckIntervalMs=200)})
     async with managed(config, retries=True) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("r")
         assert sup.process is not None
         frozen = sup.process.pid
@@ -406,7 +407,7 @@ async def test_ten_thousand_tools_over_a_hundred_pages_and_a_repeated_cursor(tmp
         },
     )
     async with managed(config) as manager:
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_eager()
         big, stuck, bad = manager.supervisors["big"], manager.supervisors["stuck"], manager.supervisors["bad"]
         assert big.state == stuck.state == bad.state == State.READY
@@ -419,7 +420,7 @@ async def test_ten_thousand_tools_over_a_hundred_pages_and_a_repeated_cursor(tmp
             "such tools)"
         )
         assert list(bad.snap.warnings) == [dropped]
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await bad._discover(bad.client)  # what a list_changed re-discovery runs
         assert list(bad.snap.warnings) == [dropped]  # said once, not once per listing
         assert manager.tools.counts("big") == (10_000, 10_000)
@@ -493,7 +494,7 @@ async def test_list_changed_rediscovers_on_both_eras_over_stdio_and_http(tmp_pat
         async with managed(config) as manager:
             seed_era(manager, "stdio-legacy", LEGACY_VERSION)
             seed_era(manager, "http-legacy", LEGACY_VERSION)
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.start_eager()
             versions = {name: sup.snap.protocol_version for name, sup in manager.supervisors.items()}
             assert versions == {
@@ -503,7 +504,7 @@ async def test_list_changed_rediscovers_on_both_eras_over_stdio_and_http(tmp_pat
                 "http-legacy": LEGACY_VERSION,
             }
             original = {name: manager.tools.for_server(name) for name in manager.supervisors}
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 async with anyio.create_task_group() as tg:
                     for name, sup in manager.supervisors.items():
                         tg.start_soon(_add_then_remove, manager, sup, f"dyn_{name.replace('-', '_')}")
@@ -550,7 +551,7 @@ async def test_401_without_auth_configured_fails_with_an_auth_hint(tmp_path: Pat
             },
         )
         async with managed(config, retries=True) as manager:
-            with anyio.fail_after(15):
+            with anyio.fail_after(HANG_GUARD_S):
                 await manager.start_eager()
             for name in ("plain", "keyed"):
                 sup = manager.supervisors[name]
@@ -572,7 +573,7 @@ async def test_start_during_a_retry_wait_tries_at_once(
     # The schedule's first wait is long: only an explicit start can make the next try happen soon.
     monkeypatch.setattr(state_module, "RETRY_SCHEDULE_S", (60.0,))
     cfg = write_config(tmp_path / "mcp.json", {"flaky": raw_entry("--exit-after-init", maxRetries=5)})
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with managed(cfg, retries=True) as manager:
             sup = await manager.start("flaky")
             assert sup.state == State.STARTING and sup.snap.retries == 1  # settled, waiting 60 s
@@ -583,7 +584,7 @@ async def test_start_during_a_retry_wait_tries_at_once(
 
 async def test_a_stop_sticks_until_an_explicit_start(tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "mcp.json", {"r": raw_entry(lifecycle="lazy")})
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with managed(cfg, retries=True) as manager:
             assert (await manager.ready("r")).state == State.READY  # lazy: connected on demand
             await manager.stop("r")

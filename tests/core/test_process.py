@@ -34,6 +34,7 @@ from orbmcp.core.processes.reaper import GroupRecord, GroupRegistry, ReapedGroup
 from orbmcp.core.processes.spawn import SpawnSpec, open_process, spawn
 from orbmcp.core.processes.stderr_tail import StderrTail
 from orbmcp.errors import ConnectionFailed
+from tests.timeouts import HANG_GUARD_S, scaled
 
 GRACE = 0.3
 REPO_ROOT = Path(orbmcp.__file__).resolve().parent.parent
@@ -183,8 +184,8 @@ async def read_line(stream: BufferedByteReceiveStream, timeout: float = 10) -> b
 # STOP_BOUND_S did not sit one out. (stop() is shielded, so a wrong path fails the bound only once
 # the grace is over: 30 s, not an hour.) It is also the room a process that exits on stdin EOF gets
 # on a loaded machine before a SIGTERM would change the outcome a test checks.
-LONG_GRACE = 30.0
-STOP_BOUND_S = 10.0
+LONG_GRACE = scaled(30.0)
+STOP_BOUND_S = scaled(10.0)
 
 
 async def stop_within_bound(
@@ -294,7 +295,7 @@ async def test_group_kill_reaches_the_child_of_a_dead_leader(
         proc = await spawn(tree_spec(tree_script, live.port, "exit", "hang"), task_group=tg)
         kill_after.append(proc.pgid)
         await live.wait_for("server", "server.child")
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             assert await proc.wait() == 0
         assert not live.peers["server.child"].dead.is_set()
         # The leader was already gone: no stdin grace (an hour) to sit out.
@@ -329,7 +330,7 @@ async def test_stop_completes_even_when_the_caller_is_cancelled(
         proc = await spawn(tree_spec(tree_script, live.port, "hang", "hang"), task_group=tg)
         kill_after.append(proc.pgid)
         await live.wait_for("server", "server.child")
-        with anyio.fail_after(30), anyio.move_on_after(0.01):
+        with anyio.fail_after(HANG_GUARD_S), anyio.move_on_after(0.01):
             await proc.stop(stdin_grace=GRACE, term_grace=GRACE)
         assert proc.returncode == 143  # reaped before stop() returned, cancellation or not
         await live.wait_dead("server", "server.child")
@@ -353,14 +354,14 @@ async def test_stdin_and_stdout_carry_bytes_both_ways() -> None:
                 while True:
                     received.extend(await proc.stdout.receive())
 
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             async with anyio.create_task_group() as io:
                 io.start_soon(read_all)
                 # Far more than a pipe holds: the writer must wait for the reader, in order.
                 await proc.stdin.send(payload)
                 await proc.stdin.aclose()
         assert bytes(received) == payload
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             assert await proc.wait() == 0
         with pytest.raises(anyio.ClosedResourceError):
             await proc.stdin.send(b"late\n")
@@ -374,7 +375,7 @@ async def test_writing_to_a_server_that_exited_is_a_broken_stream() -> None:
     spec = SpawnSpec("quits", "sh", ["-c", "exit 0"], {}, None)
     async with anyio.create_task_group() as tg:
         proc = await spawn(spec, task_group=tg)
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             await proc.wait()
             with pytest.raises(anyio.BrokenResourceError):
                 await proc.stdin.send(b"x" * 200_000)
@@ -397,7 +398,7 @@ async def test_exit_is_noticed_without_pidfd_support(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(process_module, "open_pidfd", lambda pid: -1)  # as on macOS
     spec = SpawnSpec("five", "sh", ["-c", "exit 5"], {}, None)
     async with open_process(spec) as proc:
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             assert await proc.wait() == 5
     assert exit_reason(5) == "exited with code 5"
 
@@ -605,7 +606,7 @@ async def test_stderr_tail_of_a_crashed_server_is_clean_and_redacted() -> None:
     spec = SpawnSpec("crash", "sh", ["-c", script], {}, None)
     async with anyio.create_task_group() as tg:
         proc = await spawn(spec, task_group=tg, redact=lambda s: s.replace("abc", "***"))
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             assert await proc.wait() == 3
         await stop_within_bound(proc)
     assert proc.stderr_tail.lines() == ["bold secret=***", "100%", "last words"]
@@ -693,7 +694,7 @@ async def exited(peer: Peer) -> None:
     is neither a zombie nor gone, so a scan counts it as running and signals it (the reaping test
     failed so once in ~30 full runs). Its pidfd turns readable once the exit is done.
     """
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         await peer.dead.wait()
         pidfd = open_pidfd(peer.pid)
         if pidfd < 0:  # already reaped (or no pidfds, off Linux)
@@ -732,7 +733,7 @@ async def test_reap_stale_kills_the_group_a_crashed_owner_left(
             server, child = await live.wait_for("server", "server.child", timeout=20)
             kill_after.append(server.pid)
             owner.kill()  # the crash: no stop() runs, the group outlives its owner
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await owner.wait()
         # A leader that exits by itself, and (Linux) one that takes the parent-death signal
         # (SIGTERM) orbmcp's launcher set for it: either is gone before the next run looks.

@@ -25,9 +25,10 @@ from orbmcp.errors import ConnectionFailed, ProtocolError, TimeoutFailed
 from tests.core.capabilities.test_live import Scripted, asks
 from tests.core.live import managed, stdio_entry, write_config
 from tests.core.paths import PathProbe
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = pytest.mark.anyio
-BOUND_S = 30
+BOUND_S = HANG_GUARD_S
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from orbmcp.config.loader import load_config
 from orbmcp.core.session import state as state_module
 from tests.cli import CliResult, run_cli
 from tests.core.live import cli_env, managed, raw_entry, wait_until, write_config
+from tests.timeouts import HANG_GUARD_S
 
 SECRET_ARG = "sk-live-abcdefghijklmnopqrstuvwx"
 
@@ -251,7 +252,7 @@ async def test_a_server_waiting_to_retry_says_so(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(state_module, "RETRY_SCHEDULE_S", (600.0,))
     path = write_config(tmp_path / "mcp.json", {"crashy": raw_entry("--die-at", "start", maxRetries=3)})
     async with managed(path, retries=True) as manager:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.start("crashy")
             await wait_until(lambda: sup.snap.retry_at is not None, 10, "the retry wait")
         config = load_config(config_file=path)

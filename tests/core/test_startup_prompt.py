@@ -10,12 +10,14 @@ from typing import Any
 import anyio
 import pytest
 
-from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW, NOT_NOW, AuthPrompter
 from orbmcp.core.session.manager import Manager
 from orbmcp.core.session.state import State
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, running_server
+from tests.timeouts import HANG_GUARD_S, LONG_GUARD_S
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +69,7 @@ async def test_decline_is_remembered_and_authorize_now_connects(_isolated_agent_
         config = _config(_isolated_agent_dir, srv.mcp_url, "alpha")
         ui = ScriptedUI(answers=[NOT_NOW, AUTHORIZE_NOW])
         prompter = AuthPrompter()
-        with anyio.fail_after(60):
+        with anyio.fail_after(LONG_GUARD_S):
             async with Manager(config, retries=True, interactive=True, auth_ui=ui) as manager:
                 await manager.start_eager()
                 assert manager.get("alpha").state == State.NEEDS_AUTH
@@ -91,7 +93,7 @@ async def test_non_interactive_sessions_are_never_asked(_isolated_agent_dir: Pat
     async with running_server(ASOptions()) as srv:
         config = _config(_isolated_agent_dir, srv.mcp_url, "beta")
         ui: Any = ScriptedUI(answers=[AUTHORIZE_NOW], interactive=False)
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Manager(config, retries=False, interactive=False, auth_ui=ui) as manager:
                 await manager.start_eager()
                 assert await AuthPrompter().offer(manager, ui) == {}

@@ -19,6 +19,7 @@ from orbmcp.errors import AuthError, ConnectionFailed, UsageError
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 from tests.core.live import load, managed, raw_entry, stdio_entry, wait_until, write_config
+from tests.timeouts import HANG_GUARD_S
 
 
 async def test_a_token_refused_mid_session_asks_for_authorization(
@@ -26,7 +27,7 @@ async def test_a_token_refused_mid_session_asks_for_authorization(
 ) -> None:
     # No refresh token: once the access token expires nothing can renew it silently.
     async with running_server(ASOptions(issue_refresh=False)) as srv:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             await authorize(
                 make_cfg(srv.mcp_url),
                 _isolated_agent_dir,
@@ -39,7 +40,7 @@ async def test_a_token_refused_mid_session_asks_for_authorization(
             {"srv": {"url": srv.mcp_url, "auth": {"type": "oauth"}, "lifecycle": "lazy"}},
         )
         async with managed(path) as manager:
-            with anyio.fail_after(20):
+            with anyio.fail_after(HANG_GUARD_S):
                 sup = await manager.ready("srv")
                 assert (await call_tool(sup, "whoami", None)).text() == "you are authorized"
                 srv.expire_all_access_tokens()
@@ -53,7 +54,7 @@ async def test_a_token_refused_mid_session_asks_for_authorization(
             assert sup.snap.last_error == "server 'srv' needs authorization; run `orbmcp auth srv`"
             assert sup.snap.last_error_code == "auth"
             # Starting it again does not open a browser: it stays in needs-auth.
-            with anyio.fail_after(20):
+            with anyio.fail_after(HANG_GUARD_S):
                 assert (await manager.start("srv")).state == State.NEEDS_AUTH
         assert srv.count("/authorize") == 1  # only the explicit authorize above
 
@@ -64,7 +65,7 @@ async def test_health_checks_on_a_modern_session_detect_a_frozen_server(tmp_path
         {"e": stdio_entry("everything", lifecycle="lazy", healthCheckIntervalMs=300)},
     )
     async with managed(config) as manager:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("e")
         assert sup.snap.protocol_version == "2026-07-28"  # checks list tools: there is no ping
         assert sup.process is not None
@@ -78,7 +79,7 @@ async def test_health_checks_on_a_modern_session_detect_a_frozen_server(tmp_path
 async def test_a_failed_rediscovery_keeps_the_old_tools_and_says_why(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"raw": raw_entry(lifecycle="lazy", requestTimeoutMs=1000)})
     async with managed(config) as manager:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             sup = await manager.ready("raw")
         assert sup.process is not None
         os.kill(sup.process.pid, signal.SIGSTOP)
@@ -96,17 +97,17 @@ async def test_idle_controls_and_a_closed_session(tmp_path: Path) -> None:
     async with managed(config) as manager:
         sup = manager.get("raw")
         assert sup.retry_now() is False  # nothing is waiting for a retry
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             await sup.stop()  # never started: nothing to wait for
         assert sup.state == State.STOPPED and not sup.running
         with pytest.raises(UsageError, match="unknown server 'rwa'"):
             manager.get("rwa")
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_many(["raw"])
             await manager.start_many(["raw"])  # already running: joins, does not spawn again
         assert sup.connected and sup.snap.started_at is not None
         first_start = sup.snap.started_at
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             await manager.start_many(["raw"])
         assert sup.snap.started_at == first_start
     with pytest.raises(ConnectionFailed, match="the session is closed"):

@@ -34,6 +34,8 @@ from orbmcp.core.wire.transports.stdio import LineTooLong, stdio_pipe_transport
 from orbmcp.core.wire.transports.streamable_http import http_transport
 from orbmcp.errors import AuthError, ConnectionFailed, InternalError, ProtocolError, TimeoutFailed
 from orbmcp.net.http import USER_AGENT, make_http_client
+from tests.core.live import wait_until
+from tests.timeouts import HANG_GUARD_S
 
 SDK_SERVER = """
 from mcp.server.mcpserver import MCPServer
@@ -119,7 +121,7 @@ async def spawned(*argv: str | Path) -> AsyncIterator[Any]:
     finally:
         with suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        with anyio.fail_after(30), anyio.CancelScope(shield=True):
+        with anyio.fail_after(HANG_GUARD_S), anyio.CancelScope(shield=True):
             await proc.aclose()
 
 
@@ -129,19 +131,13 @@ def received(log: Path) -> list[str]:
     return [line if line == "EOF" else json.loads(line).get("method", "<response>") for line in lines]
 
 
-async def wait_for(predicate: Any, timeout: float = 5.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.01)
-
-
 # --- stdio ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 async def test_sdk_server_over_pipes(scripts: dict[str, Path], mode: str, expected: str) -> None:
     async with spawned(scripts["sdk"]) as proc:
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Client(stdio_pipe_transport(proc.stdin, proc.stdout, server="t"), mode=mode) as client:
                 assert client.protocol_version == expected
                 tools = await client.list_tools()
@@ -164,11 +160,11 @@ async def test_reframes_split_and_packed_messages_and_writes_one_line_each(
 
     async with spawned(scripts["raw"], "--split", "--log", log) as proc:
         transport = stdio_pipe_transport(proc.stdin, proc.stdout, server="t")
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Client(transport, mode="legacy", message_handler=on_message) as client:
                 tools = await client.list_tools()
                 result = await client.call_tool("echo", {"text": 'a\nb "quoted" \\ é'})
-                await wait_for(lambda: notes)
+                await wait_until(lambda: notes)
     assert [t.name for t in tools.tools] == ["echo"]
     assert result.content[0].text == 'a\nb "quoted" \\ é'  # type: ignore[union-attr]
     assert isinstance(notes[0], mcp_types.ToolListChangedNotification)
@@ -180,7 +176,7 @@ async def test_garbage_lines_are_skipped_and_reported(scripts: dict[str, Path]) 
     garbage: list[str] = []
     async with spawned(scripts["raw"], "--garbage") as proc:
         transport = stdio_pipe_transport(proc.stdin, proc.stdout, server="t", on_garbage=garbage.append)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Client(transport, mode="legacy", read_timeout_seconds=3600) as client:
                 assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
                 # A malformed answer fails its own request at once (inside the bound above), not
@@ -203,7 +199,7 @@ async def test_line_over_the_cap_kills_the_connection_cleanly(
     argv = ["--huge", str(3 * cap)] + (["--huge-newline"] if newline else [])
     async with spawned(scripts["raw"], *argv) as proc:
         transport = stdio_pipe_transport(proc.stdin, proc.stdout, server="t", max_line_bytes=cap)
-        with anyio.fail_after(10), pytest.raises(BaseException) as caught:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(BaseException) as caught:
             async with Client(transport, mode="legacy") as client:
                 await client.list_tools()
     leaf = unwrap_exception(caught.value)
@@ -216,7 +212,7 @@ async def test_line_over_the_cap_kills_the_connection_cleanly(
 async def test_stdout_eof_fails_the_pending_call(scripts: dict[str, Path]) -> None:
     async with spawned(scripts["raw"]) as proc:
         transport = stdio_pipe_transport(proc.stdin, proc.stdout, server="t")
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Client(transport, mode="legacy", read_timeout_seconds=30) as client:
                 with pytest.raises(MCPError) as caught:
                     await client.call_tool("die", {})
@@ -228,10 +224,10 @@ async def test_stdout_eof_fails_the_pending_call(scripts: dict[str, Path]) -> No
 async def test_closing_the_transport_closes_stdin_only(scripts: dict[str, Path], tmp_path: Path) -> None:
     log = tmp_path / "received.log"
     async with spawned(scripts["raw"], "--linger", "--log", log) as proc:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Client(stdio_pipe_transport(proc.stdin, proc.stdout, server="t"), mode="legacy"):
                 pass
-            await wait_for(lambda: received(log)[-1:] == ["EOF"])
+            await wait_until(lambda: received(log)[-1:] == ["EOF"])
         assert proc.returncode is None  # stopping the process is the caller's job
 
 
@@ -249,7 +245,7 @@ async def test_silent_server_first_contact_is_bounded_then_cached(
                 proc.stdin, proc.stdout, server="quiet", discover_timeout_s=discover_timeout_for(cached)
             )
             # Bounded: the silent server costs the short probe, not the connect timeout.
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 async with Client(transport, mode=client_mode_for(cached)) as client:
                     cache.record(key, client.protocol_version)
                     await client.list_tools()
@@ -268,10 +264,10 @@ async def test_unsupported_protocol_version_is_refused(scripts: dict[str, Path],
     log = tmp_path / "received.log"
     async with spawned(scripts["raw"], "--version", "1999-01-01", "--log", log) as proc:
         transport = stdio_pipe_transport(proc.stdin, proc.stdout, server="old")
-        with anyio.fail_after(10), pytest.raises(BaseException) as caught:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(BaseException) as caught:
             async with Client(transport, mode="legacy"):
                 pass
-        await wait_for(lambda: received(log)[-1:] == ["EOF"])  # the connection was closed
+        await wait_until(lambda: received(log)[-1:] == ["EOF"])  # the connection was closed
     error = classify_error(caught.value, server="old")
     assert isinstance(error, ProtocolError)
     assert "'1999-01-01'" in error.message and "2025-11-25" in error.message
@@ -288,7 +284,7 @@ async def serving(app: Any) -> AsyncIterator[int]:
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
-        await wait_for(lambda: server.started)
+        await wait_until(lambda: server.started)
         try:
             yield server.servers[0].sockets[0].getsockname()[1]
         finally:
@@ -341,7 +337,7 @@ async def test_streamable_http_headers_timeouts_and_session_end(mode: str, expec
             request_timeout_s=45.0,
             on_response=lambda status, headers: statuses.append(status),
         )
-        with anyio.fail_after(15):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Client(transport, mode=mode) as client:
                 assert client.protocol_version == expected
                 result = await client.call_tool("echo", {"text": "hi"})
@@ -387,7 +383,7 @@ async def test_http_auth_failures_become_auth_errors(status: int, challenge: str
         transport = http_transport(
             f"http://127.0.0.1:{port}/mcp", timeout_s=3.0, request_timeout_s=10.0, on_response=hook
         )
-        with anyio.fail_after(10), pytest.raises(BaseException) as caught:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(BaseException) as caught:
             async with Client(transport):
                 pass
     leaf = unwrap_exception(caught.value)
@@ -408,7 +404,7 @@ def free_port() -> int:
 @pytest.mark.parametrize("factory", [http_transport, sse_transport])
 async def test_connection_refused(factory: Any) -> None:
     transport = factory(f"http://127.0.0.1:{free_port()}/mcp", timeout_s=2.0, request_timeout_s=5.0)
-    with anyio.fail_after(10), pytest.raises(BaseException) as caught:
+    with anyio.fail_after(HANG_GUARD_S), pytest.raises(BaseException) as caught:
         async with Client(transport):
             pass
     error = classify_error(caught.value, server="down")
@@ -422,7 +418,7 @@ async def test_legacy_sse_server() -> None:
         transport = sse_transport(
             f"http://127.0.0.1:{port}/sse", headers={"X-Team": "cli"}, timeout_s=3.0, request_timeout_s=10.0
         )
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Client(transport, mode="legacy") as client:
                 assert client.protocol_version == "2025-11-25"
                 result = await client.call_tool("echo", {"text": "over sse"})
@@ -455,7 +451,7 @@ async def test_sse_endpoint_on_another_origin_is_refused() -> None:
                 timeout_s=3.0,
                 request_timeout_s=10.0,
             )
-            with anyio.fail_after(30), pytest.raises(BaseException) as caught:
+            with anyio.fail_after(HANG_GUARD_S), pytest.raises(BaseException) as caught:
                 async with Client(transport, mode="legacy"):
                     pass
     assert isinstance(unwrap_exception(caught.value), EndpointOriginMismatch)
@@ -500,7 +496,7 @@ async def test_sse_failed_post_fails_only_that_request() -> None:
     outbox, inbox = anyio.create_memory_object_stream[str](10)
     async with outbox, inbox, serving(raw_sse_app(outbox, inbox)) as port:
         transport = sse_transport(f"http://127.0.0.1:{port}/sse", timeout_s=3.0, request_timeout_s=10.0)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             async with Client(transport, mode="legacy", read_timeout_seconds=3600) as client:
                 assert client.protocol_version == "2024-11-05"
                 with pytest.raises(MCPError) as caught:
@@ -518,7 +514,7 @@ async def test_sse_connect_rejected(status: int, kind: type, text: str) -> None:
 
     async with serving(Starlette(routes=[Route("/sse", reject)])) as port:
         transport = sse_transport(f"http://127.0.0.1:{port}/sse", timeout_s=3.0, request_timeout_s=10.0)
-        with anyio.fail_after(10), pytest.raises(BaseException) as caught:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(BaseException) as caught:
             async with Client(transport, mode="legacy"):
                 pass
     assert isinstance(unwrap_exception(caught.value), httpx2.HTTPStatusError)  # raised bare

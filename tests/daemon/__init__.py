@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orbmcp.daemon.scope import current_scope, socket_path, state_path
+from orbmcp.session.daemon_scope import current_scope, socket_path, state_path
+from tests.timeouts import LONG_GUARD_S, generous_servers, scaled
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI_TIMEOUT_S = 60.0
+CLI_TIMEOUT_S = LONG_GUARD_S
 
 
 @dataclass
@@ -49,7 +50,7 @@ class Scoped:
 
     def write(self, servers: Mapping[str, Any], **top: Any) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
-        self.config.write_text(json.dumps({"mcpServers": dict(servers), **top}), encoding="utf-8")
+        self.config.write_text(json.dumps({"mcpServers": generous_servers(servers), **top}), encoding="utf-8")
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ORBMCP_")}
@@ -112,7 +113,7 @@ class Scoped:
 
     def stop(self) -> None:
         pid = self.daemon_pid()
-        self.run("daemon", "stop", timeout=60)
+        self.run("daemon", "stop")
         if pid is not None and alive(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -132,8 +133,9 @@ def alive(pid: int) -> bool:
 
 
 def wait_for(predicate: Any, timeout: float = 30.0, what: str = "condition") -> None:
-    """Poll a condition of another process (its pid, a file it writes); fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
+    """Poll a condition of another process (its pid, a file it writes); fail after ``timeout``
+    seconds on the suite's timeout scale."""
+    deadline = time.monotonic() + scaled(timeout)
     delay = 0.01
     while not predicate():
         if time.monotonic() > deadline:

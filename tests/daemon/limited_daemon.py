@@ -19,8 +19,8 @@ from pathlib import Path
 
 import anyio
 
-from orbmcp.daemon.scope import current_scope
 from orbmcp.daemon.server import Daemon
+from orbmcp.session.daemon_scope import current_scope
 
 
 def say(line: str) -> None:

@@ -15,12 +15,12 @@ from typing import Any
 import psutil
 import pytest
 
-from orbmcp.daemon import protocol
+from orbmcp.session import daemon_protocol as protocol
 from tests.core.live import raw_entry, stdio_entry
 from tests.daemon import Scoped, alive, methods
+from tests.timeouts import HANG_GUARD_S, generous_servers
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
-HANG_GUARD_S = 30.0
 
 
 def directories(tmp_path: Path, count: int) -> list[Scoped]:
@@ -86,7 +86,9 @@ def test_projects_get_their_own_servers_inside_the_same_daemon(tmp_path: Path) -
     for scoped in (first, second):
         (scoped.project / ".orb").mkdir()
         entry = raw_entry("--record", str(scoped.project / "p.jsonl"), lifecycle="lazy")
-        (scoped.project / ".orb" / "mcp.json").write_text(json.dumps({"mcpServers": {"p": entry}}))
+        (scoped.project / ".orb" / "mcp.json").write_text(
+            json.dumps({"mcpServers": generous_servers({"p": entry})})
+        )
     info = plain.start()
     try:
         assert second.run("trust", "--yes").code == 0
@@ -228,7 +230,9 @@ def test_a_daemon_started_in_a_project_keeps_its_servers_to_that_project(tmp_pat
     plain.write({"g": raw_entry()})
     (project.project / ".orb").mkdir()
     entry = raw_entry("--record", str(tmp_path / "p.jsonl"), lifecycle="lazy")
-    (project.project / ".orb" / "mcp.json").write_text(json.dumps({"mcpServers": {"p": entry}}))
+    (project.project / ".orb" / "mcp.json").write_text(
+        json.dumps({"mcpServers": generous_servers({"p": entry})})
+    )
     assert project.run("trust", "--yes").code == 0
     project.start()
     try:
@@ -284,7 +288,7 @@ def test_one_config_file_is_one_daemon_whatever_the_directory(tmp_path: Path) ->
     dirs = directories(tmp_path, 2)
     rec = tmp_path / "r.jsonl"
     config = tmp_path / "only.json"
-    config.write_text(json.dumps({"mcpServers": {"r": raw_entry("--record", str(rec))}}))
+    config.write_text(json.dumps({"mcpServers": generous_servers({"r": raw_entry("--record", str(rec))})}))
     (dirs[1].project / ".orb").mkdir()  # a project file is ignored under --config
     (dirs[1].project / ".orb" / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
     started = dirs[0].run("--config", str(config), "daemon", "start", "--json")

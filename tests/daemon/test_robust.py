@@ -16,11 +16,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orbmcp.daemon import protocol
 from orbmcp.daemon.control import ask
+from orbmcp.session import daemon_protocol as protocol
 from tests.core.live import raw_entry
 from tests.daemon import ROOT, Scoped, daemon, methods, wait_for
 from tests.daemon.test_wire import frames, raw_exchange, serving
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
 
@@ -59,7 +60,7 @@ def silent(path: Path) -> socket.socket:
 
 
 async def until(predicate: Callable[[], bool], what: str) -> None:
-    with anyio.fail_after(30, shield=False):
+    with anyio.fail_after(HANG_GUARD_S, shield=False):
         while not predicate():
             await anyio.sleep(0.01)
 
@@ -304,7 +305,7 @@ async def read_frames(sock: socket.socket, count: int) -> list[dict[str, object]
 async def test_a_backlog_waits_on_disk_and_arrives_in_order(tmp_path: Path, spool_dir: str) -> None:
     from anyio.abc import UNIXSocketStream
 
-    from orbmcp.daemon.frames import FrameWriter
+    from orbmcp.session.daemon_frames import FrameWriter
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     theirs.settimeout(30)
@@ -331,7 +332,7 @@ async def test_a_backlog_waits_on_disk_and_arrives_in_order(tmp_path: Path, spoo
 async def test_a_client_that_never_reads_is_dropped_past_the_spool_limit(tmp_path: Path) -> None:
     from anyio.abc import UNIXSocketStream
 
-    from orbmcp.daemon.frames import FrameWriter
+    from orbmcp.session.daemon_frames import FrameWriter
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     stream = await UNIXSocketStream.from_socket(ours)
@@ -339,7 +340,7 @@ async def test_a_client_that_never_reads_is_dropped_past_the_spool_limit(tmp_pat
     for _ in range(100):
         writer.send_text("out", "x" * 1024)
     assert writer.broken and writer.backlog == 0  # given up on; nothing of it kept
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         await writer.run()  # returns at once: nothing left to send to a dropped client
     theirs.close()
     await stream.aclose()

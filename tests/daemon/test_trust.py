@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from orbmcp.daemon.policy import digest, digest_key
-from orbmcp.daemon.scope import UnsafeDirectory, current_scope, make_private_dir, socket_path
-from orbmcp.daemon.trust import UntrustedDaemon, connect_verified
+from orbmcp.session.daemon_scope import UnsafeDirectory, current_scope, make_private_dir, socket_path
+from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 from orbmcp.text import terminal_output
 from tests.daemon import ROOT, Run, Scoped, daemon
 from tests.test_cli_foundation import NOT_ON_FAST_PATHS

@@ -16,11 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orbmcp.daemon import protocol
 from orbmcp.daemon.control import ask, idle_timeout_s
-from orbmcp.daemon.frames import FrameWriter
 from orbmcp.daemon.policy import digest, env_digests, forwardable, slash_runs_here
-from orbmcp.daemon.scope import (
+from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S, AlreadyRunning, Daemon
+from orbmcp.errors import UsageError
+from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.daemon_client import forwarded_command, maybe_forward
+from orbmcp.session import daemon_protocol as protocol
+from orbmcp.session.daemon_frames import FrameWriter
+from orbmcp.session.daemon_scope import (
     MAX_SOCKET_PATH,
     UnsafeDirectory,
     check_private_dir,
@@ -28,10 +32,7 @@ from orbmcp.daemon.scope import (
     make_private_dir,
     socket_path,
 )
-from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S, AlreadyRunning, Daemon
-from orbmcp.errors import UsageError
-from orbmcp.fastpath.argv import ProgramLine
-from orbmcp.fastpath.daemon_client import forwarded_command, maybe_forward
+from tests.timeouts import HANG_GUARD_S
 
 
 @asynccontextmanager
@@ -46,7 +47,7 @@ async def serving(tmp_path: Path, **kwargs: object) -> AsyncIterator[Daemon]:
         async with anyio.create_task_group() as tg:
             ready = anyio.Event()
             tg.start_soon(lambda: daemon.serve(on_ready=ready.set))
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 await ready.wait()
             yield daemon
             daemon.request_stop("test over")
@@ -241,7 +242,7 @@ async def test_the_remote_console_asks_the_client() -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(answer_when_asked)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             line = await anyio.to_thread.run_sync(console.readline)
     assert line == "typed\n"
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.timeouts import generous_servers, scaled
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 PY = sys.executable
@@ -53,8 +55,9 @@ def env_for(config: Path | None = None, **extra: str) -> dict[str, str]:
 
 
 def write_config(directory: Path, servers: Mapping[str, Any], name: str = "mcp.json") -> Path:
+    """``servers`` as a config file, each with the suite's connect timeout unless it states one."""
     path = directory / name
-    path.write_text(json.dumps({"mcpServers": servers}))
+    path.write_text(json.dumps({"mcpServers": generous_servers(servers)}))
     return path
 
 
@@ -103,7 +106,7 @@ class Pty:
 
     def read_until(self, needle: bytes, timeout: float = 30) -> bytes:
         """Everything read so far up to and including ``needle``; consumes it from the buffer."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + scaled(timeout)
         while needle not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -125,13 +128,13 @@ class Pty:
         self.buffer = rest
         return head + needle
 
-    def wait_idle(self, timeout: float = 10) -> None:
+    def wait_idle(self, timeout: float = 30) -> None:
         """Until the child waits for terminal input (poll/select). A Ctrl-C that arrives while
         readline is busy is only seen at the next key (a CPython readline limitation)."""
         self._wait_main_thread_in(input_syscalls(), timeout)
 
     def _wait_main_thread_in(self, syscalls: frozenset[str], timeout: float) -> None:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + scaled(timeout)
         path = f"/proc/{self.proc.pid}/syscall"
         while time.monotonic() < deadline:
             try:
@@ -148,7 +151,7 @@ class Pty:
         os.write(self.master, data)
 
     def wait(self, timeout: float = 30) -> int:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + scaled(timeout)
         while self.proc.poll() is None:
             if time.monotonic() > deadline:
                 raise AssertionError("the child did not exit in time")
@@ -163,7 +166,7 @@ class Pty:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=scaled(30))
         try:
             os.close(self.master)
         except OSError:

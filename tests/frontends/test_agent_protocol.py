@@ -9,17 +9,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli import run_cli
 from tests.core.test_lifecycle import gone
 from tests.daemon import wait_for
 from tests.frontends import PY, SERVERS, env_for, everything_entry
-
-HANG_GUARD_S = 30.0
+from tests.timeouts import HANG_GUARD_S, generous_servers
 
 
 class Agent:
@@ -90,30 +90,73 @@ class Agent:
                 self.proc.wait(timeout=HANG_GUARD_S)
 
 
-@pytest.fixture
-def config(tmp_path: Path) -> Path:
+def write_config(directory: Path) -> Path:
     sampler = "import json,sys; json.load(sys.stdin); print(json.dumps({'role':'assistant','model':'m1','content':{'type':'text','text':'hi'}}))"
     servers = {
         "everything": everything_entry(),
         "asks": {"command": PY, "args": [str(SERVERS / "asks.py")]},
         "choices": {"command": PY, "args": [str(SERVERS / "choices.py")]},
-        "modern": {"command": PY, "args": [str(SERVERS / "asks.py"), "--modern"]},
+        "modern": {"command": PY, "args": [str(SERVERS / "asks.py"), "--modern"], "timeoutMs": 30_000},
     }
-    path = tmp_path / "mcp.json"
+    path = directory / "mcp.json"
     path.write_text(
-        json.dumps({"settings": {"sampling": {"command": [PY, "-c", sampler]}}, "mcpServers": servers})
+        json.dumps(
+            {
+                "settings": {"sampling": {"command": [PY, "-c", sampler]}},
+                "mcpServers": generous_servers(servers),
+            }
+        )
     )
     return path
 
 
 @pytest.fixture
-def agent(config: Path, tmp_path: Path) -> Any:
-    markers = tmp_path / "markers"
+def config(tmp_path: Path) -> Path:
+    return write_config(tmp_path)
+
+
+def start_agent(directory: Path) -> Agent:
+    """``orbmcp slash --stdio`` on the config in ``directory``, its ready message taken."""
+    markers = directory / "markers"
     markers.mkdir()
-    a = Agent(config, ORB_TEST_MARKER_DIR=str(markers))
+    a = Agent(write_config(directory), ORB_TEST_MARKER_DIR=str(markers))
     a.markers = markers  # type: ignore[attr-defined]
     ready = a.expect(lambda m: True)
     assert ready == {"type": "ready", "protocol": 1, "orbmcp": ready["orbmcp"], "daemon": None}
+    return a
+
+
+@pytest.fixture(scope="module")
+def shared_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Agent]]:
+    """One process (and its servers) for the tests whose subject is a message exchange, not the
+    process: starting ``orbmcp slash --stdio`` and four servers per test was most of this file's
+    CPU. Held in a list so that a test that fails replaces it: what a failed test left in flight
+    (a question, a run) must not reach the next test."""
+    held: list[Agent] = []
+    yield held
+    for a in held:
+        a.finish()
+
+
+@pytest.fixture
+def agent(
+    shared_agent: list[Agent], tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Agent]:
+    if not shared_agent or shared_agent[-1].proc.poll() is not None:
+        shared_agent.append(start_agent(tmp_path_factory.mktemp("agent")))
+    current = shared_agent[-1]
+    current.seen.clear()  # what earlier tests left untaken (e.g. later progress steps) is theirs
+    failed = request.session.testsfailed
+    yield current
+    if request.session.testsfailed != failed:
+        current.finish()
+        shared_agent.remove(current)
+
+
+@pytest.fixture
+def fresh_agent(tmp_path: Path) -> Iterator[Agent]:
+    """A process of the test's own, for tests whose subject is a run's cancel or the end of stdin."""
+    a = start_agent(tmp_path)
     yield a
     a.finish()
 
@@ -165,7 +208,8 @@ def test_a_read_and_a_prompt_carry_their_content(agent: Agent) -> None:
     assert prompt["content"][0]["type"] == "text" and "Ann" in prompt["content"][0]["text"]
 
 
-def test_cancel_ends_a_run_with_130_and_cancels_the_servers_call(agent: Agent) -> None:
+def test_cancel_ends_a_run_with_130_and_cancels_the_servers_call(fresh_agent: Agent) -> None:
+    agent = fresh_agent
     markers: Path = agent.markers  # type: ignore[attr-defined]
     agent.send({"type": "run", "id": "long", "line": "/mcp call everything sleep seconds=120"})
     wait_for_file(markers / "sleep-started")
@@ -319,7 +363,8 @@ def test_hostile_lines_get_errors_and_the_process_keeps_serving(agent: Agent) ->
     assert agent.reply("ok")["text"] == "42"
 
 
-def test_closing_stdin_cancels_runs_and_leaves_no_server_behind(agent: Agent) -> None:
+def test_closing_stdin_cancels_runs_and_leaves_no_server_behind(fresh_agent: Agent) -> None:
+    agent = fresh_agent
     markers: Path = agent.markers  # type: ignore[attr-defined]
     agent.send({"type": "run", "id": "long", "line": "/mcp call everything sleep seconds=120"})
     wait_for_file(markers / "sleep-started")
@@ -329,34 +374,22 @@ def test_closing_stdin_cancels_runs_and_leaves_no_server_behind(agent: Agent) ->
     wait_for(lambda: gone(server_pid), HANG_GUARD_S, "the server to end with orbmcp slash --stdio")
 
 
-# -- one-shot equivalents --------------------------------------------------------------------------
+# -- one-shot equivalents (in-process: their subject is the answer, not the process) ---------------
 
 
 def test_slash_list_json_is_the_commands_answer(config: Path) -> None:
-    r = subprocess.run(
-        [sys.executable, "-m", "orbmcp", "slash", "--list", "--json"],
-        capture_output=True,
-        text=True,
-        env=env_for(config),
-        timeout=HANG_GUARD_S,
-    )
-    assert r.returncode == 0, r.stderr
-    names = [c["name"] for c in json.loads(r.stdout)["commands"]]
+    r = run_cli("slash", "--list", "--json", env=env_for(config))
+    assert r.code == 0, r.stderr
+    names = [c["name"] for c in r.json()["commands"]]
     assert names[0] == "mcp" and {"mcp:start", "mcp:stop", "mcp:call", "mcp:config"} <= set(names)
     assert "mcp:trust" not in names and "mcp:serve" not in names  # never slash commands
 
 
 def test_complete_json_completes_tool_arguments(config: Path) -> None:
     def complete(line: str) -> list[dict[str, Any]]:
-        r = subprocess.run(
-            [sys.executable, "-m", "orbmcp", "complete", "--json", line],
-            capture_output=True,
-            text=True,
-            env=env_for(config),
-            timeout=HANG_GUARD_S,
-        )
-        assert r.returncode == 0, r.stderr
-        items: list[dict[str, Any]] = json.loads(r.stdout)["items"]
+        r = run_cli("complete", "--json", line, env=env_for(config))
+        assert r.code == 0, r.stderr
+        items: list[dict[str, Any]] = r.json()["items"]
         return items
 
     names = complete("/mcp call everything add ")

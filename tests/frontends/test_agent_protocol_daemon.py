@@ -16,6 +16,7 @@ from tests.core.live import stdio_entry
 from tests.daemon import Scoped, daemon, wait_for
 from tests.frontends.test_agent_protocol import HANG_GUARD_S, Agent
 
+HANG_GUARD_MS = int(HANG_GUARD_S * 1000)
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
 
 
@@ -45,8 +46,11 @@ def scoped(tmp_path: Path) -> Scoped:
     )
     s.write(
         {
-            "everything": stdio_entry("everything", env={"ORB_TEST_MARKER_DIR": str(markers)}),
-            "asks": stdio_entry("asks"),
+            # a generous connect timeout: the first line starts these under the daemon, whatever the load
+            "everything": stdio_entry(
+                "everything", env={"ORB_TEST_MARKER_DIR": str(markers)}, timeoutMs=HANG_GUARD_MS
+            ),
+            "asks": stdio_entry("asks", timeoutMs=HANG_GUARD_MS),
         },
         settings={"sampling": {"command": [sys.executable, "-c", sampler]}},
     )
@@ -70,7 +74,7 @@ def test_lines_and_questions_go_through_the_daemon(scoped: Scoped, tmp_path: Pat
             assert ready["daemon"] == info["pid"]
             agent.send({"type": "run", "id": "r1", "line": "/mcp call everything add a=2 b=3"})
             result = agent.reply("r1")
-            assert (result["exit"], result["text"], result["error"]) == (0, "5", None)
+            assert (result["exit"], result["text"], result["error"]) == (0, "5", None), result["text"]
             assert result["content"] == [{"type": "text", "text": "5"}]
             status = scoped.run("daemon", "status", "--json").json()
             assert status["agentRequests"] == 1
@@ -270,10 +274,10 @@ async def fake_daemon(tmp_path: Path, script: Any) -> tuple[Any, dict[str, str],
     """A listener where the link looks for this user's daemon, answering with ``script``."""
     import anyio
 
-    from orbmcp.daemon import protocol
-    from orbmcp.daemon.frames import FrameReader
-    from orbmcp.daemon.scope import current_scope, socket_path
     from orbmcp.frontends.agent_via_daemon import DaemonLink
+    from orbmcp.session import daemon_protocol as protocol
+    from orbmcp.session.daemon_frames import FrameReader
+    from orbmcp.session.daemon_scope import current_scope, socket_path
 
     runtime = short_dir()
     (runtime / "orbmcp").mkdir(mode=0o700)
@@ -307,7 +311,7 @@ async def fake_daemon(tmp_path: Path, script: Any) -> tuple[Any, dict[str, str],
 async def test_a_hostile_daemons_frames_are_checked_and_its_questions_relayed(tmp_path: Path) -> None:
     import anyio
 
-    from orbmcp.daemon import protocol
+    from orbmcp.session import daemon_protocol as protocol
 
     async def script(stream: Any, reader: Any, received: list[dict[str, Any]]) -> None:
         async def send(frame: dict[str, Any]) -> None:
@@ -372,9 +376,9 @@ def _error_from_no() -> dict[str, Any]:
 async def test_what_a_daemon_ends_a_line_with(tmp_path: Path, frames: list[Any], outcome: str) -> None:
     import anyio
 
-    from orbmcp.daemon import protocol
     from orbmcp.errors import ConnectionFailed
     from orbmcp.frontends.agent_via_daemon import NoDaemon
+    from orbmcp.session import daemon_protocol as protocol
 
     async def script(stream: Any, reader: Any, received: list[dict[str, Any]]) -> None:
         for frame in frames:

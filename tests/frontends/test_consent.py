@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from orbmcp.core.capabilities.elicitation import ElicitationRequest, parse_form
 from orbmcp.core.capabilities.sampling import SamplingRequest
-from orbmcp.frontends.asking import MAX_UNCLEAR_ANSWERS, approve_sampling, ask_form, ask_url, yes_no
-from orbmcp.frontends.console import Console
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.asking import MAX_UNCLEAR_ANSWERS, approve_sampling, ask_form, ask_url, yes_no
+from orbmcp.session.console import Console
+from orbmcp.session.terminal import TerminalUI
 
 FORM = parse_form({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
 

@@ -11,6 +11,7 @@ import anyio
 from orbmcp import log
 from tests.core.live import cli_env, logged, raw_entry, write_config
 from tests.servers.launch import LivenessServer
+from tests.timeouts import HANG_GUARD_S, LONG_GUARD_S
 
 
 def _env(global_dir: Path) -> dict[str, str]:
@@ -35,14 +36,14 @@ async def test_a_stubborn_server_is_stopped_by_the_detached_stop_after_orbmcp_ex
             "echo",
             "text=hi",
         ]
-        with anyio.fail_after(60):
+        with anyio.fail_after(LONG_GUARD_S):
             # run_process returns at orbmcp's exit *and* EOF on its stdout and stderr: nothing
             # that outlives orbmcp holds them.
             done = await anyio.run_process(argv, env=_env(global_dir), check=False)
         assert (done.returncode, done.stdout) == (0, b"hi\n"), done.stderr
         await live.wait_registered(2, 10)
         await live.wait_all_dead(30)
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             while not logged(log_file, "process.detached_stop", "stubborn"):
                 await anyio.sleep(0.05)  # polling a file the detached process writes, bounded above
         handed = logged(log_file, "process.handed_off", "stubborn")
@@ -60,7 +61,7 @@ async def test_a_server_that_exits_on_stdin_eof_is_recorded_as_exited(tmp_path: 
     log_file = global_dir / log.LOG_DIR_NAME / log.LOG_FILE_NAME
     config = write_config(tmp_path / "mcp.json", {"plain": raw_entry()})
     argv = [sys.executable, "-m", "orbmcp", "--config", str(config), "call", "plain", "echo", "text=hi"]
-    with anyio.fail_after(60):
+    with anyio.fail_after(LONG_GUARD_S):
         done = await anyio.run_process(argv, env=_env(global_dir), check=False)
         assert done.returncode == 0, done.stderr
         # Its stdin closes when the session ends; a server that exited before orbmcp's own exit

@@ -11,14 +11,13 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-import typer.main
 
 from orbmcp.commands.handlers.completion import script
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.params import GLOBAL_OPTIONS
 from orbmcp.commands.table import COMMANDS
 from orbmcp.core.tooling import toolcache
-from orbmcp.frontends.typer_app import build_app
+from orbmcp.session.command_line import build_app
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, PY, ROOT, env_for, write_config
 
@@ -117,9 +116,8 @@ def test_every_command_has_documented_json_keys() -> None:
 
 
 def test_global_options_in_the_table_are_the_typer_root_options() -> None:
-    root = typer.main.get_command(build_app())
+    root = build_app()
     typer_flags = {flag for p in root.params for flag in p.opts}
-    typer_flags |= set(root.context_settings["help_option_names"])  # click adds --help itself
     table_flags = {flag for p in GLOBAL_OPTIONS for flag in p.option_names}
     assert typer_flags == table_flags
 
@@ -211,7 +209,7 @@ def test_install_in_process_and_xdg_locations(tmp_path: Path, monkeypatch: pytes
     from orbmcp.commands.context import CommandContext
     from orbmcp.commands.handlers.completion import install, install_path
     from orbmcp.errors import ConfigError, UsageError
-    from orbmcp.frontends.terminal import TerminalUI
+    from orbmcp.session.terminal import TerminalUI
 
     env = {
         "HOME": str(tmp_path),

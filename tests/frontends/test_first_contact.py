@@ -20,10 +20,11 @@ from orbmcp.commands.handlers import config as config_handlers
 from orbmcp.commands.table import COMMANDS
 from orbmcp.config.loader import load_config
 from orbmcp.errors import AuthError
-from orbmcp.frontends.terminal import TerminalUI
 from orbmcp.render import present
+from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.core.live import raw_entry
+from tests.timeouts import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -177,7 +178,7 @@ async def test_the_headless_paste_prompt_offers_open_again_and_cancel() -> None:
     answers = iter(["o", f"http://127.0.0.1:1/callback?code=c0de&state={state}"])
     async with CallbackListener(server="srv") as listener:
         listener.expect_state(state)
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD_S):
             result = await listener.wait(
                 5,
                 paste=lambda: next(answers),
@@ -191,14 +192,14 @@ async def test_the_headless_paste_prompt_offers_open_again_and_cancel() -> None:
 
     async with CallbackListener(server="srv") as listener:
         listener.expect_state(state)
-        with anyio.fail_after(10), pytest.raises(AuthError) as caught:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(AuthError) as caught:
             await listener.wait(5, paste=lambda: "c", notify=notes.append, reopen=lambda: False)
     assert caught.value.reason == "cancelled" and caught.value.message == "authorization cancelled"
 
     failing = iter(["open", "cancel"])
     async with CallbackListener(server="srv") as listener:
         listener.expect_state(state)
-        with anyio.fail_after(10), pytest.raises(AuthError):
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(AuthError):
             await listener.wait(5, paste=lambda: next(failing), notify=notes.append, reopen=lambda: False)
     assert notes[-1] == "could not open a browser; open the URL above, or paste the final redirect URL"
 

@@ -16,11 +16,11 @@ import pytest
 from rich.console import Console
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import ServerDetail, StatusReport, StatusRow, ToolCounts
+from orbmcp.commands.results.status import ServerDetail, StatusReport, StatusRow, ToolCounts
 from orbmcp.frontends.shell import run_shell
-from orbmcp.frontends.slash import render
-from orbmcp.frontends.terminal import TerminalUI
 from orbmcp.render.rich_view import render_rich
+from orbmcp.session.slash import render
+from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.frontends import (
     OFFLINE_SERVERS,

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 
 from orbmcp.commands.context import CommandContext
-from orbmcp.frontends import typer_app as cli
-from orbmcp.frontends.one_shot import OneShotSessions
-from orbmcp.frontends.runner import call_handler
-from orbmcp.frontends.slash import dispatch, parse_slash
-from orbmcp.frontends.terminal import TerminalUI
-from orbmcp.frontends.typer_app import build_app
+from orbmcp.frontends import shell_command as cli
+from orbmcp.session.one_shot import OneShotSessions
+from orbmcp.session.runner import call_handler
+from orbmcp.session.slash import dispatch, parse_slash
+from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, everything_entry, write_config
 
@@ -84,7 +83,7 @@ def test_live_scenarios_print_equal_json(live: Path, shell: str, slash: str) -> 
 
 
 def _typer_kwargs(shell: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict[str, Any]]:
-    """What the Typer front hands run_command for these words (Typer's own parsing)."""
+    """What the shell front hands run_command for these words."""
     seen: dict[str, Any] = {}
 
     def capture(spec: Any, kwargs: dict[str, Any], opts: Any = None) -> int:
@@ -92,7 +91,7 @@ def _typer_kwargs(shell: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dic
         return 0
 
     monkeypatch.setattr(cli, "run_command", capture)
-    build_app()(args=[*shlex.split(shell), "--json"], prog_name="orbmcp", standalone_mode=False)
+    assert cli.run_program([*shlex.split(shell), "--json"]) == 0
     return seen["spec"], seen["kwargs"]
 
 

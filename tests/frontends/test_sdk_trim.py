@@ -13,6 +13,7 @@ from pathlib import Path
 
 from orbmcp.frontends import sdk_trim
 from tests.servers.launch import http_server_process, server_cmd
+from tests.timeouts import generous_servers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,7 +62,7 @@ def test_stdio_and_streamable_http_calls_work_trimmed(tmp_path: Path) -> None:
     with http_server_process() as http:
         config = tmp_path / "mcp.json"
         servers = {"s": {"command": command, "args": argv}, "h": {"url": http.url}}
-        config.write_text(json.dumps({"mcpServers": servers}))
+        config.write_text(json.dumps({"mcpServers": generous_servers(servers)}))
         env = {**os.environ, "ORB_AGENT_DIR": str(tmp_path / "agent"), "ORBMCP_CONFIG": str(config)}
         env["ORBMCP_NO_DAEMON"] = "1"
         probe = [

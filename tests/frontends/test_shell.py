@@ -14,7 +14,7 @@ import pytest
 from orbmcp.commands.complete import shell_commands
 from orbmcp.commands.context import CommandContext
 from orbmcp.frontends.shell import NOT_IN_SHELL, help_text, run_shell
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.terminal import TerminalUI
 from tests.daemon import wait_for
 from tests.frontends import OFFLINE_SERVERS, PY, Pty, env_for, everything_entry, write_config
 
@@ -81,7 +81,7 @@ def test_help_lists_both_forms_from_the_table(offline: Path) -> None:
         "/mcp:start <server>",
         "/mcp:auth <server> [--reset]",
         "/mcp reconnect [<server>]",
-        "call SERVER TOOL",
+        "call SERVER [TOOL]",
         "config paths",
     ):
         assert needle in out
@@ -215,8 +215,8 @@ def test_ctrl_c_interrupts_the_command_not_the_session(tmp_path: Path) -> None:
 def test_completion_in_a_session_knows_what_runs_and_the_live_tools(tmp_path: Path) -> None:
     from anyio.from_thread import start_blocking_portal
 
-    from orbmcp.frontends.sessions import PersistentSessions
     from orbmcp.frontends.shell import Shell
+    from orbmcp.session.persistent import PersistentSessions
 
     config_path = write_config(
         tmp_path, {"ev": everything_entry(lifecycle="lazy"), "alpha": OFFLINE_SERVERS["alpha"]}

@@ -25,11 +25,12 @@ from anyio.from_thread import start_blocking_portal
 
 from orbmcp.commands.complete import complete_line
 from orbmcp.commands.context import CommandContext
-from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ProjectInfo, ResolvedConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.session.auth_prompt import AUTHORIZE_NOW, NOT_NOW
-from orbmcp.frontends.sessions import PersistentSessions
 from orbmcp.frontends.shell import HISTORY_FILE, PROMPT, Shell, _setup_readline, run_shell
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.persistent import PersistentSessions
+from orbmcp.session.terminal import TerminalUI
 from tests.auth.oauth_server import ASOptions, running_server
 from tests.core.live import raw_entry, recorded_methods
 from tests.frontends import OFFLINE_SERVERS, write_config

@@ -21,7 +21,7 @@ from typing import Any
 from orbmcp.core.tooling.results import ToolResult
 from orbmcp.host import HostTool, McpExtension
 
-HEAVY_MODULES = ("mcp", "mcp_types", "httpx2", "pydantic_settings")
+HEAVY_MODULES = ("mcp", "mcp_types", "httpx2")  # pydantic-settings carries the config: allowed
 
 
 class ExampleHost:

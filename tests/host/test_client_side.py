@@ -19,8 +19,9 @@ from orbmcp.host import Elicits, McpExtension, Samples
 from tests.core.live import stdio_entry
 from tests.host.example_host import ExampleHost
 from tests.servers.asks import MARKER_ENV
+from tests.timeouts import HANG_GUARD_S, generous_servers
 
-BOUND_S = 30
+BOUND_S = HANG_GUARD_S
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ class AgentUI(ExampleHost):
 
 
 def write(path: Path, servers: Mapping[str, Any], **settings: Any) -> Path:
-    body: dict[str, Any] = {"mcpServers": dict(servers)}
+    body: dict[str, Any] = {"mcpServers": generous_servers(servers)}
     if settings:
         body["settings"] = settings
     path.write_text(json.dumps(body), encoding="utf-8")

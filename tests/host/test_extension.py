@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,12 @@ from orbmcp.config.trust import approve, describe_project
 from orbmcp.core.tooling.results import ImageBlock, TextBlock
 from orbmcp.errors import ConnectionFailed
 from orbmcp.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
+from tests.core.live import wait_until
 from tests.host import handed
 from tests.host.example_host import ExampleHost
 from tests.servers.everything import MARKER_ENV
 from tests.servers.launch import server_cmd
+from tests.timeouts import HANG_GUARD_S, generous_servers
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,7 +33,7 @@ def anyio_backend() -> str:
 
 
 def write_config(path: Path, servers: dict[str, Any], **top: Any) -> Path:
-    path.write_text(json.dumps({**top, "mcpServers": servers}), encoding="utf-8")
+    path.write_text(json.dumps({**top, "mcpServers": generous_servers(servers)}), encoding="utf-8")
     return path
 
 
@@ -42,12 +44,6 @@ def stdio(name: str, *args: str, **extra: Any) -> dict[str, Any]:
 
 def raw_lazy() -> dict[str, Any]:
     return stdio("raw", "--answer-discover-error", "-32601", lifecycle="lazy")
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.02)
 
 
 def names_of(host: ExampleHost, server: str) -> set[str]:
@@ -180,7 +176,7 @@ async def test_calls_results_progress_and_errors(session: Session) -> None:
     def on_progress(value: float, total: float | None, message: str | None) -> None:
         seen.append((value, total, message))
 
-    with anyio.fail_after(15):
+    with anyio.fail_after(HANG_GUARD_S):
         echoed = await host.call(by_tool["echo"], {"text": "hi"})
         slow = await host.call(by_tool["slow"], {"steps": 2, "delay": 0.01}, progress=on_progress)
         failed = await host.call(by_tool["fail"], {"message": "nope"})
@@ -196,7 +192,7 @@ async def test_cancelling_a_host_call_cancels_it_on_the_server(session: Session)
         f.unlink()
     sleep = next(t.name for t in session.host.tools.values() if t.tool_name == "sleep")
     echo = next(t.name for t in session.host.tools.values() if t.tool_name == "echo")
-    with anyio.fail_after(15):
+    with anyio.fail_after(HANG_GUARD_S):
         async with anyio.create_task_group() as tg:
             tg.start_soon(session.host.call, sleep, {"seconds": 30})
             await wait_until(lambda: (session.markers / "sleep-started").exists())
@@ -212,7 +208,7 @@ async def test_mcp_status_and_mcp_connect(session: Session) -> None:
         rows = json.loads((await host.call(STATUS_TOOL)).text())
         return {row["name"]: row for row in rows}
 
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         before = await status()
         assert before["e"] == {
             "name": "e",
@@ -267,14 +263,14 @@ async def test_crash_deactivates_then_reconnect_reactivates_without_reregisterin
     config = write_config(tmp_path / "mcp.json", {"d": stdio("everything")})
     host = ExampleHost()
     ext = McpExtension(host, config_file=config)  # retries on: a session that stays up reconnects
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         await ext.start()
     try:
         tools = names_of(host, "d")
         assert tools and tools <= host.active
         # A tool the server adds at runtime is registered and activated; removing it deactivates it.
         by_tool = {t.tool_name: t.name for t in host.tools.values()}
-        with anyio.fail_after(15):
+        with anyio.fail_after(HANG_GUARD_S):
             await host.call(by_tool["add_tool"], {"name": "dyn"})
             await wait_until(
                 lambda: any(t.tool_name == "dyn" and t.name in host.active for t in host.tools.values())
@@ -284,7 +280,7 @@ async def test_crash_deactivates_then_reconnect_reactivates_without_reregisterin
             await host.call(by_tool["remove_tool"], {"name": "dyn"})
             await wait_until(lambda: dyn.name not in host.active)
         crash = next(t.name for t in host.tools.values() if t.tool_name == "crash")
-        with anyio.fail_after(10), pytest.raises(ConnectionFailed) as info:
+        with anyio.fail_after(HANG_GUARD_S), pytest.raises(ConnectionFailed) as info:
             await host.call(crash)
         assert info.value.server == "d"
         assert not (tools & host.active)  # deactivated by the time the error arrived
@@ -307,7 +303,7 @@ async def test_a_dead_eager_server_neither_blocks_startup_nor_the_others(tmp_pat
     config = write_config(tmp_path / "mcp.json", {"dead": dead, "good": good})
     host = ExampleHost()
     started = anyio.current_time()
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with McpExtension(host, config_file=config) as ext:  # retries on, as in a real agent
             assert anyio.current_time() - started < 8  # not the ~50 s retry schedule
             assert ext._manager is not None and ext._manager.get("good").state == "ready"

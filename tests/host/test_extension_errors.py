@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +33,12 @@ from orbmcp.host import (
 from orbmcp.host.ui import HostUI
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, running_server
-from tests.core.live import raw_entry, stdio_entry, write_config
+from tests.core.live import raw_entry, stdio_entry, wait_until, write_config
 from tests.host.example_host import ExampleHost
 from tests.servers.launch import LivenessServer
+from tests.timeouts import HANG_GUARD_S, scaled
 
 DEAD = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]}
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.02)
 
 
 class FaultyHost:
@@ -192,6 +186,8 @@ async def test_an_inert_extension_answers_without_running_anything(tmp_path: Pat
     await ext.start()  # nothing enabled: returns at once, nothing runs
     assert not ext.active and ext.tools == [] and ext.tool(STATUS_TOOL) is None
     assert [row["name"] for row in ext.status_rows()] == ["x"]
+    assert ext.config is not None and ext.config.servers["x"].state == "disabled"
+    assert ext.server("x") == ext.config.servers["x"] and ext.config.project_dir is not None
     assert (await ext.connect("x")).text() == "MCP is not running in this session."
     reply = await ext.slash_reply("/mcp:start x")
     assert reply.exit_code == 2 and reply.error is not None
@@ -237,7 +233,7 @@ async def test_a_faulty_host_never_breaks_the_extension(
     monkeypatch.setenv("ORBMCP_DEBUG", "1")
     config = write_config(tmp_path / "mcp.json", {"lz": raw_entry(lifecycle="lazy"), "bad": {"command": 42}})
     host = FaultyHost()
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with McpExtension(host, config_file=config, retries=False) as ext:
             assert ext.active and {t.name for t in ext.tools} == {STATUS_TOOL, CONNECT_TOOL}
             connect = ext.tool(CONNECT_TOOL)
@@ -265,7 +261,7 @@ async def test_a_faulty_host_never_breaks_the_extension(
 async def test_a_minimal_host_gets_every_tool_active(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"lz": raw_entry(lifecycle="lazy")})
     host = MinimalHost()
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with McpExtension(host, config_file=config, retries=False) as ext:
             assert (await host.tools[CONNECT_TOOL].call({"server": "lz"})).text() == (
                 "Server 'lz' is connected: 2 tools active."
@@ -290,10 +286,14 @@ async def test_failed_servers_are_notified_and_mcp_connect_reports_them(tmp_path
         },
     )
     host = ExampleHost()
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with McpExtension(host, config_file=config, retries=False) as ext:
             warnings = [m for level, m in host.notifications if level == "warning"]
             assert any(m.startswith("MCP server 'dead' failed: ") for m in warnings), warnings
+            dead = ext.server("dead")
+            assert dead is not None and dead.state == "failed" and dead.last_error
+            assert ext.server("nonesuch") is None
+            assert ext.config is not None and ext.config.servers["lzdead"].state == "stopped"
 
             failed = await host.call(CONNECT_TOOL, {"server": "lzdead"})
             assert failed.is_error and failed.text().startswith("Server 'lzdead' is failed: ")
@@ -326,7 +326,7 @@ async def test_an_agent_that_cancels_startup_leaves_no_process_behind(tmp_path: 
             async with McpExtension(host, config_file=config, retries=False):
                 entered.append(True)
 
-        with anyio.fail_after(20):
+        with anyio.fail_after(HANG_GUARD_S):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(agent_start)
                 await live.wait_registered(1, timeout=15)
@@ -349,7 +349,7 @@ async def test_needs_auth_is_notified_to_a_non_interactive_host(_isolated_agent_
     async with running_server(ASOptions()) as srv:
         host = ExampleHost()
         config = oauth_config(_isolated_agent_dir, srv.mcp_url, "gh")
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             async with McpExtension(host, config_file=config, retries=False) as ext:
                 assert (info := ext.server("gh")) is not None and info.state == "needs-auth"
                 assert (
@@ -368,7 +368,7 @@ async def test_interactive_host_declines_at_startup_then_authorizes_by_slash(
     async with running_server(ASOptions()) as srv:
         host = BrowsingHost(answers={"needs authorization": NOT_NOW})
         config = oauth_config(_isolated_agent_dir, srv.mcp_url, "gh")
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             async with McpExtension(host, config_file=config, retries=False) as ext:
                 # Asked once, after startup; no "needs authorization" warning besides the question.
                 assert host.questions == [("gh needs authorization", [AUTHORIZE_NOW, NOT_NOW])]
@@ -398,7 +398,7 @@ async def test_interactive_host_authorizes_at_startup(_isolated_agent_dir: Path)
     async with running_server(ASOptions()) as srv:
         host = BrowsingHost(answers={"needs authorization": AUTHORIZE_NOW})
         config = oauth_config(_isolated_agent_dir, srv.mcp_url, "gh")
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             async with McpExtension(host, config_file=config, retries=False) as ext:
                 assert (info := ext.server("gh")) is not None and info.state == "ready"
                 assert any(t.tool_name == "whoami" and t.name in host.active for t in ext.tools)
@@ -411,7 +411,7 @@ async def test_interactive_host_authorizes_at_startup(_isolated_agent_dir: Path)
 async def test_removed_tools_refuse_calls_and_come_back_as_the_same_host_tool(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"e": stdio_entry("everything")})
     host = ExampleHost()
-    with anyio.fail_after(40):
+    with anyio.fail_after(scaled(40)):
         async with McpExtension(host, config_file=config, retries=False) as ext:
             by_tool = {t.tool_name: t for t in ext.tools if t.server == "e"}
             assert by_tool["add"].annotations == {"readOnlyHint": True, "idempotentHint": True}
@@ -451,7 +451,7 @@ async def test_removed_tools_refuse_calls_and_come_back_as_the_same_host_tool(tm
 async def test_mcp_connect_right_after_a_crash_does_not_blame_another_extension(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"c": raw_entry("--crash-on-call")})
     host = ExampleHost()
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with McpExtension(host, config_file=config, retries=False) as ext:
             echo = next(t for t in ext.tools if t.tool_name == "echo")
             with pytest.raises(ConnectionFailed):

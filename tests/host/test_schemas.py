@@ -205,10 +205,10 @@ def test_deep_nesting_is_cut_at_the_depth_bound() -> None:
 
 
 async def test_the_extension_normalizes_bridged_schemas_only_when_asked(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "mcp.json", {"r": raw_entry("--ref-tool")})
+    config = write_config(tmp_path / "mcp.json", {"r": raw_entry("--ref-tool", timeoutMs=30000)})
     for normalize in (False, True):
         host = ExampleHost()
-        with anyio.fail_after(30):
+        with anyio.fail_after(60):  # beyond the servers' 30 s timeoutMs
             async with McpExtension(
                 host, config_file=config, retries=False, normalize_schemas=normalize
             ) as ext:

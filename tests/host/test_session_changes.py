@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -18,10 +18,11 @@ from orbmcp.config import registry
 from orbmcp.core.session.state import State
 from orbmcp.errors import UsageError
 from orbmcp.host import CONNECT_TOOL, STATUS_TOOL, McpExtension
-from tests.core.live import raw_entry, write_config
+from tests.core.live import raw_entry, wait_until, write_config
 from tests.host import handed
 from tests.host.example_host import ExampleHost
 from tests.servers.launch import LivenessServer
+from tests.timeouts import HANG_GUARD_S, LONG_GUARD_S, scaled
 
 
 @pytest.fixture(autouse=True)
@@ -29,12 +30,6 @@ def clean_registry() -> Iterator[None]:
     yield
     for name in list(registry.registered_servers()):
         registry.unregister_server(name)
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.02)
 
 
 def initializes(record: Path) -> int:
@@ -58,7 +53,7 @@ async def test_servers_registered_after_start_are_added_restarted_and_removed(tm
     config = write_config(tmp_path / "mcp.json", {"filed": raw_entry("--record", str(filed_rec))})
     host = ExampleHost()
     async with LivenessServer() as live:
-        with anyio.fail_after(60):
+        with anyio.fail_after(LONG_GUARD_S):
             async with McpExtension(host, config_file=config, retries=False) as ext:
                 assert active_tools(host, "filed") == {"echo", "never"}
 
@@ -107,7 +102,7 @@ async def test_servers_registered_after_start_are_added_restarted_and_removed(tm
 async def test_an_idle_extension_wakes_for_a_server_registered_from_another_thread(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {})
     host = ExampleHost()
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         async with McpExtension(host, config_file=config, retries=False) as ext:
             assert not ext.active and host.registrations == []
             register = functools.partial(registry.register_server, "late", raw_entry())
@@ -140,7 +135,7 @@ async def test_a_fresh_host_table_gets_every_tool_without_reconnecting(tmp_path:
         },
     )
     first = ExampleHost()
-    with anyio.fail_after(40):
+    with anyio.fail_after(scaled(40)):
         async with McpExtension(first, config_file=config, retries=False) as ext:
             assert not (await first.call(CONNECT_TOOL, {"server": "lz"})).is_error
             assert "stopped" in await ext.slash("/mcp:stop lz")  # registered, now inactive

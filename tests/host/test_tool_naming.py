@@ -35,13 +35,13 @@ def test_the_setting_is_read_and_a_bad_value_is_a_warning(tmp_path: Path) -> Non
 
 
 async def test_a_host_gets_pi_names_and_colliding_names_stay_apart(tmp_path: Path) -> None:
-    servers = {"a-b": raw_entry(), "a_b": raw_entry()}
+    servers = {"a-b": raw_entry(timeoutMs=30000), "a_b": raw_entry(timeoutMs=30000)}
     for naming in ("pi", "hashed"):
         config = write_config(
             tmp_path / f"{naming}.json", servers, settings={"toolNaming": naming, "toolPrefix": "pi"}
         )
         host = ExampleHost()
-        with anyio.fail_after(30):
+        with anyio.fail_after(60):  # beyond the servers' 30 s timeoutMs
             async with McpExtension(host, config_file=config, retries=False) as ext:
                 echoes = {t.server: t.name for t in ext.tools if t.tool_name == "echo"}
                 assert set(echoes.values()) <= host.active

@@ -28,9 +28,10 @@ from orbmcp.core.processes.proctree import escaped_descendants, open_pidfd
 from tests.cli import run_cli
 from tests.servers.launch import server_cmd
 from tests.servers.npm import npm_server
+from tests.timeouts import LONG_GUARD_S, generous_servers
 
 PI = ("@mariozechner/pi-coding-agent", "0.73.1", "dist/cli.js")
-WAIT_S = 60.0  # a hang guard: pi's start, orbmcp's start, a server's start
+WAIT_S = LONG_GUARD_S  # a hang guard: pi's start, orbmcp's start, a server's start
 
 Event = dict[str, Any]
 
@@ -131,7 +132,7 @@ def pi_session(
         "everything": {"command": server_cmd("everything")[0], "args": server_cmd("everything")[1:]},
         "asks": {"command": server_cmd("asks")[0], "args": server_cmd("asks")[1:]},
     }
-    (_isolated_agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    (_isolated_agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": generous_servers(servers)}))
     project = tmp_path / "project"
     project.mkdir()
     env = {**env, "HOME": str(home), environment.NO_DAEMON: "1"}

@@ -6,6 +6,7 @@ must never reach the terminal raw, nor turn into rich markup.
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import subprocess
@@ -17,17 +18,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from orbmcp.commands.results import (
-    CompletionScript,
-    Lines,
-    Message,
-    Result,
-    ServerAction,
-    ServerDetail,
-    StatusReport,
-    StatusRow,
-    ToolCounts,
-)
+from orbmcp.commands.results.base import Lines, Message, Result
+from orbmcp.commands.results.completion import CompletionScript
+from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusReport, StatusRow, ToolCounts
 from orbmcp.render import exit_code_of, render_to_terminal, to_json_text
 from orbmcp.render.plain import render_plain, renderer_for
 from orbmcp.render.rich_view import render_rich
@@ -305,18 +298,22 @@ def _subclasses(cls: type) -> set[type]:
 def test_every_handler_returns_a_result_and_every_result_has_a_plain_rendering() -> None:
     import inspect
 
+    from orbmcp import front_handlers
     from orbmcp.commands.table import COMMANDS
-    from orbmcp.frontends.runner import load_handler
+    from orbmcp.session.handler_refs import handler_of
 
+    front_handlers.bind()
     for spec in COMMANDS:
-        returned = typing.get_type_hints(load_handler(spec))["return"]
+        returned = typing.get_type_hints(handler_of(spec))["return"]
         kinds = typing.get_args(returned) if isinstance(returned, types.UnionType) else (returned,)
-        assert all(k is type(None) or issubclass(k, Result) for k in kinds), spec.handler
+        assert all(k is type(None) or issubclass(k, Result) for k in kinds), spec.name
+
+    import pkgutil
 
     import orbmcp.commands.results as results
 
-    for name in results.__all__:  # the package loads its modules on first use
-        getattr(results, name)
+    for module in pkgutil.iter_modules(results.__path__):  # every result type defined
+        importlib.import_module(f"{results.__name__}.{module.name}")
     assert renderer_for(object) is None
     concrete = [
         c for c in _subclasses(Result) if not inspect.isabstract(c) and c.__module__.startswith("orbmcp.")
@@ -340,7 +337,7 @@ def test_the_plain_renderer_loads_neither_rich_nor_the_sdk() -> None:
 
 
 def test_resource_listing_is_in_columns_in_plain_and_rich() -> None:
-    from orbmcp.commands.results import ResourceListing
+    from orbmcp.commands.results.tools import ResourceListing
 
     listing = ResourceListing(
         resources=(

@@ -25,8 +25,8 @@ from orbmcp.serve.options import HttpAddress, ServeOptions
 from orbmcp.serve.session import own_gateway
 from orbmcp.serve.token import load_or_create
 from tests.core.live import FAST_GRACE_S, load, stdio_entry
+from tests.timeouts import scaled
 
-WAIT_S = 30.0
 OWN_TOOL_NAMES = [
     "mcp_status",
     "mcp_connect",
@@ -95,13 +95,13 @@ class Notices:
     def count(self, method: str) -> int:
         return self.methods().count(method)
 
-    async def wait_for(self, predicate: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-        with anyio.fail_after(timeout):
+    async def wait_for(self, predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+        with anyio.fail_after(scaled(timeout)):
             while not predicate():
                 await self._changed.wait()
         assert predicate(), what
 
-    async def wait_count(self, method: str, count: int, timeout: float = WAIT_S) -> None:
+    async def wait_count(self, method: str, count: int, timeout: float = 30.0) -> None:
         await self.wait_for(lambda: self.count(method) >= count, f"{count} x {method}", timeout)
 
 
@@ -110,7 +110,7 @@ async def agent(served: Served, *, token: str | None = None, **kwargs: Any) -> A
     """The SDK ``Client`` of an agent on the gateway (``token`` replaces the right one)."""
     headers = {"Authorization": f"Bearer {token if token is not None else served.token}"}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(scaled(30), read=scaled(300))) as http,
         Client(streamable_http_client(served.url, http_client=http), **kwargs) as client,
     ):
         yield client

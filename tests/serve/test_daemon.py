@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from orbmcp.core.wire.transports.stdio import stdio_pipe_transport
 from tests.daemon import Scoped, daemon
 from tests.serve import OWN_TOOL_NAMES, Notices, everything_entry, names
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = [
     pytest.mark.anyio,
@@ -96,7 +97,7 @@ async def test_the_agent_and_the_shell_see_one_session(scoped: Scoped) -> None:
 
                 status = await client.call_tool("mcp", {})
                 assert "(daemon: pid" in status.content[0].text
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 assert await proc.wait() == 0
         rows = json.loads(await shell(scoped, "status", "--json"))
         assert [(row["name"], row["state"]) for row in rows] == [
@@ -111,7 +112,7 @@ async def test_the_daemon_listens_over_http_while_serve_stays(scoped: Scoped) ->
         async with serve(scoped, "--http", "127.0.0.1:0") as proc:
             assert proc.stderr is not None
             banner = b""
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 while b"\n" not in banner:
                     banner += await proc.stderr.receive()
             text = banner.decode()
@@ -124,7 +125,7 @@ async def test_the_daemon_listens_over_http_while_serve_stays(scoped: Scoped) ->
             ):
                 assert any(n.startswith("mcp__everything__") for n in names(await client.list_tools()))
             proc.send_signal(signal.SIGTERM)
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 assert await proc.wait() == 130
             async with httpx2.AsyncClient(headers=headers) as http:
                 with pytest.raises(httpx2.ConnectError):  # the daemon stopped listening

@@ -29,6 +29,7 @@ from tests.serve import (
     reference_entry,
     tool_named,
 )
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = [
     pytest.mark.anyio,
@@ -142,11 +143,11 @@ async def test_cancelling_a_call_cancels_it_on_the_server(tmp_path: Path) -> Non
         sleep = tool_named(await client.list_tools(), "sleep")
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.call_tool, sleep.name, {"seconds": 600})
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 while not (markers / "sleep-started").exists():
                     await anyio.sleep(0.02)
             tg.cancel_scope.cancel()  # the agent gives up: notifications/cancelled reaches serve
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             while not (markers / "sleep-cancelled").exists():
                 await anyio.sleep(0.02)  # ... and serve cancels the call on the server
 
@@ -355,7 +356,7 @@ async def test_a_server_that_gives_up_its_question_cancels_it_at_the_agent(tmp_p
         result = await client.call_tool(tool.name, {"seconds": 3})
         assert result.content[0].text.startswith("gave up")
         assert asked.is_set(), result.content[0].text
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             await cancelled.wait()  # serve passed the server's notifications/cancelled on
 
 

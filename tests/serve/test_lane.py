@@ -26,9 +26,10 @@ from orbmcp.serve.wire import message_streams
 from tests.core.live import FAST_GRACE_S, load, stdio_entry, write_config
 from tests.core.paths import PathProbe
 from tests.servers.launch import run_http_server
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = pytest.mark.anyio
-BOUND_S = 30
+BOUND_S = HANG_GUARD_S
 
 
 @pytest.fixture

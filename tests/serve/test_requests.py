@@ -23,6 +23,7 @@ from orbmcp.serve.ui import ServeUI
 from tests.auth.oauth_server import running_server
 from tests.core.live import FAST_GRACE_S, wait_until, write_config
 from tests.serve import Notices, agent, http_gateway, names, reference_entry
+from tests.timeouts import HANG_GUARD_S
 
 pytestmark = [
     pytest.mark.anyio,
@@ -69,7 +70,7 @@ async def test_the_commands_questions_are_asked_as_form_elicitations(tmp_path: P
         assert len(asked) == 4
 
         ui.show_url("https://as.example/authorize?x=1")
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             while len(asked) < 5:
                 await anyio.sleep(0.01)
         assert (
@@ -170,7 +171,7 @@ async def test_prompt_and_resource_changes_and_reconnects_reach_the_agent(tmp_pa
         await notices.wait_count("notifications/resources/list_changed", 1)
         listing = await client.list_tools()
         subscriptions = next(n for n in names(listing) if "__test_subscriptions_" in n)
-        with anyio.fail_after(30):  # the new connection knows the subscription again
+        with anyio.fail_after(HANG_GUARD_S):  # the new connection knows the subscription again
             while json.loads((await client.call_tool(subscriptions, {})).content[0].text) != [
                 "test://watched-resource"
             ]:

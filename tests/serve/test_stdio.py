@@ -28,6 +28,7 @@ from tests.cli import run_cli
 from tests.core.live import cli_env, raw_entry, write_config
 from tests.serve import everything_entry, names
 from tests.servers.launch import LivenessServer, server_cmd
+from tests.timeouts import HANG_GUARD_S, LONG_GUARD_S
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(not hasattr(os, "killpg"), reason="POSIX processes")]
 
@@ -86,7 +87,7 @@ async def test_stdin_eof_stops_every_server_serve_started(tmp_path: Path) -> Non
                 assert (await client.call_tool(echo, {"text": "over stdio"})).content[0].text == "over stdio"
                 await live.wait_registered(3, 30)
             # The agent left: its side of stdin is closed.
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 code = await proc.wait()
             assert code == 0, await stderr_of(proc)
             await live.wait_all_dead(10)
@@ -111,11 +112,11 @@ async def test_progress_and_cancellation_cross_the_stdio_wire(tmp_path: Path) ->
         assert seen == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")]
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.call_tool, sleep, {"seconds": 600})
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 while not (markers / "sleep-started").exists():
                     await anyio.sleep(0.02)
             tg.cancel_scope.cancel()
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             while not (markers / "sleep-cancelled").exists():
                 await anyio.sleep(0.02)
         with pytest.raises(MCPError, match="Unknown tool"):  # an unknown name takes the checked path
@@ -132,7 +133,7 @@ async def test_sigterm_stops_every_server_and_exits_interrupted(tmp_path: Path) 
             await client.list_tools()
             await live.wait_registered(2, 30)
             proc.send_signal(signal.SIGTERM)
-            with anyio.fail_after(30):
+            with anyio.fail_after(HANG_GUARD_S):
                 code = await proc.wait()
             assert code == 130
             assert "interrupted by SIGTERM" in await stderr_of(proc)
@@ -161,7 +162,7 @@ async def test_lines_that_are_not_json_rpc_get_errors_and_the_session_goes_on(tm
         await proc.stdin.send(b"".join(lines))
         answers: list[dict[str, object]] = []
         buffer = b""
-        with anyio.fail_after(60):
+        with anyio.fail_after(LONG_GUARD_S):
             while len(answers) < 3:
                 buffer += await proc.stdout.receive()
                 *done, buffer = buffer.split(b"\n")
@@ -178,14 +179,14 @@ async def test_lines_that_are_not_json_rpc_get_errors_and_the_session_goes_on(tm
         }
         assert answers[2]["id"] == 9 and answers[2]["result"]["serverInfo"]["name"] == "orbmcp"
         await proc.stdin.aclose()
-        with anyio.fail_after(30):
+        with anyio.fail_after(HANG_GUARD_S):
             assert await proc.wait() == 0
 
 
 async def test_an_unknown_served_server_is_a_usage_error(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"everything": everything_entry()})
     async with serve_process(config, "--server", "nope") as proc:
-        with anyio.fail_after(60):
+        with anyio.fail_after(LONG_GUARD_S):
             code = await proc.wait()
         assert code == 2
         text = await stderr_of(proc)

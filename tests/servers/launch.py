@@ -25,10 +25,12 @@ import anyio
 from anyio.abc import Process, SocketAttribute, SocketStream, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from tests.timeouts import HANG_GUARD_S, scaled
+
 SERVERS_DIR = Path(__file__).resolve().parent
 LISTENING = b"LISTENING "
 MAX_LINE = 256
-KILL_WAIT = 5.0
+KILL_WAIT = scaled(10.0)
 
 
 def python_exe() -> str:
@@ -86,7 +88,7 @@ async def _read_port(proc: Process) -> int:
 
 @asynccontextmanager
 async def http_server(
-    script_args: Sequence[str] = (), *, timeout: float = 20, env: Mapping[str, str] | None = None
+    script_args: Sequence[str] = (), *, timeout: float = HANG_GUARD_S, env: Mapping[str, str] | None = None
 ) -> AsyncIterator[HttpServer]:
     """Run ``everything.py`` over HTTP (``--http 0`` unless ``--sse``/``--http`` is given).
 
@@ -124,7 +126,7 @@ class HttpServerProcess:
 def http_server_process(
     script_args: Sequence[str] = (),
     *,
-    timeout: float = 20,
+    timeout: float = HANG_GUARD_S,
     env: Mapping[str, str] | None = None,
     script: str = "everything",
 ) -> Iterator[HttpServerProcess]:
@@ -168,7 +170,7 @@ def http_server_process(
 
 @asynccontextmanager
 async def run_http_server(
-    script_args: Sequence[str] = (), *, timeout: float = 20, env: Mapping[str, str] | None = None
+    script_args: Sequence[str] = (), *, timeout: float = HANG_GUARD_S, env: Mapping[str, str] | None = None
 ) -> AsyncIterator[str]:
     """Like ``http_server`` but yields only the URL (``http://127.0.0.1:<port>/mcp`` or ``/sse``)."""
     async with http_server(script_args, timeout=timeout, env=env) as server:
@@ -236,8 +238,9 @@ class LivenessServer:
                 pass
 
     async def wait_registered(self, count: int, timeout: float) -> list[Peer]:
-        """Wait until ``count`` processes have registered; raises TimeoutError."""
-        with anyio.fail_after(timeout):
+        """Wait until ``count`` processes have registered; raises TimeoutError (``timeout`` is on
+        the suite's scale)."""
+        with anyio.fail_after(scaled(timeout)):
             while len(self.peers) < count:
                 await self._wait_change()
         return list(self.peers)
@@ -249,7 +252,7 @@ class LivenessServer:
         """
         if not self.peers:
             raise RuntimeError("no process registered with the liveness server")
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(scaled(timeout)):
             while self.alive_pids():
                 await self._wait_change()
 

@@ -29,7 +29,8 @@ REPEATED_CURSOR = "again"
 NEXT_ROLE = {"server": "child", "child": "grandchild"}
 # Leaked descendants of a failed test must not live on in CI forever.
 DESCENDANT_MAX_LIFETIME = 300.0
-READY_TIMEOUT = 10.0
+# A hang guard (a descendant that never says it is ready), generous for a loaded machine.
+READY_TIMEOUT = 30.0
 # A barrier that never fills (the client connected its servers one at a time) must not hold a
 # server forever: past this the server answers anyway and the test's own bound has failed it.
 BARRIER_TIMEOUT = 60.0

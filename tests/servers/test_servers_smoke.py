@@ -16,6 +16,7 @@ from mcp.client.sse import sse_client
 from mcp_types import ServerNotification, TextContent, ToolListChangedNotification
 
 from tests.servers.launch import LivenessServer, http_server, run_http_server, server_cmd, stop_process
+from tests.timeouts import HANG_GUARD_S
 
 
 def stdio(name: str, *args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
@@ -36,7 +37,7 @@ async def test_everything_stdio_tools_progress_and_cancellation(tmp_path: Any) -
         updates.append((progress, total, message))
 
     params = stdio("everything", env={"ORB_TEST_MARKER_DIR": str(tmp_path)})
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert {"echo", "slow", "mixed", "sleep", "crash", "add_tool"} <= names
@@ -64,7 +65,7 @@ async def test_everything_stdio_list_changed_on_legacy_session() -> None:
         if isinstance(message, ToolListChangedNotification):
             seen.set()
 
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         async with Client(
             stdio("everything", "--list-changed"), mode="legacy", message_handler=on_message
         ) as c:
@@ -76,7 +77,7 @@ async def test_everything_stdio_list_changed_on_legacy_session() -> None:
 
 
 async def test_everything_http_on_legacy_and_auto() -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(HANG_GUARD_S):
         async with http_server() as server:
             assert server.url == f"http://127.0.0.1:{server.port}/mcp"
             versions = []
@@ -88,7 +89,7 @@ async def test_everything_http_on_legacy_and_auto() -> None:
 
 
 async def test_everything_sse() -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(HANG_GUARD_S):
         async with run_http_server(["--sse", "0"]) as url:
             assert url.endswith("/sse")
             async with Client(sse_client(url), mode="legacy") as client:
@@ -97,7 +98,7 @@ async def test_everything_sse() -> None:
 
 async def test_paged_server_follows_cursors() -> None:
     pages: list[list[str]] = []
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         async with Client(stdio("paged", "--tools", "5", "--page-size", "2")) as client:
             cursor: str | None = None
             while True:
@@ -112,7 +113,7 @@ async def test_paged_server_follows_cursors() -> None:
 
 async def test_raw_server_legacy_and_recorded_traffic(tmp_path: Any) -> None:
     record = tmp_path / "received.jsonl"
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         async with Client(stdio("raw", "--record", str(record)), mode="legacy") as client:
             assert client.protocol_version == "2025-11-25"
             assert [t.name for t in (await client.list_tools()).tools] == ["echo", "never"]
@@ -157,7 +158,7 @@ async def test_liveness_reports_survivor_when_leader_alone_dies() -> None:
         finally:
             await stop_process(proc)
     # LivenessServer's exit SIGKILLed the orphaned child (a zombie is dead too: init may be slow to reap).
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD_S):
         while is_running(live.roles()["child"]):
             await anyio.sleep(0.02)
 

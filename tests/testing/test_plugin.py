@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.servers.launch import server_cmd
+from tests.timeouts import generous_servers
 
 pytest_plugins = ["pytester"]
 
@@ -33,7 +34,7 @@ def _everything() -> dict[str, object]:
 
 def _config(directory: Path, servers: dict[str, object], name: str = "mcp.json") -> Path:
     path = directory / name
-    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    path.write_text(json.dumps({"mcpServers": generous_servers(servers)}), encoding="utf-8")
     return path
 
 

@@ -21,9 +21,11 @@ from orbmcp.commands.results.edit import ImportItem, ImportPlan
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config import edit as config_edit
 from orbmcp.config.clients import CLIENTS, parse_client
+from orbmcp.config.documents import servers_block
+from orbmcp.config.entries import parse_server
 from orbmcp.config.imports import ClientRead, read_clients, source_of
-from orbmcp.config.model import ClientName, ConfigWarning, Settings
-from orbmcp.config.schema import parse_server, servers_block
+from orbmcp.config.model import ClientName, ConfigWarning
+from orbmcp.config.settings import Settings
 from orbmcp.errors import UsageError, cmd
 
 

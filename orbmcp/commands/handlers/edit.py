@@ -22,7 +22,8 @@ from orbmcp.commands.results.edit import ServerEdit, ServerEdits
 from orbmcp.commands.spelling import spell_for
 from orbmcp.config import edit as config_edit
 from orbmcp.config import paths
-from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig, Settings
+from orbmcp.config.model import Lifecycle, ResolvedConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.config.transports import from_spelling, spellings_text
 from orbmcp.errors import UsageError, cmd
 
@@ -281,7 +282,7 @@ def _relative_path_notes(ctx: CommandContext, name: str, entry: Mapping[str, obj
 
 def _checked(name: str, entry: Mapping[str, object], settings: Settings) -> None:
     """A usage error unless ``entry`` is a valid entry named ``name``."""
-    from orbmcp.config.schema import parse_server
+    from orbmcp.config.entries import parse_server
 
     _check_name(name)
     checked, problems = parse_server(name, entry, file=None, source="global", settings=settings)
@@ -290,7 +291,7 @@ def _checked(name: str, entry: Mapping[str, object], settings: Settings) -> None
 
 
 def _servers(document: Mapping[str, object]) -> Mapping[str, object]:
-    from orbmcp.config.schema import servers_block
+    from orbmcp.config.documents import servers_block
 
     return servers_block(document, file=None)
 

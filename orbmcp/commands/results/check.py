@@ -8,7 +8,7 @@ invalid (the config is wrong), 1 for any other failure, 0 otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from orbmcp.commands.outcome import ExitCode
@@ -117,7 +117,9 @@ class CheckReport(Result):
     workdir: str | None = None
     lock_file: str | None = None  # --lock FILE: the tool lock the servers were compared with
     lock_changes: tuple[ToolChange, ...] = ()  # tools added, removed or changed since that lock
-    seconds: float = 0.0  # the whole check's wall time (servers connect concurrently)
+    # The whole check's wall time (servers connect concurrently); a measurement, not part of the
+    # outcome: two equal checks are equal whatever their times.
+    seconds: float = field(default=0.0, compare=False)
 
     @property
     def problems(self) -> tuple[str, ...]:

@@ -95,9 +95,11 @@ class StatusRow:
             "lastError": self.error,
             "hint": self.hint,
             "warnings": list(self.warnings),
-            "transport": self.transport,
-            "sseFallback": self.sse_fallback,
         }
+        if self.sse_fallback:
+            # Only where it happened: these rows are also what an agent reads (mcp_status), and
+            # every key there costs context on every row.
+            body |= {"transport": self.transport, "sseFallback": True}
         if self.retry is not None:
             body["retry"] = self.retry.to_json()
         if self.unavailable:

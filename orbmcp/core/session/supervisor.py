@@ -25,7 +25,8 @@ from orbmcp.errors import AuthError, ConnectionFailed, OrbError, TimeoutFailed, 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from orbmcp.config.model import ServerConfig, Settings
+    from orbmcp.config.model import ServerConfig
+    from orbmcp.config.settings import Settings
     from orbmcp.core.processes.process import ManagedProcess
     from orbmcp.core.session.runtime import Runtime
     from orbmcp.core.tooling.listings import ToolListingSalvage

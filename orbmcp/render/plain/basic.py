@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from orbmcp.commands.results.base import CommandHelp, CommandIndex, JsonText, Lines, ShellExit, Statement
 from orbmcp.commands.results.completion import Completions, CompletionScript, SlashCommandList
 from orbmcp.core.capabilities import Interaction
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import one_line, safe_text
 
 _ASKED = {
@@ -38,24 +39,29 @@ def aligned(rows: list[list[str]], indent: str = "  ", *, cap: int | None = None
     ]
 
 
+@renders
 def statement(result: Statement) -> str:
     return safe_text(result.message, multiline=True)
 
 
+@renders
 def lines(result: Lines) -> str:
     return "\n".join(one_line(x) for x in result.items)
 
 
+@renders
 def completions(result: Completions) -> str:
     """One value per line: what a shell's completion function reads."""
     return "\n".join(one_line(c.value) for c in result.items)
 
 
+@renders
 def slash_command_list(result: SlashCommandList) -> str:
     width = min(44, max((len(str(c["usage"])) for c in result.commands), default=0))
     return "\n".join(f"{c['usage']!s:<{width}}  {c['description']}" for c in result.commands)
 
 
+@renders
 def command_help(result: CommandHelp) -> str:
     text = [f"usage: {result.usage}", "", result.help]
     if result.params:
@@ -64,6 +70,7 @@ def command_help(result: CommandHelp) -> str:
     return safe_text("\n".join(text), multiline=True)
 
 
+@renders
 def command_index(result: CommandIndex) -> str:
     width = min(44, max((len(usage) for usage, _ in result.entries), default=0))
     text = [result.title, *(f"  {usage:<{width}}  {summary}" for usage, summary in result.entries)]
@@ -71,14 +78,17 @@ def command_index(result: CommandIndex) -> str:
     return safe_text("\n".join(text), multiline=True)
 
 
+@renders
 def completion_script(result: CompletionScript) -> str:
     return safe_text(result.script, multiline=True)
 
 
+@renders
 def shell_exit(result: ShellExit) -> str:
     return ""  # the REPL already showed everything; only its status is left
 
 
+@renders
 def json_text(result: JsonText) -> str:
     # The line asked for JSON itself; it gets JSON even where the outer output is text.
     return json.dumps(result.data, indent=2, ensure_ascii=False)

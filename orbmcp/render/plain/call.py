@@ -9,6 +9,7 @@ from __future__ import annotations
 from orbmcp.commands.results.call import CallOutcome, TranscriptPart, transcript
 from orbmcp.core.tooling.results import format_size
 from orbmcp.render.plain.basic import interaction_notes
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import one_line, safe_text
 
 # After an image or audio line that was not saved: how to get the data (``call --save-images``).
@@ -21,6 +22,7 @@ def escaped(part: TranscriptPart) -> str:
     return one_line(part.value) + (SAVE_HINT if part.unsaved_media else "")
 
 
+@renders
 def call_text(outcome: CallOutcome) -> str:
     notes = interaction_notes(outcome.interactions)
     return "\n".join([_transcript(outcome), *notes]) if notes else _transcript(outcome)

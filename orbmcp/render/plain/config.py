@@ -10,6 +10,7 @@ import shlex
 
 from orbmcp.commands.results.config import ConfigView, PathsView, TrustReview, ValidationReport
 from orbmcp.config.transports import is_local
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import safe_text
 
 # Settings field names as the user wrote them in the file.
@@ -25,6 +26,7 @@ def _e(value: object) -> str:
     return safe_text(str(value))
 
 
+@renders
 def config_view(view: ConfigView) -> str:
     lines: list[str] = []
     if not view.servers:
@@ -63,6 +65,7 @@ def config_view(view: ConfigView) -> str:
     return "\n".join(lines)
 
 
+@renders
 def paths_view(view: PathsView) -> str:
     data = view.to_json()  # the JSON keys are the labels
     imports = data.pop("imports")
@@ -83,6 +86,7 @@ def _path_value(value: object) -> str:
     return _e(", ".join(str(v) for v in value) if isinstance(value, list) else value)
 
 
+@renders
 def validation_report(report: ValidationReport) -> str:
     lines = [f"warning: {_e(w)}" for w in report.warnings]
     lines.append(
@@ -92,6 +96,7 @@ def validation_report(report: ValidationReport) -> str:
     return "\n".join(lines)
 
 
+@renders
 def trust_review(result: TrustReview) -> str:
     outcome = safe_text(result.message, multiline=True)
     if result.decision == "declined":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from orbmcp.commands.results.daemon import DaemonStatus
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import one_line
 
 _HEADLINES = {
@@ -28,6 +29,7 @@ def _memory(value: object) -> str:
     return f"{value / (1024 * 1024):.1f} MiB" if isinstance(value, int | float) else "?"
 
 
+@renders
 def daemon_status(result: DaemonStatus) -> str:
     info = result.info
     if result.action == "stopped":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 
 from orbmcp.commands.results.edit import ImportPlan, ServerEdit, ServerEdits
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import one_line, safe_text
 
 _OUTCOMES = {
@@ -21,10 +22,12 @@ _OUTCOMES = {
 }
 
 
+@renders
 def server_edits(result: ServerEdits) -> str:
     return "\n".join(server_edit(e) for e in result.edits)
 
 
+@renders
 def server_edit(result: ServerEdit) -> str:
     lines = [one_line(result.message)]
     entry = result.entry
@@ -43,6 +46,7 @@ def server_edit(result: ServerEdit) -> str:
     return "\n".join(lines)
 
 
+@renders
 def import_plan(plan: ImportPlan) -> str:
     lines: list[str] = []
     if plan.diff:

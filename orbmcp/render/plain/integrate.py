@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from orbmcp.commands.results.integrate import AgentList, IntegratePlan
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import one_line, safe_text
 
 _OUTCOMES = {
@@ -16,6 +17,7 @@ _OUTCOMES = {
 _WOULD = {"created": "would be written", "updated": "would be updated", "removed": "would be removed"}
 
 
+@renders
 def integrate_plan(plan: IntegratePlan) -> str:
     lines: list[str] = []
     if plan.dry_run:
@@ -41,6 +43,7 @@ def integrate_plan(plan: IntegratePlan) -> str:
     return "\n".join(lines)
 
 
+@renders
 def agent_list(result: AgentList) -> str:
     lines = []
     for row in result.agents:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from orbmcp.commands.results.lock import LockReport, ToolDiff
 from orbmcp.commands.toollock import ToolChange
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import one_line
 
 
@@ -21,6 +22,7 @@ def change_lines(changes: Iterable[ToolChange], *, indent: str = "  ") -> list[s
     return lines
 
 
+@renders
 def lock_report(result: LockReport) -> str:
     servers = ", ".join(one_line(s) for s in result.servers) or "no server"
     if result.created:
@@ -36,6 +38,7 @@ def lock_report(result: LockReport) -> str:
     return "\n".join(lines)
 
 
+@renders
 def tool_diff(result: ToolDiff) -> str:
     if not result.changes:
         return f"{one_line(result.before)} and {one_line(result.after)}: the same tools"

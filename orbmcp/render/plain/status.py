@@ -18,6 +18,7 @@ from orbmcp.commands.results.status import (
     StatusRow,
 )
 from orbmcp.render.plain.basic import aligned
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import one_line, safe_text
 
 # Sub-capabilities worth naming beside their capability, as the wire spells them.
@@ -100,6 +101,7 @@ def statusaligned(rows: tuple[StatusRow, ...]) -> list[str]:
     return lines
 
 
+@renders
 def status_report(result: StatusReport) -> str:
     if not result.rows:
         lines = ["No MCP servers configured."]
@@ -142,6 +144,7 @@ def _launch_lines(d: ServerDetail) -> list[str]:
     return lines
 
 
+@renders
 def server_detail(d: ServerDetail) -> str:
     if d.unavailable:
         return _unavailable_detail(d)
@@ -204,6 +207,7 @@ def _unavailable_detail(d: ServerDetail) -> str:
     return "\n".join(lines)
 
 
+@renders
 def server_action(a: ServerAction) -> str:
     if a.action == "start" and len(a.details) == 1:
         return server_detail(a.details[0])
@@ -219,6 +223,7 @@ def server_action(a: ServerAction) -> str:
 # ---- check ---------------------------------------------------------------------------------------
 
 
+@renders
 def check_report(report: CheckReport) -> str:
     """One line per server, the required tools and calls, the problems, a verdict. With
     ``--format github`` the workflow commands come first (GitHub shows them as annotations)."""

@@ -25,6 +25,7 @@ from orbmcp.core.tooling.results import (
     format_size,
 )
 from orbmcp.render.plain.basic import aligned, interaction_notes
+from orbmcp.render.plain.dispatch import renders
 from orbmcp.text import one_line, safe_text
 
 INDENT = "    "
@@ -34,6 +35,7 @@ def _indent(text: str, prefix: str = INDENT) -> str:
     return "\n".join(prefix + line if line else line for line in text.splitlines())
 
 
+@renders
 def tool_listing(listing: ToolListing) -> str:
     lines: list[str] = []
     for server in listing.servers:
@@ -57,6 +59,7 @@ def tool_listing(listing: ToolListing) -> str:
     return "\n".join(lines)
 
 
+@renders
 def resource_listing(listing: ResourceListing) -> str:
     """Per server, one row per resource and template in columns: URI, name, MIME type, description."""
     lines: list[str] = []
@@ -102,6 +105,7 @@ def _resource_cells(uri: str, row: Mapping[str, Any]) -> list[str]:
     ]
 
 
+@renders
 def resource_contents(result: ResourceContents) -> str:
     parts: list[str] = []
     if result.update:
@@ -135,6 +139,7 @@ def resource_contents(result: ResourceContents) -> str:
     return "\n".join([*parts, *interaction_notes(result.interactions)])
 
 
+@renders
 def prompt_listing(listing: PromptListing) -> str:
     lines: list[str] = []
     for server in listing.servers:
@@ -156,6 +161,7 @@ def prompt_signature(prompt: Mapping[str, Any]) -> str:
     return f"{prompt.get('name', '')}({', '.join(names)})"
 
 
+@renders
 def prompt_messages(result: PromptMessages) -> str:
     parts: list[str] = []
     desc = result.result.get("description")
@@ -218,6 +224,7 @@ _TASKS = {
 }
 
 
+@renders
 def tool_detail(detail: ToolDetail) -> str:
     """One tool: what it does, each parameter (type, required, default, choices), how to call it."""
     entry = detail.entry

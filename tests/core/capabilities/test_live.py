@@ -29,9 +29,10 @@ from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, stdio_entry
 from tests.core.paths import PathProbe
 from tests.servers.asks import MARKER_ENV
+from tests.timeouts import HANG_GUARD_S, generous_servers
 from tests.ui import SilentUI
 
-BOUND_S = 30
+BOUND_S = HANG_GUARD_S
 
 
 @pytest.fixture
@@ -87,7 +88,7 @@ class World:
     config: Path
 
     def write(self, servers: dict[str, Any], **settings: Any) -> None:
-        body: dict[str, Any] = {"mcpServers": servers}
+        body: dict[str, Any] = {"mcpServers": generous_servers(servers)}
         if settings:
             body["settings"] = settings
         self.config.write_text(json.dumps(body), encoding="utf-8")

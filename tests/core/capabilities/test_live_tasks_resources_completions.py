@@ -12,7 +12,8 @@ from orbmcp.commands.handlers import resources as resource_handlers
 from orbmcp.commands.handlers import tools as tool_handlers
 from orbmcp.commands.live_completion import answer, live_candidates
 from orbmcp.commands.live_query import LiveQuery
-from orbmcp.commands.results import ResourceContents, Result
+from orbmcp.commands.results.base import Result
+from orbmcp.commands.results.tools import ResourceContents
 from orbmcp.core.capabilities import Interaction
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
 from orbmcp.core.tooling.calls import call_tool

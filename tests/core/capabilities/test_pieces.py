@@ -25,6 +25,7 @@ from orbmcp.core.capabilities.sampling import (
 from orbmcp.core.capabilities.server_log import MAX_TEXT, check_level, message_from
 from orbmcp.core.capabilities.tasks import MAX_POLL_S, MIN_POLL_S, TaskProtocolError, _task, poll_interval
 from orbmcp.core.capabilities.templates import completion_point, literal_prefix, parameters
+from tests.timeouts import scaled
 from tests.ui import SilentUI
 
 
@@ -104,7 +105,7 @@ async def test_the_sampling_command_gets_the_request_and_answers(tmp_path: Path)
 async def test_a_failing_sampling_command_is_a_refusal(
     tmp_path: Path, body: str, timeout_ms: int, why: str
 ) -> None:
-    with anyio.fail_after(150):
+    with anyio.fail_after(scaled(150)):
         with pytest.raises(SamplingFailed, match=why):
             await run_command(request(sampler(tmp_path, body), timeout_ms=timeout_ms))
         answer = await default_sampling(request(sampler(tmp_path, body), timeout_ms=timeout_ms))

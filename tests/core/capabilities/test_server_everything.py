@@ -16,6 +16,7 @@ import pytest
 
 from tests.cli import run_cli
 from tests.servers.npm import npm_server
+from tests.timeouts import generous_servers
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +44,7 @@ def home(tmp_path: Path) -> dict[str, str]:
             "sampling": {"command": [sys.executable, str(bridge)]},
             "roots": [str(tmp_path / "project")],  # roots are offered only where configured
         },
-        "mcpServers": {"everything": server.entry()},
+        "mcpServers": generous_servers({"everything": server.entry()}),
     }
     (agent / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
     return {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ORB_AGENT_DIR": str(agent), "CI": "true"}

@@ -22,6 +22,7 @@ from orbmcp.render.plain import render_plain
 from tests.cli import run_cli
 from tests.core.live import load, managed, wait_until
 from tests.servers.npm import SERVER_FILESYSTEM, npm_server
+from tests.timeouts import LONG_GUARD_S
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +80,7 @@ async def test_configured_roots_are_what_it_is_told_and_status_shows_them(tmp_pa
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"fs": server.entry()}}), encoding="utf-8")
 
-    with anyio.fail_after(60):
+    with anyio.fail_after(LONG_GUARD_S):
         async with managed(config) as manager:
             first = await manager.ready("fs")
             assert _listed(await call_tool(first, "list_allowed_directories", {})) == [str(sandbox)]

@@ -48,6 +48,20 @@ class Dial:
     on_response: ResponseHook | None = None  # every HTTP response's status and headers
 
 
+async def url_options(dial: Dial) -> dict[str, Any]:
+    """What a URL transport takes from its entry: the URL, headers, auth, timeouts, response hook."""
+    cfg = dial.cfg
+    assert cfg.url is not None
+    return {
+        "url": cfg.url,
+        "headers": dict(cfg.headers),
+        "auth": await dial.auth(),
+        "timeout_s": cfg.timeout_ms / 1000,
+        "request_timeout_s": cfg.request_timeout_ms / 1000,
+        "on_response": dial.on_response,
+    }
+
+
 @dataclass
 class Opened:
     """A transport for ``mcp.Client``, and the raw ``tools/call`` channel beside it, if any."""

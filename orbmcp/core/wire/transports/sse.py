@@ -21,7 +21,7 @@ from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 from mcp.shared.message import SessionMessage
 
 from orbmcp.config.transports import SSE, TransportKind
-from orbmcp.core.wire.transports.base import MAX_SSE_EVENT_BYTES, Dial, Opened, decode
+from orbmcp.core.wire.transports.base import MAX_SSE_EVENT_BYTES, Dial, Opened, decode, url_options
 from orbmcp.log import get_logger
 from orbmcp.net.bounded import ResponseTooLarge
 from orbmcp.net.http import ResponseHook, make_http_client
@@ -177,14 +177,4 @@ class SseTransport:
     throttles_itself = False
 
     async def open(self, dial: Dial) -> Opened:
-        cfg = dial.cfg
-        assert cfg.url is not None
-        transport = sse_transport(
-            cfg.url,
-            headers=dict(cfg.headers),
-            auth=await dial.auth(),
-            timeout_s=cfg.timeout_ms / 1000,
-            request_timeout_s=cfg.request_timeout_ms / 1000,
-            on_response=dial.on_response,
-        )
-        return Opened(transport)
+        return Opened(sse_transport(**await url_options(dial)))

@@ -17,7 +17,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 
 from orbmcp.config.transports import STREAMABLE_HTTP, TransportKind
-from orbmcp.core.wire.transports.base import MAX_SSE_EVENT_BYTES, Dial, Opened
+from orbmcp.core.wire.transports.base import MAX_SSE_EVENT_BYTES, Dial, Opened, url_options
 from orbmcp.net.http import ResponseHook, make_http_client
 
 __all__ = ["StreamableHttpTransport", "http_transport"]
@@ -82,14 +82,4 @@ class StreamableHttpTransport:
     throttles_itself = False
 
     async def open(self, dial: Dial) -> Opened:
-        cfg = dial.cfg
-        assert cfg.url is not None
-        transport = http_transport(
-            cfg.url,
-            headers=dict(cfg.headers),
-            auth=await dial.auth(),
-            timeout_s=cfg.timeout_ms / 1000,
-            request_timeout_s=cfg.request_timeout_ms / 1000,
-            on_response=dial.on_response,
-        )
-        return Opened(transport)
+        return Opened(http_transport(**await url_options(dial)))

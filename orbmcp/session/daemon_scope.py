@@ -121,7 +121,7 @@ def check_private_dir(directory: str | os.PathLike[str]) -> None:
     The same rule the client applies (``trust.check_private``): owned by this user, a real
     directory, no permission for group or others. A directory orbmcp made is 0700; one that is
     not was made, or loosened, by someone else: it is refused, never repaired."""
-    from orbmcp.daemon.trust import UntrustedDaemon, check_private
+    from orbmcp.session.daemon_trust import UntrustedDaemon, check_private
 
     try:
         check_private(os.fspath(directory), kind="directory")

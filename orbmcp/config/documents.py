@@ -1,10 +1,8 @@
-"""One server entry of a config file, checked into a ``ServerConfig`` or into warnings.
+"""The shape of a config file around its entries: where the servers are (``mcpServers`` or VS
+Code's ``servers``), what is wrong with the file as a whole, the keys an entry may have, the trust
+keys a project may not set, and partial overrides (an entry without a transport).
 
-Validation is by hand (see model.py for why not pydantic), a small function per field group
-(fields.py), every problem reported into the entry's ``Problems`` (checks.py): an invalid entry
-is skipped with one warning naming file, server and key, and a merely ignored key warns while the
-entry loads. Variables are NOT expanded here: ``expand.finalize`` does that, and only for the
-entries that are trusted and will be used, so an entry nobody approved never reads the environment.
+Entries themselves are validated by the models in ``entries.py``.
 """
 
 from __future__ import annotations
@@ -12,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-from orbmcp.config import fields
-from orbmcp.config.checks import Problems
 from orbmcp.config.jsonc import type_name
-from orbmcp.config.model import DEFAULT_TIMEOUT_MS, ConfigWarning, ServerConfig, Settings, Source
+from orbmcp.config.model import ConfigWarning
 from orbmcp.errors import ConfigError
 from orbmcp.suggest import close_names
 
@@ -62,7 +58,7 @@ TRUST_KEYS = frozenset(
     }
 )
 # A config warning is plain text (nothing spells command references in it), so the command is literal.
-_TRUST_KEY_IGNORED = "cannot be set by a project: trust is granted only by `orbmcp trust`; ignored"
+TRUST_KEY_IGNORED = "cannot be set by a project: trust is granted only by `orbmcp trust`; ignored"
 
 # ---- the mcpServers block ----------------------------------------------------------------------
 
@@ -139,27 +135,13 @@ def is_entry_like(value: Mapping[str, object]) -> bool:
     return any(key in value for key in ("command", "url"))
 
 
-def unknown_keys(problems: Problems, entry: Mapping[str, object], known: tuple[str, ...]) -> None:
-    """An ignored-key warning for each key orbmcp does not read, with a close match suggested."""
-    for key in entry:
-        if key in known or key in TRUST_KEYS:
-            continue
-        close = close_names(key, known, n=1)
-        if close:
-            hint = f"'{key}' — did you mean '{close[0]}'?"
-            problems.ignore(f"unknown key {hint} (ignored)", reason="unknown_key")
-            problems.suggest(hint)
-        else:
-            problems.ignore(f"unknown key '{key}' ignored", reason="unknown_key")
-
-
 def trust_key_warnings(document: Mapping[str, object], *, file: str | None) -> list[ConfigWarning]:
     """Warnings for a project file's attempts to grant trust: top level, settings, entries."""
     out: list[ConfigWarning] = []
 
     def scan(mapping: Mapping[str, object], prefix: str, server: str | None) -> None:
         out.extend(
-            ConfigWarning(f'"{prefix}{key}" {_TRUST_KEY_IGNORED}', file, server, "trust_key")
+            ConfigWarning(f'"{prefix}{key}" {TRUST_KEY_IGNORED}', file, server, "trust_key")
             for key in mapping
             if key in TRUST_KEYS
         )
@@ -180,92 +162,6 @@ def trust_key_warnings(document: Mapping[str, object], *, file: str | None) -> l
 def is_partial(raw: object) -> bool:
     """An object entry with no command/url/type/transport: a partial override."""
     return isinstance(raw, dict) and not any(key in raw for key in DEFINING_KEYS)
-
-
-# ---- one full entry ------------------------------------------------------------------------------
-
-
-def parse_server(
-    name: str,
-    raw: object,
-    *,
-    file: str | None,
-    source: Source,
-    settings: Settings,
-) -> tuple[ServerConfig | None, list[ConfigWarning]]:
-    """One full entry (not a partial override) into an unexpanded ServerConfig, or None + why."""
-    problems = Problems(name, file)
-    entry = fields.entry_object(problems, name, raw)
-    if entry is None:
-        return None, problems.warnings()
-    if source == "project":
-        for key in entry:
-            if key in TRUST_KEYS:
-                problems.ignore(f'"{key}" {_TRUST_KEY_IGNORED}', reason="trust_key")
-    unknown_keys(problems, entry, ENTRY_KEYS)
-    transport, command, url = fields.transport_fields(problems, entry)
-    stdio = transport == "stdio"
-    args, env, cwd = fields.stdio_fields(problems, entry, transport)
-    headers = fields.http_fields(problems, entry, transport)
-    enabled, lifecycle = fields.switches(problems, entry)
-    timeout_ms, request_timeout_ms = fields.timeouts(problems, entry)
-    max_retries = fields.max_retries(problems, entry, settings.max_retries)
-    health = fields.health_interval(problems, entry)
-    auth = fields.entry_auth(problems, entry, stdio=stdio)
-    roots = fields.entry_roots(problems, entry)
-    if problems.fatal or transport is None:
-        return None, problems.warnings()
-    server = ServerConfig(
-        name=name,
-        transport=transport,
-        command=command if stdio else None,
-        args=args,
-        env=env,
-        cwd=cwd,
-        url=url if not stdio else None,
-        headers=headers,
-        lifecycle=lifecycle,
-        enabled=enabled is not False,
-        timeout_ms=timeout_ms or DEFAULT_TIMEOUT_MS,
-        request_timeout_ms=request_timeout_ms or settings.request_timeout_ms,
-        max_retries=max_retries,
-        auth=auth,
-        health_check_interval_ms=health,
-        source=source,
-        file=file,
-        roots=roots,
-    )
-    return server, problems.warnings()
-
-
-# ---- partial overrides ---------------------------------------------------------------------------
-
-
-def parse_override(
-    name: str, raw: Mapping[str, object], *, file: str | None
-) -> tuple[dict[str, object] | None, list[ConfigWarning]]:
-    """A partial override's keys, checked; None (with a warning) when it sets anything else."""
-    problems = Problems(name, file)
-    kept: dict[str, object] = {}
-    for key, value in raw.items():
-        if key in TRUST_KEYS:
-            problems.ignore(f'"{key}" {_TRUST_KEY_IGNORED}', reason="trust_key")
-        elif key in OVERRIDE_KEYS:
-            kept[key] = value
-        else:
-            close = close_names(key, [*ENTRY_KEYS, *OVERRIDE_KEYS], n=1)
-            if close and close[0] != key:
-                problems.suggest(f"'{key}' — did you mean '{close[0]}'?")
-            problems.invalid(
-                f'"{key}" is not allowed in a partial override (only {", ".join(OVERRIDE_KEYS)}); '
-                'give "command" or "url" to replace the whole entry',
-                reason="invalid_override",
-            )
-    fields.check_enabled(problems, kept)
-    fields.check_lifecycle(problems, kept)
-    if problems.fatal:
-        return None, problems.warnings()
-    return kept, problems.warnings()
 
 
 def apply_override(base: Mapping[str, object], override: Mapping[str, object]) -> dict[str, object]:

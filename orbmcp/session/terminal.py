@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from orbmcp.frontends.console import Console, local_console
+from orbmcp.session.console import Console, local_console
 
 if TYPE_CHECKING:
     import anyio
@@ -51,7 +51,7 @@ class TerminalUI:
     def confirm(self, question: str, *, default: bool = False) -> bool:
         if not self.interactive:
             return False
-        from orbmcp.frontends.asking import yes_no
+        from orbmcp.session.asking import yes_no
 
         suffix = " [Y/n] " if default else " [y/N] "
         # No answer at all (end of input) is a no, whatever the default; only a yes is a yes.
@@ -151,7 +151,7 @@ class TerminalUI:
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
         from orbmcp.core.capabilities.elicitation import ElicitationAnswer
-        from orbmcp.frontends import asking
+        from orbmcp.session import asking
 
         if not self.interactive:
             return ElicitationAnswer("decline", reason=NOT_INTERACTIVE)
@@ -170,7 +170,7 @@ class TerminalUI:
     async def sample(self, request: SamplingRequest) -> SamplingAnswer:
         from orbmcp.core.capabilities.client_side import default_sampling
         from orbmcp.core.capabilities.sampling import SamplingAnswer
-        from orbmcp.frontends import asking
+        from orbmcp.session import asking
 
         write, _open = self._threaded()
         if not self.interactive or not request.command:

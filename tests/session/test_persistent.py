@@ -8,14 +8,15 @@ import anyio
 import pytest
 
 from orbmcp.errors import ConnectionFailed
-from orbmcp.frontends.sessions import PersistentSessions
+from orbmcp.session.persistent import PersistentSessions
 from tests.core.live import load, raw_entry, write_config
+from tests.timeouts import HANG_GUARD_S
 
 
 async def test_one_manager_per_session_and_none_after_it(tmp_path: Path) -> None:
     config = load(write_config(tmp_path / "mcp.json", {"lz": raw_entry(lifecycle="lazy")}))
     sessions = PersistentSessions(config, retries=False)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         async with sessions:
             assert not sessions.started  # nothing eager: no Manager until a command needs one
             await sessions.wait_eager()
@@ -32,7 +33,7 @@ async def test_one_manager_per_session_and_none_after_it(tmp_path: Path) -> None
 async def test_a_session_cancelled_while_opening_leaves_nothing_running(tmp_path: Path) -> None:
     config = load(write_config(tmp_path / "mcp.json", {"e": raw_entry()}))  # eager
     sessions = PersistentSessions(config, retries=False)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD_S):
         with anyio.move_on_after(0) as scope:
             async with sessions:
                 pytest.fail("the session opened although its opener was cancelled")

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +14,12 @@ from orbmcp.commands.context import CommandContext, SessionProvider, default_int
 from orbmcp.commands.outcome import ExitCode, exit_code_for
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import OrbError
-from orbmcp.frontends.console import Console, local_console, silence_local_stdout
-
-
-def load_handler(spec: CommandSpec) -> Callable[..., Any]:
-    module, _, func = spec.handler.partition(":")
-    handler: Callable[..., Any] = getattr(importlib.import_module(module), func)
-    return handler
+from orbmcp.session.console import Console, local_console, silence_local_stdout
+from orbmcp.session.handler_refs import handler_of
 
 
 async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
-    handler = load_handler(spec)
+    handler = handler_of(spec)
     args = {k: v for k, v in kwargs.items() if k != "json"}
     if any(p.name == "sse" for p in spec.params):  # the shared ad-hoc params (serve has its own)
         take_adhoc(ctx, args)
@@ -103,8 +96,8 @@ def shell_context(
 ) -> CommandContext:
     """The context of a shell command, one-shot or in the daemon: the person is at ``console``."""
     from orbmcp.commands.pipe_notes import PIPE_NOTE_EVERY_S
-    from orbmcp.frontends.terminal import TerminalUI
     from orbmcp.render import present
+    from orbmcp.session.terminal import TerminalUI
 
     interactive = default_interactive(
         json_output,
@@ -150,14 +143,17 @@ def run_in_shell(
     json_output: bool,
     no_color: bool,
     no_input: bool = False,
+    hand_off_at_exit: bool = False,
 ) -> int:
-    """One shell command, one-shot: connect what it needs, print, stop everything it started."""
-    from orbmcp.frontends.one_shot import OneShotSessions, run_connecting
-    from orbmcp.frontends.process_tuning import owns_process
+    """One shell command, one-shot: connect what it needs, print, stop everything it started.
+
+    ``hand_off_at_exit``: the process is the orbmcp program's own, and may leave its servers'
+    stop to a detached child (``session.one_shot``)."""
     from orbmcp.render import render_to_terminal
+    from orbmcp.session.one_shot import OneShotSessions, run_connecting
 
     console = local_console()
-    sessions = OneShotSessions(hand_off_at_exit=owns_process())
+    sessions = OneShotSessions(hand_off_at_exit=hand_off_at_exit)
     ctx = shell_context(
         console=console,
         sessions=sessions,
@@ -221,7 +217,7 @@ def _internal_error_line(exc: BaseException) -> str:
 
 
 def _run_sync(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
-    handler = load_handler(spec)
+    handler = handler_of(spec)
     result = handler(ctx, **{k: v for k, v in kwargs.items() if k != "json"})
     if inspect.isawaitable(result):  # a non-connecting handler may still be async
         import anyio

@@ -18,7 +18,7 @@ import pytest
 import orbmcp
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import ExitCode, exit_code_for
-from orbmcp.commands.results import Message
+from orbmcp.commands.results.base import Message
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.errors import (
     AuthError,
@@ -26,14 +26,19 @@ from orbmcp.errors import (
     Interrupted,
     OrbError,
 )
-from orbmcp.frontends.one_shot import OneShotSessions, run_with_signals
-from orbmcp.frontends.runner import call_handler, report_error, run_in_shell
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.handler_refs import bind_handlers
+from orbmcp.session.one_shot import OneShotSessions, run_with_signals
+from orbmcp.session.runner import call_handler, report_error, run_in_shell
+from orbmcp.session.terminal import TerminalUI
+from tests.timeouts import HANG_GUARD_S
 from tests.ui import SilentUI
 
 
 def _spec(handler: str, *, connects: bool = False) -> CommandSpec:
-    return CommandSpec(("t",), "test", f"{__name__}:{handler}", connects=connects)
+    """The command ``t``, run by this module's function named ``handler``."""
+    spec = CommandSpec(("t",), "test", connects=connects)
+    bind_handlers({spec.path: lambda: globals()[handler]})
+    return spec
 
 
 def _run(handler: str, *, json_output: bool = False, connects: bool = False, **kwargs: Any) -> int:
@@ -160,7 +165,7 @@ async def test_a_signal_cancels_the_command_and_closes_the_session() -> None:
         os.kill(os.getpid(), signal.SIGHUP)
         await anyio.sleep_forever()
 
-    with anyio.fail_after(10), pytest.raises(Interrupted) as caught:
+    with anyio.fail_after(HANG_GUARD_S), pytest.raises(Interrupted) as caught:
         await run_with_signals(hangs, ctx)
     assert caught.value.message == "interrupted by SIGHUP; every server was stopped"
     assert ran == ["started"] and sessions._manager is None
@@ -172,7 +177,7 @@ async def test_errors_leave_run_with_signals_unwrapped() -> None:
     async def fails(context: CommandContext) -> None:
         raise AuthError("nope", server="s")
 
-    with anyio.fail_after(10), pytest.raises(AuthError, match="nope"):
+    with anyio.fail_after(HANG_GUARD_S), pytest.raises(AuthError, match="nope"):
         await run_with_signals(fails, ctx)
 
     async def works(context: CommandContext, value: int) -> int:
@@ -180,7 +185,7 @@ async def test_errors_leave_run_with_signals_unwrapped() -> None:
 
     # Any UI works; only the terminal one has a progress line to clear.
     other = CommandContext(ui=HostLikeUI(), sessions=None)
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_GUARD_S):
         assert await run_with_signals(works, ctx, 21) == 42
         assert await run_with_signals(works, other, 2) == 4
 
@@ -262,7 +267,7 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_a_held_back_step_is_shown_above_the_question(monkeypatch: pytest.MonkeyPatch) -> None:
     from orbmcp.core.capabilities.elicitation import ElicitationRequest, parse_form
-    from orbmcp.frontends import terminal
+    from orbmcp.session import terminal
 
     # A task's "input required" arrives right after another step: the redraw limit holds it
     # back (here: every step after the first), yet the person must see it with the question.

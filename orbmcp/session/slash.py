@@ -1,13 +1,14 @@
 """The slash front: a ``/mcp`` line runs the handler the shell runs, rendered as plain text or JSON.
 
-``dispatch(line, ctx)`` parses the line with the grammar of ``commands/complete.py`` (derived from
-the command table), binds its words to the command's parameters exactly as the Typer front would
-(same names, same defaults, same conversions), runs the handler and returns
-``(result_model, exit_code)``. Errors are ``OrbError``s: the caller decides how to show them
-(``run_slash`` renders them for an agent's UI; ``orbmcp slash`` exits 2 on a usage error).
+``dispatch(line, ctx)`` finds the command with the slash grammar of ``commands/complete.py``
+(derived from the command table), hands its words to the one parser of every front
+(``command_line.parse_command``: Click's, so help, usage errors, defaults and conversions are the
+shell's), runs the handler and returns ``(result_model, exit_code)``. Errors are ``OrbError``s:
+the caller decides how to show them (``run_slash`` renders them for an agent's UI; ``orbmcp
+slash`` exits 2 on a usage error).
 
-Agent hosts keep one ``PersistentSessions`` (frontends/sessions.py) and call ``run_slash`` per line.
-No typer, no rich: hosts embed this module.
+Agent hosts keep one ``PersistentSessions`` (session/persistent.py) and call ``run_slash`` per line.
+No rich: hosts embed this module (a line's parameters are Click's, through Typer).
 """
 
 from __future__ import annotations
@@ -16,43 +17,28 @@ import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orbmcp.commands.complete import (
-    HELP_FLAGS,
-    SLASH_ROOT,
     bare_slash_command,
-    is_program_word,
     next_words,
-    option_table,
-    primary_slash,
     resolve,
-    shell_commands,
     slash_commands,
     slash_spellings,
     split_slash_head,
-    usage_line,
 )
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.outcome import exit_code_for
-from orbmcp.commands.results import CommandHelp, CommandIndex, ParamHelp, Result
-from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.results.base import CommandIndex, Result
+from orbmcp.commands.spec import CommandSpec
+from orbmcp.commands.usage import SLASH_ROOT, primary_slash
 from orbmcp.errors import OrbError, UsageError
 from orbmcp.suggest import close_names
 
+if TYPE_CHECKING:
+    from orbmcp.session.command_line import Invocation
+
 MAX_LISTED = 20
-
-
-@dataclass(frozen=True)
-class Invocation:
-    """A parsed line: which command, the handler's keyword arguments, and how to show the result."""
-
-    spec: CommandSpec
-    kwargs: dict[str, Any]
-    json: bool = False  # the line itself asked for --json
-    help: bool = False  # --help / -h: show the command's help instead of running it
-    front: str = "slash"  # "slash" or "shell": hints name commands the way this front spells them
-    index: bool = False  # `/mcp help`: list the commands instead of running one
 
 
 @dataclass(frozen=True)
@@ -102,6 +88,8 @@ def parse_slash(line: str, *, servers: Callable[[], Sequence[str]] | None = None
     if seq[:1] in (["help"], ["?"]) and (servers is None or "help" not in servers()):
         bare = bare_slash_command()
         assert bare is not None
+        from orbmcp.session.command_line import Invocation
+
         return Invocation(bare, {}, json="--json" in seq[1:], index=True)
     bare = bare_slash_command()
     following = next_words(verbs, seq) if seq else set()
@@ -136,130 +124,17 @@ def _unknown_verb(
     )
 
 
-def parse_shell(line: str | Sequence[str]) -> Invocation:
+def parse_shell(line: str | Sequence[str], *, front: str = "shell") -> Invocation:
     """Parse a shell-style line (``status``, ``call srv tool k=v``, ``orbmcp tools``) for the REPL."""
-    words = _split(line) if isinstance(line, str) else list(line)
-    if words and is_program_word(words[0]):
-        words = words[1:]
-    if not words:
-        raise UsageError("empty command", hint="try `help`")
-    if words[0].startswith("-"):
-        raise UsageError(
-            f"'{words[0]}' is an option of the orbmcp program; here, give it after a command",
-            hint="e.g. `status --json`",
-        )
-    paths = shell_commands()
-    spec, n = resolve(paths, words)
-    if spec is None:
-        following = next_words(paths, words[:1])
-        if following and len(words) == 1:
-            raise UsageError(f"'{words[0]}' needs a command: {', '.join(sorted(following))}")
-        names = sorted({p[0] for p in paths})
-        close = close_names(words[0], names)
-        raise UsageError(
-            f"unknown command '{words[0]}'",
-            hint=f"did you mean '{close[0]}'?" if close else f"commands: {_listing(names)}",
-        )
-    return _invocation(spec, words[n:], slash=False)
+    from orbmcp.session.command_line import parse_words
 
-
-def _convert(p: Param, raw: str, where: str) -> Any:
-    if p.type == "int":
-        try:
-            return int(raw)
-        except ValueError:
-            raise UsageError(f"{where}: expected an integer, got {raw!r}") from None
-    if p.type == "float":
-        try:
-            return float(raw)
-        except ValueError:
-            raise UsageError(f"{where}: expected a number, got {raw!r}") from None
-    return raw  # paths too: the Typer front hands handlers strings (fastpath/entry.py _TYPES)
-
-
-def bind(spec: CommandSpec, args: Sequence[str], *, slash: bool = False) -> tuple[dict[str, Any], bool]:
-    """Bind words to parameters as the Typer front does. Returns ``(kwargs, help_requested)``.
-
-    Missing optional values are ``None``, flags ``False``, repeatable ones a list or ``None``:
-    the handler cannot tell which front called it.
-    """
-    usage = usage_line(spec, slash=slash)
-    options = option_table(spec)
-    positionals = [p for p in spec.params if p.kind == "argument"]
-    kwargs: dict[str, Any] = {}
-    index = 0
-    only_positional = False
-    help_requested = False
-    i = 0
-    while i < len(args):
-        tok = args[i]
-        i += 1
-        if not only_positional and tok == "--":
-            only_positional = True
-            continue
-        if not only_positional and tok.startswith("-") and tok != "-":
-            flag, eq, value = tok.partition("=")
-            if flag in HELP_FLAGS:
-                help_requested = True
-                continue
-            p = options.get(flag)
-            if p is None:
-                known = sorted(f for q in spec.params if q.kind != "argument" for f in q.option_names[:1])
-                close = close_names(flag, known)
-                raise UsageError(
-                    f"no such option {flag!r} for {spec.name} (options: {', '.join(known) or 'none'})",
-                    hint=f"did you mean '{close[0]}'?" if close else f"usage: {usage}",
-                )
-            if p.kind == "flag":
-                if eq:
-                    raise UsageError(f"option {flag} takes no value", hint=f"usage: {usage}")
-                kwargs[p.name] = True
-                continue
-            if not eq:
-                if i >= len(args):
-                    raise UsageError(f"option {flag} needs a value", hint=f"usage: {usage}")
-                value = args[i]
-                i += 1
-            converted = _convert(p, value, flag)
-            if p.multiple:
-                kwargs.setdefault(p.name, []).append(converted)
-            else:
-                kwargs[p.name] = converted
-            continue
-        if index >= len(positionals):
-            raise UsageError(f"unexpected argument {tok!r} for {spec.name}", hint=f"usage: {usage}")
-        p = positionals[index]
-        converted = _convert(p, tok, p.name.upper())
-        if p.multiple:
-            kwargs.setdefault(p.name, []).append(converted)
-        else:
-            kwargs[p.name] = converted
-            index += 1
-    for p in spec.params:
-        if p.name in kwargs:
-            continue
-        if p.kind == "argument" and p.required and not help_requested:
-            name = f"<{p.name}>" if slash else (p.metavar or p.name.upper())
-            raise UsageError(f"missing argument {name} for {spec.name}", hint=f"usage: {usage}")
-        kwargs[p.name] = False if p.kind == "flag" else (None if p.default is None else p.default)
-    return kwargs, help_requested
+    return parse_words(_split(line) if isinstance(line, str) else list(line), front=front)
 
 
 def _invocation(spec: CommandSpec, args: Sequence[str], *, slash: bool) -> Invocation:
-    kwargs, help_requested = bind(spec, args, slash=slash)
-    return Invocation(
-        spec, kwargs, json=bool(kwargs.get("json")), help=help_requested, front="slash" if slash else "shell"
-    )
+    from orbmcp.session.command_line import parse_command
 
-
-def help_document(spec: CommandSpec, *, slash: bool) -> CommandHelp:
-    def name(p: Param) -> str:
-        if p.kind != "argument":
-            return ", ".join(p.option_names)
-        return f"<{p.name}>" if slash else (p.metavar or p.name.upper())
-
-    params = tuple(ParamHelp(name(p), p.help) for p in spec.params if not p.hidden)
-    return CommandHelp(spec.name, usage_line(spec, slash=slash), spec.help, params)
+    return parse_command(spec, args, front="slash" if slash else "shell")
 
 
 # ------------------------------------------------------------------------------------- running
@@ -289,10 +164,10 @@ def slash_index() -> CommandIndex:
 async def run_invocation(inv: Invocation, ctx: CommandContext) -> tuple[Result | None, int]:
     if inv.index:
         return slash_index(), 0
-    if inv.help:
-        return help_document(inv.spec, slash=inv.front == "slash"), 0
-    from orbmcp.frontends.runner import call_handler
+    if inv.help is not None:
+        return inv.help, 0
     from orbmcp.render import exit_code_of
+    from orbmcp.session.runner import call_handler
 
     sub = replace(ctx, front=inv.front, json=ctx.json or inv.json)
     result: Result | None = await call_handler(inv.spec, sub, inv.kwargs)

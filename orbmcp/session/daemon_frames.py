@@ -16,7 +16,7 @@ from anyio.abc import ByteStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from orbmcp import log
-from orbmcp.daemon import protocol
+from orbmcp.session import daemon_protocol as protocol
 
 _CLOSED = (anyio.IncompleteRead, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
 

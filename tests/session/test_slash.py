@@ -1,4 +1,4 @@
-"""The slash dispatcher: grammar from the table, binding like Typer, same handlers, plain text or JSON."""
+"""The slash dispatcher: grammar from the table, the one parser of every front, same handlers."""
 
 from __future__ import annotations
 
@@ -7,26 +7,27 @@ from pathlib import Path
 
 import pytest
 
-from orbmcp.commands.complete import usage_line
 from orbmcp.commands.context import CommandContext
-from orbmcp.commands.results import ServerDetail, ShellExit, StatusReport
+from orbmcp.commands.results.base import ShellExit
+from orbmcp.commands.results.status import ServerDetail, StatusReport
 from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.spelling import speller_for
 from orbmcp.commands.table import COMMANDS, find
+from orbmcp.commands.usage import usage_line
 from orbmcp.errors import UsageError
-from orbmcp.frontends.slash import (
-    bind,
+from orbmcp.render.plain import render_plain
+from orbmcp.session.slash import (
     dispatch,
     format_error,
-    help_document,
     parse_shell,
     parse_slash,
     render,
     run_slash,
 )
-from orbmcp.frontends.terminal import TerminalUI
-from orbmcp.render.plain import render_plain
+from orbmcp.session.terminal import TerminalUI
 from tests.cli import run_cli
 from tests.frontends import OFFLINE_SERVERS, env_for, write_config
+from tests.timeouts import LONG_GUARD_S
 
 SERVERS = ["alpha", "beta", "web"]
 
@@ -92,7 +93,7 @@ def test_slash_forms() -> None:
 
 def test_commands_win_over_servers_named_like_them() -> None:
     named = lambda: ["start", "alpha"]  # noqa: E731
-    with pytest.raises(UsageError, match="missing argument <server>"):
+    with pytest.raises(UsageError, match=r"Missing argument 'SERVER'"):
         parse_slash("/mcp start", servers=named)
     inv = parse_slash("/mcp status start", servers=named)
     assert (inv.spec, inv.kwargs["server"]) == (find(("status",)), "start")
@@ -107,15 +108,13 @@ def test_commands_win_over_servers_named_like_them() -> None:
         ),
         ("/mcp:frob x", r"unknown slash command '/mcp:frob' \(commands: /mcp, /mcp:auth"),
         ("/mcpx", r"unknown slash command '/mcpx'"),
-        ("/mcp:start", r"missing argument <server> for start"),
-        (
-            "/mcp:start alpha --bogus",
-            r"no such option '--bogus' for start \(options: --json, --log-level, --timeout\)",
-        ),
-        ("/mcp:start alpha beta", r"unexpected argument 'beta'"),
-        ("/mcp call a t --timeout soon", r"--timeout: expected a number, got 'soon'"),
-        ("/mcp call a t --timeout", r"option --timeout needs a value"),
-        ("/mcp:auth web --reset=yes", r"option --reset takes no value"),
+        ("/mcp:start", r"Missing argument 'SERVER'"),
+        ("/mcp:start alpha --bogus", r"No such option: --bogus"),
+        ("/mcp:start alpha --tim 1", r"No such option: --tim \(Possible options: --timeout\)"),
+        ("/mcp:start alpha beta", r"unexpected extra argument\(s\) \(beta\)"),
+        ("/mcp call a t --timeout soon", r"Invalid value for '--timeout': 'soon' is not a valid float"),
+        ("/mcp call a t --timeout", r"Option '--timeout' requires an argument"),
+        ("/mcp:auth web --reset=yes", r"Option '--reset' does not take a value"),
         ("/mcp config", r"'/mcp config' needs a command: paths, show, validate"),
         ("/mcp shell", r"unknown command or server 'shell'"),
         ("/mcp trust", r"unknown command or server 'trust'"),
@@ -129,23 +128,25 @@ def test_usage_errors_say_what_exists(line: str, pattern: str) -> None:
     assert info.value.code == "usage"
 
 
-def test_binding_matches_the_typer_front_parameter_for_parameter() -> None:
-    import typer.main
+def test_every_command_binds_every_parameter_with_its_default() -> None:
+    """Absent values are the table's: None, flags False; the handler cannot tell the front."""
+    from orbmcp.session.command_line import parse_command
 
-    from orbmcp.frontends.typer_app import build_app
-
-    group = typer.main.get_command(build_app())
     for spec in COMMANDS:
-        command = group
-        for word in spec.path:
-            command = command.commands[word]  # type: ignore[attr-defined]
-        typer_names = {p.name for p in command.params if p.name != "help"}
-        required = {p.name: "x" for p in spec.params if p.required}
-        kwargs, _ = bind(spec, list(required.values()))
-        assert set(kwargs) == typer_names, spec.name
-        for p in spec.params:
-            if not p.required:
-                assert kwargs[p.name] == (False if p.kind == "flag" else None), (spec.name, p.name)
+        required = [f"x{i}" for i, p in enumerate(spec.params) if p.required]
+        for front in ("cli", "shell", "slash"):
+            kwargs = parse_command(spec, required, front=front).kwargs
+            assert set(kwargs) == {p.name for p in spec.params}, spec.name
+            for p in spec.params:
+                if not p.required:
+                    assert kwargs[p.name] == (False if p.kind == "flag" else None), (spec.name, p.name)
+
+
+def test_a_usage_error_hints_the_usage_in_the_front_s_spelling() -> None:
+    with pytest.raises(UsageError) as info:
+        parse_slash("/mcp:start")
+    assert info.value.hint_in(speller_for("slash")) == "usage: /mcp:start [OPTIONS] SERVER"
+    assert info.value.hint == "usage: orbmcp start [OPTIONS] SERVER"
 
 
 def test_shell_style_lines_for_the_repl() -> None:
@@ -184,9 +185,7 @@ async def test_dispatch_runs_the_same_handlers(ctx: CommandContext) -> None:
     assert text.startswith("Server: alpha\nState:  disabled")
     assert json.loads(render(detail, json_output=True))["name"] == "alpha"
     doc, _ = await dispatch("/mcp:start --help", ctx)
-    assert render(doc, json_output=False).startswith(
-        "usage: /mcp:start <server> [--log-level LEVEL] [--timeout DURATION] [--json]"
-    )
+    assert render(doc, json_output=False).startswith("usage: /mcp:start [OPTIONS] SERVER\n")
 
 
 async def test_run_slash_never_raises_and_renders_errors(ctx: CommandContext) -> None:
@@ -223,12 +222,12 @@ def test_orbmcp_slash_process(config: Path) -> None:
 async def test_an_agent_host_keeps_servers_between_slash_lines(tmp_path: Path) -> None:
     import anyio
 
-    from orbmcp.frontends.sessions import PersistentSessions
+    from orbmcp.session.persistent import PersistentSessions
     from tests.frontends import everything_entry
 
     config_path = write_config(tmp_path, {"ev": everything_entry(lifecycle="lazy"), **OFFLINE_SERVERS})
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config_path, front="host")
-    with anyio.fail_after(60):
+    with anyio.fail_after(LONG_GUARD_S):
         async with PersistentSessions(ctx.config(), ui=ctx.ui) as sessions:
             ctx.sessions = sessions
             reply = await run_slash("/mcp:start ev", ctx)
@@ -253,9 +252,9 @@ def test_shell_lines_that_name_no_command() -> None:
 def test_option_values_are_converted_as_typer_would() -> None:
     inv = parse_shell("call srv t --max-output 10 --timeout=2.5")
     assert inv.kwargs["max_output"] == 10 and inv.kwargs["timeout"] == 2.5
-    with pytest.raises(UsageError, match=r"--max-output: expected an integer, got 'lots'"):
+    with pytest.raises(UsageError, match=r"'--max-output': 'lots' is not a valid int"):
         parse_shell("call srv t --max-output lots")
-    with pytest.raises(UsageError, match=r"--timeout: expected a number, got 'soon'"):
+    with pytest.raises(UsageError, match=r"'--timeout': 'soon' is not a valid float"):
         parse_slash("/mcp call srv t --timeout soon")
 
 
@@ -274,10 +273,11 @@ def test_double_dash_ends_the_options() -> None:
 
 def test_help_of_a_command_without_parameters_is_usage_and_help() -> None:
     inv = parse_shell("shell --help")
-    assert inv.help
-    doc = help_document(inv.spec, slash=False)
-    assert render_plain(doc) == f"usage: orbmcp shell\n\n{inv.spec.help}"
-    assert doc.to_json() == {"command": "shell", "usage": "orbmcp shell", "help": inv.spec.help}
+    doc = inv.help
+    assert doc is not None
+    assert render_plain(doc).startswith(f"usage: shell [OPTIONS]\n\n  {inv.spec.help}\n")
+    assert doc.to_json()["usage"] == "shell [OPTIONS]"
+    assert inv.help_text.startswith(f"Usage: shell [OPTIONS]\n\n  {inv.spec.help}\n")
 
 
 def test_nothing_to_render_is_empty_and_errors_without_hints_are_one_line() -> None:
@@ -289,7 +289,6 @@ def test_usage_lines_leave_hidden_parameters_out() -> None:
     spec = CommandSpec(
         ("demo",),
         "A demo.",
-        "orbmcp.commands.handlers.demo:demo",
         (
             Param("target", "What.", required=True),
             Param("secret", "Internal.", kind="option", hidden=True),

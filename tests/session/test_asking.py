@@ -19,18 +19,21 @@ from tests.cli import run_cli
 from tests.core.live import stdio_entry
 from tests.frontends import PY, Pty, env_for
 from tests.servers.asks import BLOB, MARKER_ENV
+from tests.timeouts import LONG_GUARD_S, generous_servers
 
-BOUND_S = 60
+BOUND_S = LONG_GUARD_S
 
 
 def config(tmp_path: Path, **settings: Any) -> Path:
     markers = tmp_path / "markers"
     markers.mkdir(exist_ok=True)
     body: dict[str, Any] = {
-        "mcpServers": {
-            "asks": stdio_entry("asks", env={MARKER_ENV: str(markers)}),
-            "tasks": stdio_entry("tasks", env={MARKER_ENV: str(markers)}),
-        }
+        "mcpServers": generous_servers(
+            {
+                "asks": stdio_entry("asks", env={MARKER_ENV: str(markers)}),
+                "tasks": stdio_entry("tasks", env={MARKER_ENV: str(markers)}),
+            }
+        )
     }
     if settings:
         body["settings"] = settings
@@ -330,9 +333,9 @@ def test_the_repl_completes_from_its_own_connection(tmp_path: Path) -> None:
     from anyio.from_thread import start_blocking_portal
 
     from orbmcp.commands.context import CommandContext
-    from orbmcp.frontends.sessions import PersistentSessions
     from orbmcp.frontends.shell import Shell
-    from orbmcp.frontends.terminal import TerminalUI
+    from orbmcp.session.persistent import PersistentSessions
+    from orbmcp.session.terminal import TerminalUI
 
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config(tmp_path))
     sessions = PersistentSessions(ctx.config(), ui=ctx.ui)

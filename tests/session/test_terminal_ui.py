@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from orbmcp.commands.spelling import spell_for
-from orbmcp.config.model import AuthConfig, ServerConfig, Settings
+from orbmcp.config.model import AuthConfig, ServerConfig
+from orbmcp.config.settings import Settings
 from orbmcp.core.session.hints import failure_error, hint_for
 from orbmcp.core.session.runtime import Runtime
 from orbmcp.core.session.state import State
 from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import AuthError, ConnectionFailed, ProtocolError, TimeoutFailed
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.terminal import TerminalUI
 
 
 class _TTY(io.StringIO):

@@ -38,7 +38,8 @@ def error_body(err: OrbError) -> dict[str, Any]:
 def content_blocks(result: object) -> list[Any]:
     """The MCP content a result carries: a call's blocks, a prompt's messages' blocks, or a read's
     contents as embedded resources. Empty for every other result."""
-    from orbmcp.commands.results import CallOutcome, PromptMessages, ResourceContents
+    from orbmcp.commands.results.call import CallOutcome
+    from orbmcp.commands.results.tools import PromptMessages, ResourceContents
 
     if isinstance(result, CallOutcome):
         blocks = result.result.to_json().get("content")
@@ -56,7 +57,7 @@ def content_blocks(result: object) -> list[Any]:
 
 
 def error_envelope(err: OrbError) -> dict[str, Any]:
-    from orbmcp.frontends.slash import format_error
+    from orbmcp.session.slash import format_error
 
     return {
         "exit": int(exit_code_for(err)),
@@ -77,7 +78,7 @@ def internal_error(exc: BaseException) -> InternalError:
 async def run_line(line: str, ctx: CommandContext) -> dict[str, Any]:
     """Run one slash line and answer with the envelope. Never raises an ``OrbError`` (a
     cancellation still propagates: the caller decides what a cancelled run answers)."""
-    from orbmcp.frontends.slash import parse_slash, render, run_invocation
+    from orbmcp.session.slash import parse_slash, render, run_invocation
 
     try:
         inv = parse_slash(line, servers=lambda: list(ctx.config().servers))

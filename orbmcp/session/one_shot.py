@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from orbmcp.errors import Interrupted
-from orbmcp.frontends.terminal import TerminalUI
+from orbmcp.session.terminal import TerminalUI
 
 if TYPE_CHECKING:
     import anyio

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from orbmcp.frontends.one_shot import OneShotSessions, run_connecting
+from orbmcp.session.one_shot import OneShotSessions, run_connecting
 
 
 def _ctx() -> Any:
