@@ -6,6 +6,7 @@ by a close never reads a recycled fd number. Nothing here knows about processes.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -30,11 +31,22 @@ class PipeReceiveStream(ByteReceiveStream):
     Every wait is followed by a check that the fd is still ours: a close may happen while a
     reader is between its wake-up and its ``os.read``, and the fd number may already belong
     to another pipe by then.
+
+    On asyncio the fd's reader is registered with the loop once and stays registered while the
+    stream is read, instead of ``anyio.wait_readable`` adding and removing it around every wait:
+    a relayed call waits on two pipes, and each registration is a system call and a selector
+    update. Readiness nobody waits for, seen on two turns of the loop in a row, unregisters it (a
+    level-triggered fd would otherwise wake the loop on every turn while its reader is busy); the
+    next wait registers it again. One such turn follows every wake-up: the loop polls once more
+    before the woken reader runs.
     """
 
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
         self._fd = fd
+        self._loop: asyncio.AbstractEventLoop | None = None  # where the fd's reader is registered
+        self._ready: asyncio.Future[None] | None = None  # the waiting reader's wake-up
+        self._unheard = 0  # turns in a row on which the fd was readable and nobody waited
 
     async def receive(self, max_bytes: int = READ_CHUNK) -> bytes:
         # Read first, wait only when the pipe is empty: a wait already yields to the event loop,
@@ -47,7 +59,7 @@ class PipeReceiveStream(ByteReceiveStream):
             try:
                 data = os.read(fd, max_bytes)
             except BlockingIOError:
-                await anyio.wait_readable(fd)
+                await self._readable(fd)
                 waited = True
                 continue
             except OSError as exc:
@@ -58,6 +70,37 @@ class PipeReceiveStream(ByteReceiveStream):
             if not data:
                 raise anyio.EndOfStream
             return data
+
+    async def _readable(self, fd: int) -> None:
+        loop = _asyncio_loop()
+        if loop is None:  # another backend (trio): its own wait
+            await anyio.wait_readable(fd)
+            return
+        if self._loop is not loop:
+            self._unregister()
+            loop.add_reader(fd, self._on_readable)
+            self._loop = loop
+        ready = self._ready = loop.create_future()
+        try:
+            await ready
+        finally:
+            self._ready = None
+
+    def _on_readable(self) -> None:
+        ready = self._ready
+        if ready is not None and not ready.done():
+            ready.set_result(None)
+            self._unheard = 0
+            return
+        self._unheard += 1
+        if self._unheard > 1:
+            self._unregister()  # nobody waits: the next wait registers the fd again
+
+    def _unregister(self) -> None:
+        loop, self._loop = self._loop, None
+        self._unheard = 0
+        if loop is not None and self._fd >= 0 and not loop.is_closed():
+            loop.remove_reader(self._fd)
 
     def read_nowait(self, limit: int) -> bytes:
         """Whatever is buffered right now, up to ``limit`` bytes, without waiting."""
@@ -76,7 +119,11 @@ class PipeReceiveStream(ByteReceiveStream):
 
     def detach(self) -> int:
         """Close the stream for its users but hand the fd to the caller (-1 if already closed)."""
+        self._unregister()
         fd, self._fd = self._fd, -1
+        ready = self._ready
+        if ready is not None and not ready.done():
+            ready.set_result(None)  # the waiting reader wakes, finds the fd gone and stops
         if fd >= 0:
             anyio.notify_closing(fd)
         return fd
@@ -145,6 +192,14 @@ class PipeSendStream(ByteSendStream):
     async def aclose(self) -> None:
         self.close_now()
         await anyio.lowlevel.checkpoint()
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None under another backend."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 async def discard_until_eof(fd: int) -> None:

@@ -1,0 +1,137 @@
+"""The read end of a spawned server's pipe (``core.processes.pipes.PipeReceiveStream``): its fd is
+registered with the event loop once while it is read, not around every wait; closing it wakes a
+waiting reader; readiness nobody waits for leaves nothing registered."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+from orbmcp.core.processes.pipes import PipeReceiveStream, discard_until_eof
+from tests.timeouts import HANG_GUARD_S
+
+pytestmark = pytest.mark.anyio
+
+
+class Registrations:
+    """Counts the running loop's ``add_reader``/``remove_reader`` calls for one fd."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+        self.added = self.removed = 0
+        self._fd = fd
+        self._add, self._remove = loop.add_reader, loop.remove_reader
+
+    def add_reader(self, fd: int, callback: Any, *args: Any) -> None:
+        self.added += fd == self._fd
+        self._add(fd, callback, *args)
+
+    def remove_reader(self, fd: int) -> bool:
+        self.removed += fd == self._fd
+        return self._remove(fd)
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    read_fd, write_fd = os.pipe()
+    yield read_fd, write_fd
+    for fd in (read_fd, write_fd):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def counted(monkeypatch: pytest.MonkeyPatch, fd: int) -> Registrations:
+    loop = asyncio.get_running_loop()
+    counts = Registrations(loop, fd)
+    monkeypatch.setattr(loop, "add_reader", counts.add_reader)
+    monkeypatch.setattr(loop, "remove_reader", counts.remove_reader)
+    return counts
+
+
+async def test_the_fd_is_registered_once_for_many_waits(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeReceiveStream(os.dup(read_fd))
+    counts = counted(monkeypatch, stream._fd)
+    got: list[bytes] = []
+    chunks, chunk = anyio.create_memory_object_stream[bytes](5)
+    with anyio.fail_after(HANG_GUARD_S):
+        async with anyio.create_task_group() as tg:
+
+            async def reader() -> None:
+                for _ in range(5):
+                    await chunks.send(await stream.receive())
+
+            tg.start_soon(reader)
+            for n in range(5):
+                await anyio.wait_all_tasks_blocked()  # the reader waits on the empty pipe
+                os.write(write_fd, b"%d\n" % n)
+                got.append(await chunk.receive())
+    assert got == [b"%d\n" % n for n in range(5)]
+    assert (counts.added, counts.removed) == (1, 0)
+    fd = stream._fd
+    stream.close_now()
+    assert counts.removed == 1  # closing unregisters it before the fd goes
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+async def test_readiness_nobody_waits_for_unregisters_the_fd(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeReceiveStream(os.dup(read_fd))
+    counts = counted(monkeypatch, stream._fd)
+    try:
+        with anyio.fail_after(HANG_GUARD_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stream.receive)
+                await anyio.wait_all_tasks_blocked()
+                os.write(write_fd, b"a\n")
+            # Nobody waits now: data that arrives must not keep the loop busy; the loop unregisters.
+            os.write(write_fd, b"b\n")
+            while counts.removed == 0:
+                await anyio.sleep(0)
+            assert await stream.receive() == b"b\n"  # read at once, no wait, nothing registered
+            assert (counts.added, counts.removed) == (1, 1)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stream.receive)
+                await anyio.wait_all_tasks_blocked()
+                os.write(write_fd, b"c\n")
+            assert counts.added == 2  # the next wait registered it again
+    finally:
+        stream.close_now()
+
+
+async def test_a_waiting_reader_wakes_closed_when_the_fd_is_taken(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeReceiveStream(os.dup(read_fd))
+    failed: list[BaseException] = []
+    with anyio.fail_after(HANG_GUARD_S):
+        async with anyio.create_task_group() as tg:
+
+            async def reader() -> None:
+                try:
+                    await stream.receive()
+                except anyio.ClosedResourceError as exc:
+                    failed.append(exc)
+
+            tg.start_soon(reader)
+            await anyio.wait_all_tasks_blocked()
+            fd = stream.detach()
+        assert len(failed) == 1
+        # The fd is left registered nowhere: anyio's own wait on it (the discard of a stopping
+        # server's stdout) works, and ends at EOF.
+        os.write(write_fd, b"left over\n")
+        os.close(write_fd)
+        await discard_until_eof(fd)
+    os.close(fd)
+    with pytest.raises(anyio.ClosedResourceError):
+        await stream.receive()
