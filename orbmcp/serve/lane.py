@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from orbmcp.serve.peer import Peer
 
 Write = Callable[[bytes], Awaitable[None]]
+# Writes a whole line now if the wire takes it without waiting (False: nothing written).
+WriteNow = Callable[[bytes], bool]
 _MARKERS = (b'"tools/call"', b'"notifications/cancelled"')
 
 
@@ -42,11 +44,12 @@ class FastLane:
     def __init__(self, gateway: Gateway) -> None:
         self._gateway = gateway
         self._write: Write | None = None
+        self._write_now: WriteNow | None = None
         self._tg: TaskGroup | None = None
         self._running: dict[Any, anyio.CancelScope] = {}
 
-    def attach(self, write: Write, tg: TaskGroup) -> None:
-        self._write, self._tg = write, tg
+    def attach(self, write: Write, tg: TaskGroup, write_now: WriteNow | None = None) -> None:
+        self._write, self._tg, self._write_now = write, tg, write_now
 
     def _peer(self) -> Peer | None:
         peers = self._gateway.peers
@@ -109,6 +112,18 @@ class FastLane:
                 params["message"] = message
             await write(_line({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}))
 
+        written = False
+
+        def deliver(result: dict[str, Any]) -> bool:
+            # From the server's reader, as the answer is read: a request the agent cancelled gets
+            # no answer; anything else goes out now, not one trip round the event loop later.
+            nonlocal written
+            scope = self._running.get(request_id)
+            if self._write_now is None or scope is None or scope.cancel_called:
+                return False
+            written = self._write_now(_line({"jsonrpc": "2.0", "id": request_id, "result": result}))
+            return written
+
         call = InFlight(tool.server, None, request_id)
         peer.calls.append(call)
         peer.touch()
@@ -125,11 +140,14 @@ class FastLane:
                         arguments,
                         progress=progress if token is not None else None,
                         asker=asker,
+                        deliver=deliver,
                     )
                 except OrbError as err:
                     result = error_result(err).to_json()
         finally:
             peer.calls.remove(call)
             del self._running[request_id]
-        if result is not None:  # a cancelled request gets no answer
+        if written:  # answered from the reader; what the wire did not take goes out now
+            await write(b"")
+        elif result is not None:  # a cancelled request gets no answer
             await write(_line({"jsonrpc": "2.0", "id": request_id, "result": result}))

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from orbmcp.core.processes.pipes import PipeReceiveStream, discard_until_eof
+from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream, discard_until_eof
 from tests.timeouts import HANG_GUARD_S
 
 pytestmark = pytest.mark.anyio
@@ -135,3 +135,113 @@ async def test_a_waiting_reader_wakes_closed_when_the_fd_is_taken(pipe: tuple[in
     os.close(fd)
     with pytest.raises(anyio.ClosedResourceError):
         await stream.receive()
+
+
+def fill(fd: int) -> int:
+    """Write into ``fd`` (non-blocking) until the pipe takes no more; the bytes written."""
+    total = 0
+    while True:
+        try:
+            total += os.write(fd, b"f" * 4096)
+        except BlockingIOError:
+            return total
+
+
+def drain(fd: int) -> bytes:
+    os.set_blocking(fd, False)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            return b"".join(chunks)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+async def test_send_nowait_writes_a_line_the_pipe_takes_at_once(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeSendStream(os.dup(write_fd))
+    try:
+        assert stream.send_nowait(b"one\n")
+        assert drain(read_fd) == b"one\n"
+        filled = fill(stream._fd)
+        assert not stream.send_nowait(b"two\n")  # a full pipe: nothing written
+        assert len(drain(read_fd)) == filled
+    finally:
+        stream.close_now()
+
+
+async def test_what_the_pipe_did_not_take_goes_out_first_on_the_next_send(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeSendStream(os.dup(write_fd))
+    try:
+        filled = fill(stream._fd)
+        os.set_blocking(read_fd, True)
+        os.read(read_fd, 4096)  # one page free: room for part of the next line only
+        line = b"L" * 20_000 + b"\n"
+        assert stream.send_nowait(line)
+        assert not stream.send_nowait(b"x\n")  # the rest of a line is waiting: no other line now
+        got = bytearray()
+
+        async def reader() -> None:
+            while not got.endswith(b"tail\n"):
+                await anyio.wait_readable(read_fd)
+                got.extend(drain(read_fd))
+
+        with anyio.fail_after(HANG_GUARD_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(reader)
+                await stream.send(b"tail\n")
+        assert bytes(got) == b"f" * (filled - 4096) + line + b"tail\n"
+    finally:
+        stream.close_now()
+
+
+async def test_send_nowait_leaves_a_send_under_way_alone(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeSendStream(os.dup(write_fd))
+    try:
+        fill(stream._fd)
+        with anyio.fail_after(HANG_GUARD_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stream.send, b"waiting\n")
+                await anyio.wait_all_tasks_blocked()  # the send holds the pipe, waiting for room
+                drain(read_fd)
+                assert not stream.send_nowait(b"now\n")
+        assert drain(read_fd) == b"waiting\n"
+    finally:
+        stream.close_now()
+
+
+async def test_a_send_cancelled_before_the_rest_of_a_line_went_breaks_the_stream(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeSendStream(os.dup(write_fd))
+    try:
+        fill(stream._fd)
+        os.set_blocking(read_fd, True)
+        os.read(read_fd, 4096)
+        assert stream.send_nowait(b"L" * 20_000 + b"\n")
+        with anyio.move_on_after(0):  # the subject: a send that cannot finish is cancelled
+            await stream.send(b"tail\n")
+        with pytest.raises(anyio.BrokenResourceError):
+            await stream.send(b"more\n")  # half a line is on the wire: nothing may follow it
+    finally:
+        stream.close_now()
+
+
+async def test_send_nowait_on_a_pipe_nobody_reads_is_refused_and_the_next_send_says_so(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeSendStream(os.dup(write_fd))
+    os.close(read_fd)
+    try:
+        assert not stream.send_nowait(b"lost\n")
+        with pytest.raises(anyio.BrokenResourceError):
+            await stream.send(b"next\n")
+    finally:
+        stream.close_now()

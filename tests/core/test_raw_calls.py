@@ -257,7 +257,8 @@ def test_the_channel_hands_over_only_answers_to_its_own_pending_ids() -> None:
     raw = RawChannel("s")
     line = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","result":{}}'
     assert not raw.take(line)  # nothing pending: everything is the SDK's
-    raw._waiters["orbmcp-lane-1"] = waiter = type("W", (), {"put": lambda self, item: got.append(item)})()
+    fake = {"put": lambda self, item: got.append(item), "early": None, "items": []}
+    raw._waiters["orbmcp-lane-1"] = waiter = type("W", (), fake)()
     got: list[Any] = []
     for hostile in (
         b"[" * 50_000 + b'"orbmcp-lane-1"' + b"]" * 50_000,
@@ -280,3 +281,23 @@ def test_the_sdk_helper_the_relay_shares_is_there() -> None:
 
     dropped = _later_revision_fields("tools/call", "2025-11-25")
     assert isinstance(dropped, frozenset) and "resultType" in dropped
+
+
+def test_a_result_is_handed_on_early_only_when_nothing_of_its_call_must_come_first() -> None:
+    """``early`` gets a result as the reader reads it, unless progress of the call is still to be
+    relayed or the SDK has lines to dispatch first (then the call's task returns it as before)."""
+    raw = RawChannel("s")
+    early: list[Any] = []
+    got: list[Any] = []
+    fake = {"put": lambda self, item: got.append(item), "early": early.append, "items": []}
+    raw._waiters["orbmcp-lane-1"] = waiter = type("W", (), fake)()
+    answer = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","result":{"n":1}}'
+    assert raw.take(answer) and early == [{"n": 1}] and got == [{"n": 1}]
+    waiter.items = [(1.0, None, None)]  # progress not relayed yet
+    assert raw.take(answer) and early == [{"n": 1}]
+    waiter.items = []
+    raw.sdk_behind = True  # the SDK was given a line before this answer
+    assert raw.take(answer) and early == [{"n": 1}] and raw.held
+    error = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","error":{"code":-1,"message":"no"}}'
+    raw.sdk_behind = False
+    assert raw.take(error) and early == [{"n": 1}]  # an error goes the task's way

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ import anyio
 import pytest
 
 from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream
+from orbmcp.core.tooling import calls
 from orbmcp.core.wire.raw_channel import RawChannel
 from orbmcp.serve.gateway import Gateway, serve_stream
 from orbmcp.serve.lane import FastLane
@@ -142,6 +144,33 @@ async def test_calls_with_progress_are_relayed_raw(tmp_path: Path, call_path: Pa
             ]
             assert lines[2]["id"] == "p" and text(lines[2]) == "done 2"
             assert raw_side(gateway, "relay").relayed == (2 if call_path.raw else 0)
+
+
+async def test_a_relayed_answer_goes_out_from_the_servers_reader(
+    tmp_path: Path, call_path: PathProbe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the raw path the answer is on the agent's wire before the calling task has its result
+    back (written by the reader that read it); on the SDK's path the task writes it afterwards."""
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    on_the_wire: list[bool] = []
+    call_tool_wire = calls.call_tool_wire
+
+    async def watched(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        result = await call_tool_wire(*args, **kwargs)
+        on_the_wire.append(bool(select.select([agent_fd], [], [], 0)[0]))
+        return result
+
+    monkeypatch.setattr(calls, "call_tool_wire", watched)
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (_gateway, agent):
+            agent_fd = agent._receive._fd
+            for n in range(4):
+                await agent.call(n, agent.tool("mcp__relay__echo"), {"text": f"hi {n}"})
+                answer = await agent.receive()
+                assert answer["id"] == n and text(answer) == f"hi {n}"
+            # The first answer after the lines of the handshake the SDK was given waits for the
+            # SDK to have dispatched them (``RawChannel.held``), and goes out from the task.
+            assert on_the_wire[1:] == [call_path.raw] * 3
 
 
 async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(

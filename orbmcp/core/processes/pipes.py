@@ -141,6 +141,8 @@ class PipeSendStream(ByteSendStream):
 
     A ``send`` the pipe takes at once returns without yielding to the event loop (on the hot path
     of a relay every trip round it costs): its callers' loops yield elsewhere (on what they read).
+    ``send_nowait`` writes from code that cannot wait (a reader handing an answer on); what the
+    pipe did not take of it goes out first on the next ``send``.
     """
 
     def __init__(self, fd: int) -> None:
@@ -148,6 +150,23 @@ class PipeSendStream(ByteSendStream):
         self._fd = fd
         self._lock = anyio.Lock()
         self._broken = False
+        self._rest = b""  # what the pipe did not take of a ``send_nowait``
+
+    def send_nowait(self, item: bytes) -> bool:
+        """Write ``item`` now, without waiting, when no ``send`` is under way and the pipe takes
+        some of it at once (the rest is the next ``send``'s to finish); False: nothing written."""
+        fd = self._fd
+        if self._lock.locked() or self._rest or self._broken or fd < 0:
+            return False
+        try:
+            written = os.write(fd, item)
+        except BlockingIOError:
+            return False
+        except OSError:  # EPIPE: the reader is gone; the next ``send`` says so
+            self._broken = True
+            return False
+        self._rest = item[written:]
+        return True
 
     async def send(self, item: bytes) -> None:
         lock = self._lock
@@ -158,6 +177,9 @@ class PipeSendStream(ByteSendStream):
             # at once is then written without any; only a full pipe waits (holding the lock).
             lock.acquire_nowait()
         try:
+            carried = bool(self._rest)  # a message of ``send_nowait`` is half on the wire
+            if carried:
+                item, self._rest = self._rest + item, b""
             view = memoryview(item)
             while view:
                 fd = self._fd
@@ -172,7 +194,7 @@ class PipeSendStream(ByteSendStream):
                         await anyio.wait_writable(fd)
                     except anyio.get_cancelled_exc_class():
                         # Half a message on the wire: later messages would be misframed.
-                        if len(view) < len(item):
+                        if carried or len(view) < len(item):
                             self._broken = True
                         raise
                     continue

@@ -19,14 +19,22 @@ the calls it was chosen for (``taken``): tests prove which one ran by it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import mcp_types
+from mcp.client.session import _later_revision_fields
+from mcp_types.methods import SERVER_RESULTS
+from pydantic import TypeAdapter, ValidationError
+
+from orbmcp.core.capabilities.tasks import TaskProtocolError, call_as_task
 from orbmcp.core.wire.era import era_of
+from orbmcp.core.wire.raw_channel import Early, SdkProgress, connection_closed
+from orbmcp.errors import ProtocolError
 
 if TYPE_CHECKING:
     from orbmcp.core.session.supervisor import Supervisor
-    from orbmcp.core.wire.raw_channel import SdkProgress
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +47,9 @@ class Call:
     on_progress: SdkProgress
     meta: dict[str, Any] | None = None
     task: bool = False  # made as a task (asked for, or the tool requires it)
+    # A front that passes the result on as wire JSON may be handed it here first, checked, as the
+    # answer is read (True: it passed it on); the raw path does, where nothing must come first.
+    deliver: Callable[[dict[str, Any]], bool] | None = None
 
 
 class CallPath(Protocol):
@@ -65,8 +76,6 @@ class SdkPath:
             result = await call_task(sup, client, call)
             wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
             return wire
-        import mcp_types
-
         params = mcp_types.CallToolRequestParams(name=call.tool, arguments=call.arguments)
         raw: dict[str, Any] = await client.session.send_request(
             mcp_types.CallToolRequest(params=params),
@@ -111,18 +120,16 @@ class RawPath:
         channel = sup.raw_channel
         version = sup.snap.protocol_version
         if channel is None or version is None:  # the connection went between choice and call
-            from orbmcp.core.wire.raw_channel import connection_closed
-
             raise connection_closed()
+        checked: list[dict[str, Any]] = []
+        early = _early(call.deliver, version, checked) if call.deliver is not None else None
         result = await channel.call(
-            call.tool, call.arguments, timeout=call.timeout, on_progress=call.on_progress
+            call.tool, call.arguments, timeout=call.timeout, on_progress=call.on_progress, early=early
         )
-        return _checked(result, version)
+        return checked[0] if checked else _checked(result, version)
 
     async def model(self, sup: Supervisor, client: Any, call: Call) -> Any:
-        from mcp_types import CallToolResult
-
-        result = CallToolResult.model_validate(await self.wire(sup, client, call))
+        result = mcp_types.CallToolResult.model_validate(await self.wire(sup, client, call))
         if not result.is_error:  # as the SDK's ``ClientSession.call_tool`` does
             await client.session.validate_tool_result(call.tool, result)
         return result
@@ -149,21 +156,31 @@ def _checked(result: dict[str, Any], version: str) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key not in foreign}
 
 
+def _early(deliver: Callable[[dict[str, Any]], bool], version: str, checked: list[dict[str, Any]]) -> Early:
+    """The reader's hand-over of a call's result: checked as ``_checked`` does (kept, so the call
+    returns it without a second check) and handed to ``deliver``; a result that fails the check
+    is left to the calling task, which fails the same way."""
+
+    def early(result: dict[str, Any]) -> None:
+        try:
+            checked.append(_checked(result, version))
+        except ValidationError:
+            return
+        deliver(checked[0])
+
+    return early
+
+
 @functools.cache
 def _result_adapter(version: str) -> Any:
     """The check ``mcp_types.methods.validate_server_result`` makes, without the dump of the
     validated model it also builds and throws away (the most costly step of a relayed call)."""
-    from mcp_types.methods import SERVER_RESULTS
-    from pydantic import TypeAdapter
-
     surface: Any = SERVER_RESULTS[("tools/call", version)]  # a model, or a union of them
     return TypeAdapter(surface)
 
 
 @functools.cache
 def _later_fields(version: str) -> frozenset[str]:
-    from mcp.client.session import _later_revision_fields
-
     fields: frozenset[str] = _later_revision_fields("tools/call", version)
     return fields
 
@@ -171,18 +188,11 @@ def _later_fields(version: str) -> frozenset[str]:
 @functools.cache
 def _wire_result() -> Any:
     """A pydantic adapter that keeps a result as the dict it is."""
-    from pydantic import TypeAdapter
-
     return TypeAdapter(dict[str, Any])
 
 
 async def call_task(sup: Supervisor, client: Any, call: Call) -> Any:
     """``call`` made as a task; its status changes are reported as progress steps."""
-    from mcp_types import CallToolResult
-
-    from orbmcp.core.capabilities.tasks import TaskProtocolError, call_as_task
-    from orbmcp.errors import ProtocolError
-
     steps = 0
     tg = sup.runtime.tg
 
@@ -209,7 +219,7 @@ async def call_task(sup: Supervisor, client: Any, call: Call) -> Any:
             server=sup.name,
             reason="task_failed",
         ) from None
-    return CallToolResult.model_validate(raw)
+    return mcp_types.CallToolResult.model_validate(raw)
 
 
 __all__ = ["RAW", "SDK", "Call", "CallPath", "path_for"]

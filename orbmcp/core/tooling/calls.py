@@ -217,6 +217,7 @@ async def call_tool_wire(
     timeout_s: float | None = None,
     progress: ProgressFn | None = None,
     asker: Asker | None = None,
+    deliver: Callable[[dict[str, Any]], bool] | None = None,
 ) -> dict[str, Any]:
     """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged;
     questions, tasks and -32042 as ``call_tool`` handles them, on the same paths.
@@ -224,9 +225,10 @@ async def call_tool_wire(
     The result is checked against the negotiated protocol version, but no models are built and
     the check against the tool's output schema is left to whoever receives it: an agent behind
     ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
+    ``deliver`` may be handed the same result before this returns it (``call_paths.Call``).
     """
     with sup.client_side.route.asking(asker):
-        call = _call(sup, tool, arguments, timeout_s, progress)
+        call = _call(sup, tool, arguments, timeout_s, progress, deliver=deliver)
         return await _send(sup, call, lambda path: path.wire)
 
 
@@ -239,12 +241,14 @@ def _call(
     *,
     task: bool = False,
     meta: dict[str, Any] | None = None,
+    deliver: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Call:
     if not task:
         listed = sup.runtime.tools.get(sup.name, tool)
         task = listed is not None and listed.task_support == "required"
     timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
-    return Call(tool, arguments or {}, timeout, progress_filter(progress), meta=meta, task=task)
+    on_progress = progress_filter(progress)
+    return Call(tool, arguments or {}, timeout, on_progress, meta=meta, task=task, deliver=deliver)
 
 
 async def _send(

@@ -30,6 +30,8 @@ Send = Callable[[bytes], Awaitable[None]]
 # A call's progress as the SDK reports it: (progress, total, message).
 SdkProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 GarbageHook = Callable[[bytes], None]
+# Handed a call's result by the reader as it arrives, before the calling task wakes (never raises).
+Early = Callable[[dict[str, Any]], None]
 
 
 class _Closed:
@@ -42,11 +44,12 @@ _CLOSED = _Closed()
 class _Waiter:
     """One pending call: what the reader handed over (progress tuples, then its outcome)."""
 
-    __slots__ = ("items", "wake")
+    __slots__ = ("early", "items", "wake")
 
-    def __init__(self) -> None:
+    def __init__(self, early: Early | None) -> None:
         self.wake = anyio.Event()
         self.items: list[Any] = []
+        self.early = early
 
     def put(self, item: Any) -> None:
         self.items.append(item)
@@ -111,8 +114,11 @@ class RawChannel:
         outcome = self._outcome(message, line)
         if self.sdk_behind:
             self.held.append((waiter, outcome))
-        else:
-            waiter.put(outcome)
+            return True
+        if waiter.early is not None and not waiter.items and type(outcome) is dict:
+            # Nothing of the call's is left to relay before its result: it may go on at once.
+            waiter.early(outcome)
+        waiter.put(outcome)
         return True
 
     def release(self) -> None:
@@ -168,15 +174,25 @@ class RawChannel:
     # -- the caller's side -----------------------------------------------------------------------
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], *, timeout: float, on_progress: SdkProgress
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float,
+        on_progress: SdkProgress,
+        early: Early | None = None,
     ) -> dict[str, Any]:
         """One ``tools/call``: its result as the server sent it, else ``MCPError`` as the SDK
-        raises it (an error answer; -32001 on timeout; -32000 when the connection closes)."""
+        raises it (an error answer; -32001 on timeout; -32000 when the connection closes).
+
+        ``early`` is handed a result by the reader itself, when the answer is read and nothing of
+        the call's (progress, the SDK's dispatch of lines read before it) must come first: a relay
+        can pass it on one trip round the event loop before this task wakes to return it."""
         send = self._send
         if self.closed or send is None:
             raise connection_closed()
         request_id = f"{ID_PREFIX}{next(self._ids)}"
-        waiter = _Waiter()
+        waiter = _Waiter(early)
         self._waiters[request_id] = waiter
         params = {"name": tool, "arguments": arguments, "_meta": {"progressToken": request_id}}
         line = json.dumps(
@@ -261,4 +277,4 @@ async def _answer(waiter: _Waiter, on_progress: SdkProgress) -> Any:
         waiter.wake = anyio.Event()
 
 
-__all__ = ["ID_PREFIX", "RawChannel", "SdkProgress", "connection_closed", "json_object"]
+__all__ = ["ID_PREFIX", "Early", "RawChannel", "SdkProgress", "connection_closed", "json_object"]
