@@ -83,7 +83,7 @@ async def test_the_fd_is_registered_once_for_many_waits(
         os.fstat(fd)
 
 
-async def test_readiness_nobody_waits_for_unregisters_the_fd(
+async def test_what_comes_while_nobody_waits_is_kept_and_then_the_fd_unregistered(
     pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read_fd, write_fd = pipe
@@ -95,17 +95,38 @@ async def test_readiness_nobody_waits_for_unregisters_the_fd(
                 tg.start_soon(stream.receive)
                 await anyio.wait_all_tasks_blocked()
                 os.write(write_fd, b"a\n")
-            # Nobody waits now: data that arrives must not keep the loop busy; the loop unregisters.
-            os.write(write_fd, b"b\n")
+            os.write(write_fd, b"b\n")  # nobody waits: the loop's callback reads it and keeps it
+            while stream._kept is None:
+                await anyio.sleep(0)
+            os.write(write_fd, b"c\n")  # more, with a chunk kept: the fd is unregistered instead
             while counts.removed == 0:
                 await anyio.sleep(0)
-            assert await stream.receive() == b"b\n"  # read at once, no wait, nothing registered
+            assert await stream.receive() == b"b\n"
+            assert await stream.receive() == b"c\n"
             assert (counts.added, counts.removed) == (1, 1)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(stream.receive)
                 await anyio.wait_all_tasks_blocked()
-                os.write(write_fd, b"c\n")
+                os.write(write_fd, b"d\n")
             assert counts.added == 2  # the next wait registered it again
+    finally:
+        stream.close_now()
+
+
+async def test_bytes_read_for_a_reader_cancelled_before_it_ran_go_to_the_next(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    stream = PipeReceiveStream(os.dup(read_fd))
+    try:
+        with anyio.fail_after(HANG_GUARD_S):
+            reader = asyncio.ensure_future(stream.receive())
+            await anyio.wait_all_tasks_blocked()
+            os.write(write_fd, b"kept\n")
+            stream._on_readable()  # as the loop would: the bytes are the waiting reader's now
+            reader.cancel()  # ... which is cancelled before it runs
+            with pytest.raises(asyncio.CancelledError):
+                await reader
+            assert await stream.receive(3) == b"kep"
+            assert stream.read_nowait(100) == b"t\n"
     finally:
         stream.close_now()
 

@@ -33,20 +33,20 @@ class PipeReceiveStream(ByteReceiveStream):
     to another pipe by then.
 
     On asyncio the fd's reader is registered with the loop once and stays registered while the
-    stream is read, instead of ``anyio.wait_readable`` adding and removing it around every wait:
-    a relayed call waits on two pipes, and each registration is a system call and a selector
-    update. Readiness nobody waits for, seen on two turns of the loop in a row, unregisters it (a
-    level-triggered fd would otherwise wake the loop on every turn while its reader is busy); the
-    next wait registers it again. One such turn follows every wake-up: the loop polls once more
-    before the woken reader runs.
+    stream is read, instead of ``anyio.wait_readable`` adding and removing it around every wait
+    (a relayed call waits on two pipes; each registration is a system call and a selector
+    update). The loop's callback reads what came and hands it to the waiting reader, so the fd
+    is drained before the loop polls again: a level-triggered fd left readable would wake the
+    loop once more for nothing. What comes while nobody waits is read once and kept for the next
+    ``receive``; after that the fd is unregistered until the next wait.
     """
 
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
         self._fd = fd
         self._loop: asyncio.AbstractEventLoop | None = None  # where the fd's reader is registered
-        self._ready: asyncio.Future[None] | None = None  # the waiting reader's wake-up
-        self._unheard = 0  # turns in a row on which the fd was readable and nobody waited
+        self._ready: asyncio.Future[bytes | None] | None = None  # the waiting reader's bytes
+        self._kept: bytes | None = None  # read by the callback, not yet received
 
     async def receive(self, max_bytes: int = READ_CHUNK) -> bytes:
         # Read first, wait only when the pipe is empty: a wait already yields to the event loop,
@@ -56,14 +56,22 @@ class PipeReceiveStream(ByteReceiveStream):
             fd = self._fd
             if fd < 0:
                 raise anyio.ClosedResourceError
-            try:
-                data = os.read(fd, max_bytes)
-            except BlockingIOError:
-                await self._readable(fd)
-                waited = True
-                continue
-            except OSError as exc:
-                raise anyio.BrokenResourceError from exc
+            data = self._kept
+            if data is not None:
+                self._kept = data[max_bytes:] or None
+                data = data[:max_bytes]
+            else:
+                try:
+                    data = os.read(fd, max_bytes)
+                except BlockingIOError:
+                    waited = True
+                    got = await self._readable(fd)
+                    if got is None:
+                        continue
+                    self._kept = got[max_bytes:] or None
+                    data = got[:max_bytes]
+                except OSError as exc:
+                    raise anyio.BrokenResourceError from exc
             if not waited:
                 # Shielded: the bytes are read, and a cancellation here would lose them.
                 await anyio.lowlevel.cancel_shielded_checkpoint()
@@ -71,41 +79,58 @@ class PipeReceiveStream(ByteReceiveStream):
                 raise anyio.EndOfStream
             return data
 
-    async def _readable(self, fd: int) -> None:
+    async def _readable(self, fd: int) -> bytes | None:
+        """What the loop's callback read once ``fd`` became readable (None: read it yourself)."""
         loop = _asyncio_loop()
         if loop is None:  # another backend (trio): its own wait
             await anyio.wait_readable(fd)
-            return
+            return None
         if self._loop is not loop:
             self._unregister()
             loop.add_reader(fd, self._on_readable)
             self._loop = loop
-        ready = self._ready = loop.create_future()
+        ready: asyncio.Future[bytes | None] = loop.create_future()
+        self._ready = ready
         try:
-            await ready
+            return await ready
+        except anyio.get_cancelled_exc_class():
+            if ready.done() and not ready.cancelled():
+                self._kept = ready.result()  # read for a reader cancelled since: the next one's
+            raise
         finally:
             self._ready = None
 
     def _on_readable(self) -> None:
         ready = self._ready
-        if ready is not None and not ready.done():
-            ready.set_result(None)
-            self._unheard = 0
+        if ready is not None and ready.done():
+            return  # the reader has its bytes and has not run yet
+        if ready is None and self._kept is not None:
+            self._unregister()  # nobody waits and a chunk is kept: read no more until a wait
             return
-        self._unheard += 1
-        if self._unheard > 1:
-            self._unregister()  # nobody waits: the next wait registers the fd again
+        try:
+            data = os.read(self._fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            self._unregister()
+            if ready is not None:
+                ready.set_result(None)  # the reader reads the fd itself and meets the error
+            return
+        if ready is not None:
+            ready.set_result(data)
+        else:
+            self._kept = data
 
     def _unregister(self) -> None:
         loop, self._loop = self._loop, None
-        self._unheard = 0
         if loop is not None and self._fd >= 0 and not loop.is_closed():
             loop.remove_reader(self._fd)
 
     def read_nowait(self, limit: int) -> bytes:
         """Whatever is buffered right now, up to ``limit`` bytes, without waiting."""
-        chunks: list[bytes] = []
-        total = 0
+        kept, self._kept = self._kept or b"", None
+        chunks: list[bytes] = [kept[:limit]]
+        total = len(chunks[0])
         while self._fd >= 0 and total < limit:
             try:
                 data = os.read(self._fd, min(READ_CHUNK, limit - total))
@@ -121,6 +146,7 @@ class PipeReceiveStream(ByteReceiveStream):
         """Close the stream for its users but hand the fd to the caller (-1 if already closed)."""
         self._unregister()
         fd, self._fd = self._fd, -1
+        self._kept = None
         ready = self._ready
         if ready is not None and not ready.done():
             ready.set_result(None)  # the waiting reader wakes, finds the fd gone and stops
