@@ -19,8 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from orbmcp.commands.agent import error_result
+from orbmcp.core.tooling.calls import call_tool_wire, owner_of
 from orbmcp.core.wire.raw_channel import json_object
 from orbmcp.errors import OrbError
+from orbmcp.serve.asker import AgentAsker
 from orbmcp.serve.peer import InFlight
 
 if TYPE_CHECKING:
@@ -97,10 +100,6 @@ class FastLane:
     async def _call(
         self, peer: Peer, request_id: Any, tool: BridgedTool, arguments: dict[str, Any], token: Any
     ) -> None:
-        from orbmcp.commands.agent import error_result
-        from orbmcp.core.tooling.calls import call_tool_wire, owner_of
-        from orbmcp.serve.asker import AgentAsker
-
         write = self._write
         assert write is not None
 

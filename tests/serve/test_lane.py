@@ -18,8 +18,8 @@ import anyio
 import pytest
 
 from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream
-from orbmcp.core.tooling import calls
 from orbmcp.core.wire.raw_channel import RawChannel
+from orbmcp.serve import lane
 from orbmcp.serve.gateway import Gateway, serve_stream
 from orbmcp.serve.lane import FastLane
 from orbmcp.serve.options import ServeOptions
@@ -153,14 +153,14 @@ async def test_a_relayed_answer_goes_out_from_the_servers_reader(
     back (written by the reader that read it); on the SDK's path the task writes it afterwards."""
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     on_the_wire: list[bool] = []
-    call_tool_wire = calls.call_tool_wire
+    call_tool_wire = lane.call_tool_wire
 
     async def watched(*args: Any, **kwargs: Any) -> dict[str, Any]:
         result = await call_tool_wire(*args, **kwargs)
         on_the_wire.append(bool(select.select([agent_fd], [], [], 0)[0]))
         return result
 
-    monkeypatch.setattr(calls, "call_tool_wire", watched)
+    monkeypatch.setattr(lane, "call_tool_wire", watched)
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config) as (_gateway, agent):
             agent_fd = agent._receive._fd

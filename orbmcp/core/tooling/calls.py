@@ -16,10 +16,27 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+from mcp import MCPError
+from mcp_types import PromptReference, ResourceTemplateReference
 
+from orbmcp.core.capabilities.client_side import is_legacy
+from orbmcp.core.capabilities.elicitation import url_elicitations
+from orbmcp.core.processes.exits import exit_text, settle_exit
+from orbmcp.core.session import discovery
+from orbmcp.core.session.discovery import collect_pages, wire
+from orbmcp.core.session.hints import failure_error
 from orbmcp.core.tooling.call_paths import SDK, Call, CallPath, path_for
+from orbmcp.core.tooling.results import from_sdk
 from orbmcp.core.wire.raw_channel import SdkProgress
-from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
+from orbmcp.errors import (
+    AuthError,
+    ConnectionFailed,
+    OrbError,
+    ProtocolError,
+    TimeoutFailed,
+    UsageError,
+    cmd,
+)
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities import Interaction
@@ -60,8 +77,6 @@ _DEAD_STREAM_ERRORS: tuple[type[BaseException], ...] = (
 def _client(sup: Supervisor) -> Any:
     client = sup.client
     if client is None:
-        from orbmcp.core.session.hints import failure_error
-
         raise (
             failure_error(sup)
             if sup.snap.last_error
@@ -90,8 +105,6 @@ async def _connection_died(
         elif process is not None and process.stopping:
             message, reason = f"server '{sup.name}' was stopped during {what}", "server_stopped"
         elif process is not None:
-            from orbmcp.core.processes.exits import exit_text, settle_exit
-
             code = await settle_exit(process)
             if code is not None and not process.stopping:
                 text = exit_text(sup.name, code, sup.attempt_stderr(), during=f"during {what}")
@@ -105,8 +118,6 @@ async def request(
 ) -> T:
     """Run one request on the live client and translate its failures (with ``url_elicitation``,
     a -32042 answer is raised for ``with_url_elicitation`` to resolve)."""
-    from mcp import MCPError
-
     client = _client(sup)
     process = sup.process  # the owner task forgets it once the connection is gone
     try:
@@ -167,8 +178,6 @@ def _timed_out(sup: Supervisor, what: str) -> TimeoutFailed:
 
 def owner_of(manager: Manager, tool: BridgedTool) -> Supervisor:
     """The supervisor of the server behind a bridged tool, which must still offer it."""
-    from orbmcp.errors import UsageError
-
     if not tool.present:
         raise UsageError(
             f"server '{tool.server}' no longer offers the tool '{tool.name}'",
@@ -200,8 +209,6 @@ async def call_tool(
     of at least that level (``logging/setLevel`` on 2025-era sessions, per request on others).
     Which path the call takes (raw relay or the SDK's session) is ``call_paths.path_for``'s.
     """
-    from orbmcp.core.tooling.results import from_sdk
-
     with sup.client_side.route.asking(asker, record=record, logs=logs):
         meta = await _apply_log_level(sup, log_level) if log_level is not None else None
         call = _call(sup, tool, arguments, timeout_s, progress, task=as_task, meta=meta)
@@ -291,8 +298,6 @@ def progress_filter(progress: ProgressFn | None) -> SdkProgress:
 
 async def _apply_log_level(sup: Supervisor, level: str) -> dict[str, Any] | None:
     """Ask for ``level``: once per session on 2025-era servers, as request metadata on others."""
-    from orbmcp.core.capabilities.client_side import is_legacy
-
     version = sup.snap.protocol_version
     if not is_legacy(version):
         return {LOG_LEVEL_META: level}
@@ -307,8 +312,6 @@ async def with_url_elicitation(sup: Supervisor, tool: str, send: Callable[[], Aw
         return await send()
     except _UrlElicitationRequired as required:
         data = required.data
-    from orbmcp.core.capabilities.elicitation import url_elicitations
-
     elicitations = url_elicitations(data)
     declined = await sup.client_side.complete_url_elicitations(elicitations) if elicitations else "none given"
     if declined is not None:
@@ -340,8 +343,6 @@ class _UrlElicitationRequired(Exception):
 async def read_resource(
     sup: Supervisor, uri: str, *, asker: Asker | None = None, record: list[Interaction] | None = None
 ) -> list[dict[str, Any]]:
-    from orbmcp.core.session.discovery import wire
-
     with sup.client_side.route.asking(asker, record=record):
         result = await request(sup, f"resources/read {uri}", lambda c: c.read_resource(uri))
     return [wire(c) for c in result.contents]
@@ -355,8 +356,6 @@ async def get_prompt(
     asker: Asker | None = None,
     record: list[Interaction] | None = None,
 ) -> dict[str, Any]:
-    from orbmcp.core.session.discovery import wire
-
     with sup.client_side.route.asking(asker, record=record):
         result = await request(sup, f"prompts/get {name}", lambda c: c.get_prompt(name, arguments))
     return wire(result)
@@ -374,8 +373,6 @@ async def complete_argument(
 ) -> list[str]:
     """``completion/complete``: values the server suggests for ``argument`` of a prompt
     (``ref = ("prompt", name)``) or a resource template (``("resource", uri_template)``)."""
-    from mcp_types import PromptReference, ResourceTemplateReference
-
     kind, name = ref
     reference: Any = PromptReference(name=name) if kind == "prompt" else ResourceTemplateReference(uri=name)
     wanted = {"name": argument, "value": value}
@@ -387,21 +384,20 @@ async def complete_argument(
 
 
 async def list_resources(sup: Supervisor) -> list[dict[str, Any]]:
-    from orbmcp.core.session.discovery import list_resources as _list
-
-    return await request(sup, "resources/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
+    return await request(
+        sup, "resources/list", lambda c: discovery.list_resources(c, server=sup.name, warn=sup.warn)
+    )
 
 
 async def list_prompts(sup: Supervisor) -> list[dict[str, Any]]:
-    from orbmcp.core.session.discovery import list_prompts as _list
-
-    return await request(sup, "prompts/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
+    return await request(
+        sup, "prompts/list", lambda c: discovery.list_prompts(c, server=sup.name, warn=sup.warn)
+    )
 
 
 async def list_resource_templates(sup: Supervisor) -> list[dict[str, Any]]:
     """Every page of ``resources/templates/list`` (wire JSON); [] when the server has none (the
     method is optional for servers that offer resources)."""
-    from orbmcp.core.session.discovery import collect_pages, wire
 
     async def run(client: Any) -> list[dict[str, Any]]:
         async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
