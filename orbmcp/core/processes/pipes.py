@@ -80,11 +80,8 @@ class PipeReceiveStream(ByteReceiveStream):
             return data
 
     async def _readable(self, fd: int) -> bytes | None:
-        """What the loop's callback read once ``fd`` became readable (None: read it yourself)."""
-        loop = _asyncio_loop()
-        if loop is None:  # another backend (trio): its own wait
-            await anyio.wait_readable(fd)
-            return None
+        """What the loop's callback read once ``fd`` became readable (None: look again)."""
+        loop = asyncio.get_running_loop()  # orbmcp runs on anyio's asyncio backend only
         if self._loop is not loop:
             self._unregister()
             loop.add_reader(fd, self._on_readable)
@@ -240,14 +237,6 @@ class PipeSendStream(ByteSendStream):
     async def aclose(self) -> None:
         self.close_now()
         await anyio.lowlevel.checkpoint()
-
-
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop, or None under another backend."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 async def discard_until_eof(fd: int) -> None:
