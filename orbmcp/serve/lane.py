@@ -13,6 +13,7 @@ path, which answers it the checked way.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -20,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from orbmcp.commands.agent import error_result
-from orbmcp.core.tooling.calls import call_tool_wire, owner_of
-from orbmcp.core.wire.raw_channel import json_object
+from orbmcp.core.tooling.calls import call_tool_wire, issue_wire, owner_of
+from orbmcp.core.wire.raw_channel import Issued, json_object
 from orbmcp.errors import OrbError
 from orbmcp.serve.asker import AgentAsker
 from orbmcp.serve.peer import InFlight
@@ -94,11 +95,33 @@ class FastLane:
         if not isinstance(token, int | str) or isinstance(token, bool):
             token = None
         self._running[request_id] = anyio.CancelScope()
-        self._tg.start_soon(self._call, peer, request_id, tool, dict(arguments or {}), token)
+        arguments = dict(arguments or {})
+        issued = self._issue(peer, tool, arguments)
+        call = functools.partial(self._call, issued=issued)
+        self._tg.start_soon(call, peer, request_id, tool, arguments, token)
         return True
 
+    def _issue(self, peer: Peer, tool: BridgedTool, arguments: dict[str, Any]) -> Issued | None:
+        """The call written to its server now, where it can be (``calls.issue_wire``): the server
+        starts on it one trip round the event loop before the task below runs. Not before the
+        agent's roots are known: the call waits for them (``Peer.roots_settled``)."""
+        if not peer.roots_known.is_set():
+            return None
+        try:
+            sup = owner_of(self._gateway.manager, tool)
+        except OrbError:
+            return None  # the task meets the same error and answers it
+        return issue_wire(sup, tool.name, arguments)
+
     async def _call(
-        self, peer: Peer, request_id: Any, tool: BridgedTool, arguments: dict[str, Any], token: Any
+        self,
+        peer: Peer,
+        request_id: Any,
+        tool: BridgedTool,
+        arguments: dict[str, Any],
+        token: Any,
+        *,
+        issued: Issued | None = None,
     ) -> None:
         write = self._write
         assert write is not None
@@ -140,12 +163,15 @@ class FastLane:
                         progress=progress if token is not None else None,
                         asker=asker,
                         deliver=deliver,
+                        issued=issued,
                     )
                 except OrbError as err:
                     result = error_result(err).to_json()
         finally:
             peer.calls.remove(call)
             del self._running[request_id]
+            if issued is not None:
+                issued.abandon()  # a call that failed before it waited (a no-op after a wait)
         if written:  # answered from the reader; what the wire did not take goes out now
             await write(b"")
         elif result is not None:  # a cancelled request gets no answer

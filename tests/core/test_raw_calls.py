@@ -301,3 +301,53 @@ def test_a_result_is_handed_on_early_only_when_nothing_of_its_call_must_come_fir
     error = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","error":{"code":-1,"message":"no"}}'
     raw.sdk_behind = False
     assert raw.take(error) and early == [{"n": 1}]  # an error goes the task's way
+
+
+async def test_an_issued_call_is_written_at_once_and_its_call_waits_for_the_answer() -> None:
+    """``RawChannel.issue`` writes the request without waiting; ``call`` with it sends nothing more
+    and returns the answer; an issued call nobody waits for is abandoned; a stdin that cannot take
+    the line now, or a closed channel, issues nothing."""
+    raw = RawChannel("s")
+    lines: list[bytes] = []
+    takes = True
+
+    async def send(line: bytes) -> None:
+        lines.append(line)
+
+    def send_now(line: bytes) -> bool:
+        if takes:
+            lines.append(line)
+        return takes
+
+    raw.attach(send, None, send_now)
+    issued = raw.issue("echo", {"text": "hi"})
+    assert issued is not None and raw.pending and len(lines) == 1
+    request = json.loads(lines[0])
+    assert request["id"] == issued.request_id and request["params"]["name"] == "echo"
+    answer = {"jsonrpc": "2.0", "id": issued.request_id, "result": {"content": []}}
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as tg:
+
+            async def reply() -> None:
+                await anyio.wait_all_tasks_blocked()
+                assert raw.take(json.dumps(answer).encode())
+
+            tg.start_soon(reply)
+            result = await raw.call(
+                "echo", {"text": "hi"}, timeout=BOUND_S, on_progress=no_progress, issued=issued
+            )
+    assert result == {"content": []} and len(lines) == 1 and not raw.pending
+    issued.abandon()  # after its call: nothing left to abandon
+    assert not raw.pending
+    left = raw.issue("echo", {})
+    assert left is not None and raw.pending
+    left.abandon()
+    assert not raw.pending
+    takes = False
+    assert raw.issue("echo", {}) is None and not raw.pending
+    raw.close()
+    assert raw.issue("echo", {}) is None
+
+
+async def no_progress(value: float, total: float | None, message: str | None) -> None:
+    raise AssertionError("no progress expected")

@@ -173,6 +173,30 @@ async def test_a_relayed_answer_goes_out_from_the_servers_reader(
             assert on_the_wire[1:] == [call_path.raw] * 3
 
 
+async def test_a_relayed_call_is_written_to_its_server_before_its_task_runs(
+    tmp_path: Path, call_path: PathProbe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the raw path the reader that read the agent's request writes it to the server
+    (``RawChannel.issue``): the calling task finds it pending; on the SDK's path the task sends it."""
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    pending_at_start: list[bool] = []
+    call_tool_wire = lane.call_tool_wire
+
+    async def watched(sup: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        pending_at_start.append(sup.raw_channel.pending)
+        return await call_tool_wire(sup, *args, **kwargs)
+
+    monkeypatch.setattr(lane, "call_tool_wire", watched)
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            for n in range(3):
+                await agent.call(n, agent.tool("mcp__relay__echo"), {"text": f"hi {n}"})
+                answer = await agent.receive()
+                assert answer["id"] == n and text(answer) == f"hi {n}"
+            assert pending_at_start == [call_path.raw] * 3
+            assert not raw_side(gateway, "relay").pending
+
+
 async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(
     tmp_path: Path, call_path: PathProbe
 ) -> None:

@@ -30,7 +30,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from orbmcp.core.capabilities.tasks import TaskProtocolError, call_as_task
 from orbmcp.core.wire.era import era_of
-from orbmcp.core.wire.raw_channel import Early, SdkProgress, connection_closed
+from orbmcp.core.wire.raw_channel import Early, Issued, SdkProgress, connection_closed
 from orbmcp.errors import ProtocolError
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ class Call:
     # A front that passes the result on as wire JSON may be handed it here first, checked, as the
     # answer is read (True: it passed it on); the raw path does, where nothing must come first.
     deliver: Callable[[dict[str, Any]], bool] | None = None
+    # Written already by ``RawPath.issue`` (then this call is the raw path's).
+    issued: Issued | None = None
 
 
 class CallPath(Protocol):
@@ -124,9 +126,22 @@ class RawPath:
         checked: list[dict[str, Any]] = []
         early = _early(call.deliver, version, checked) if call.deliver is not None else None
         result = await channel.call(
-            call.tool, call.arguments, timeout=call.timeout, on_progress=call.on_progress, early=early
+            call.tool,
+            call.arguments,
+            timeout=call.timeout,
+            on_progress=call.on_progress,
+            early=early,
+            issued=call.issued,
         )
         return checked[0] if checked else _checked(result, version)
+
+    def issue(self, sup: Supervisor, call: Call) -> Issued | None:
+        """``call`` written now where it fits this path and the stdin takes it without waiting
+        (``RawChannel.issue``); the call that follows carries it (``Call.issued``)."""
+        channel = sup.raw_channel
+        if channel is None or not self.fits(sup, call):
+            return None
+        return channel.issue(call.tool, call.arguments)
 
     async def model(self, sup: Supervisor, client: Any, call: Call) -> Any:
         result = mcp_types.CallToolResult.model_validate(await self.wire(sup, client, call))
@@ -141,7 +156,7 @@ RAW = RawPath()
 
 def path_for(sup: Supervisor, call: Call) -> CallPath:
     """The raw relay where the connection and the call allow it, else the SDK's client session."""
-    path: CallPath = RAW if RAW.fits(sup, call) else SDK
+    path: CallPath = RAW if call.issued is not None or RAW.fits(sup, call) else SDK
     path.taken += 1
     return path
 

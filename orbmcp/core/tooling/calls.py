@@ -25,9 +25,9 @@ from orbmcp.core.processes.exits import exit_text, settle_exit
 from orbmcp.core.session import discovery
 from orbmcp.core.session.discovery import collect_pages, wire
 from orbmcp.core.session.hints import failure_error
-from orbmcp.core.tooling.call_paths import SDK, Call, CallPath, path_for
+from orbmcp.core.tooling.call_paths import RAW, SDK, Call, CallPath, path_for
 from orbmcp.core.tooling.results import from_sdk
-from orbmcp.core.wire.raw_channel import SdkProgress
+from orbmcp.core.wire.raw_channel import Issued, SdkProgress
 from orbmcp.errors import (
     AuthError,
     ConnectionFailed,
@@ -225,6 +225,7 @@ async def call_tool_wire(
     progress: ProgressFn | None = None,
     asker: Asker | None = None,
     deliver: Callable[[dict[str, Any]], bool] | None = None,
+    issued: Issued | None = None,
 ) -> dict[str, Any]:
     """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged;
     questions, tasks and -32042 as ``call_tool`` handles them, on the same paths.
@@ -232,11 +233,21 @@ async def call_tool_wire(
     The result is checked against the negotiated protocol version, but no models are built and
     the check against the tool's output schema is left to whoever receives it: an agent behind
     ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
-    ``deliver`` may be handed the same result before this returns it (``call_paths.Call``).
+    ``deliver`` may be handed the same result before this returns it (``call_paths.Call``);
+    ``issued``: the call as ``issue_wire`` wrote it already (same tool and arguments).
     """
     with sup.client_side.route.asking(asker):
-        call = _call(sup, tool, arguments, timeout_s, progress, deliver=deliver)
+        call = _call(sup, tool, arguments, timeout_s, progress, deliver=deliver, issued=issued)
         return await _send(sup, call, lambda path: path.wire)
+
+
+def issue_wire(sup: Supervisor, tool: str, arguments: dict[str, Any]) -> Issued | None:
+    """Write ``tools/call`` of ``tool`` now, without waiting, where the raw path will take it and
+    the server's stdin takes it at once; ``call_tool_wire(..., issued=...)`` must follow in a task
+    that starts before anything else runs, or ``Issued.abandon`` (None: nothing written)."""
+    if sup.client is None:
+        return None
+    return RAW.issue(sup, _call(sup, tool, arguments, None, None))
 
 
 def _call(
@@ -249,13 +260,16 @@ def _call(
     task: bool = False,
     meta: dict[str, Any] | None = None,
     deliver: Callable[[dict[str, Any]], bool] | None = None,
+    issued: Issued | None = None,
 ) -> Call:
     if not task:
         listed = sup.runtime.tools.get(sup.name, tool)
         task = listed is not None and listed.task_support == "required"
     timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
     on_progress = progress_filter(progress)
-    return Call(tool, arguments or {}, timeout, on_progress, meta=meta, task=task, deliver=deliver)
+    return Call(
+        tool, arguments or {}, timeout, on_progress, meta=meta, task=task, deliver=deliver, issued=issued
+    )
 
 
 async def _send(

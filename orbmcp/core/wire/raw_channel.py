@@ -27,6 +27,7 @@ ABANDON_WRITE_S = 2.0
 MALFORMED = "server sent a malformed JSON-RPC response"
 
 Send = Callable[[bytes], Awaitable[None]]
+SendNow = Callable[[bytes], bool]  # writes a line now if the pipe takes it without waiting
 # A call's progress as the SDK reports it: (progress, total, message).
 SdkProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 GarbageHook = Callable[[bytes], None]
@@ -39,6 +40,22 @@ class _Closed:
 
 
 _CLOSED = _Closed()
+
+
+class Issued:
+    """A ``tools/call`` written by ``RawChannel.issue``; its ``call`` waits for the answer."""
+
+    __slots__ = ("channel", "request_id", "tool", "waiter")
+
+    def __init__(self, channel: RawChannel, request_id: str, tool: str, waiter: _Waiter) -> None:
+        self.channel, self.request_id, self.tool, self.waiter = channel, request_id, tool, waiter
+
+    def abandon(self) -> None:
+        """Nobody waits for this call: its answer, if one comes, goes to the SDK, which drops it
+        (idempotent; a ``call`` that waited for it has removed it already)."""
+        waiters = self.channel._waiters
+        if waiters.get(self.request_id) is self.waiter:
+            del waiters[self.request_id]
 
 
 class _Waiter:
@@ -74,6 +91,7 @@ class RawChannel:
         self.closed = False
         self.relayed = 0  # calls answered through here: tests tell which path a call took by it
         self._send: Send | None = None
+        self._send_now: SendNow | None = None
         self._on_garbage: GarbageHook | None = None
         self._waiters: dict[str, _Waiter] = {}
         self._ids = itertools.count(1)
@@ -91,9 +109,12 @@ class RawChannel:
 
     # -- the transport's side --------------------------------------------------------------------
 
-    def attach(self, send: Send, on_garbage: GarbageHook | None = None) -> None:
-        """``send`` writes one whole line to the server's stdin (safe beside the SDK's writer)."""
-        self._send = send
+    def attach(
+        self, send: Send, on_garbage: GarbageHook | None = None, send_now: SendNow | None = None
+    ) -> None:
+        """``send`` writes one whole line to the server's stdin (safe beside the SDK's writer);
+        ``send_now`` does without waiting, where the stdin can (``issue``)."""
+        self._send, self._send_now = send, send_now
         self._on_garbage = on_garbage
 
     def take(self, line: bytes) -> bool:
@@ -166,12 +187,26 @@ class RawChannel:
     def close(self) -> None:
         """The connection is gone: every pending call fails now (idempotent)."""
         self.closed = True
-        self._send = None
+        self._send = self._send_now = None
         self.release()  # an answer that came is the call's outcome, even when the connection then ends
         for waiter in self._waiters.values():
             waiter.put(_CLOSED)
 
     # -- the caller's side -----------------------------------------------------------------------
+
+    def issue(self, tool: str, arguments: dict[str, Any]) -> Issued | None:
+        """Write a ``tools/call`` now, from code that cannot wait (a reader that has just read the
+        request), so the server starts on it before the calling task runs; that task's ``call``
+        with the ``Issued`` waits for the answer. None: nothing written, ``call`` sends it.
+        Whoever issues makes sure the call follows, or abandons it (``Issued.abandon``)."""
+        send_now = self._send_now
+        if self.closed or send_now is None:
+            return None
+        request_id = f"{ID_PREFIX}{next(self._ids)}"
+        if not send_now(_request_line(request_id, tool, arguments)):
+            return None
+        waiter = self._waiters[request_id] = _Waiter(None)
+        return Issued(self, request_id, tool, waiter)
 
     async def call(
         self,
@@ -181,31 +216,37 @@ class RawChannel:
         timeout: float,
         on_progress: SdkProgress,
         early: Early | None = None,
+        issued: Issued | None = None,
     ) -> dict[str, Any]:
         """One ``tools/call``: its result as the server sent it, else ``MCPError`` as the SDK
         raises it (an error answer; -32001 on timeout; -32000 when the connection closes).
 
         ``early`` is handed a result by the reader itself, when the answer is read and nothing of
         the call's (progress, the SDK's dispatch of lines read before it) must come first: a relay
-        can pass it on one trip round the event loop before this task wakes to return it."""
-        send = self._send
-        if self.closed or send is None:
-            raise connection_closed()
-        request_id = f"{ID_PREFIX}{next(self._ids)}"
-        waiter = _Waiter(early)
-        self._waiters[request_id] = waiter
-        params = {"name": tool, "arguments": arguments, "_meta": {"progressToken": request_id}}
-        line = json.dumps(
-            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params},
-            separators=(",", ":"),
-        )
-        issued = False
+        can pass it on one trip round the event loop before this task wakes to return it.
+        ``issued``: the call ``issue`` wrote already (of this ``tool``), whose answer this awaits."""
+        send = None
+        if (
+            issued is not None
+            and issued.tool == tool
+            and self._waiters.get(issued.request_id) is issued.waiter
+        ):
+            request_id, waiter = issued.request_id, issued.waiter
+            waiter.early = early  # set before any answer can be read: this task runs first
+        else:
+            send = self._send
+            if self.closed or send is None:
+                raise connection_closed()
+            request_id = f"{ID_PREFIX}{next(self._ids)}"
+            waiter = self._waiters[request_id] = _Waiter(early)
+        sent = False
         try:
-            issued = True  # a write cut short may still have delivered: it counts as sent
-            try:
-                await send(line.encode() + b"\n")
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                raise connection_closed() from None
+            sent = True  # a write cut short may still have delivered: it counts as sent
+            if send is not None:
+                try:
+                    await send(_request_line(request_id, tool, arguments))
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    raise connection_closed() from None
             with anyio.move_on_after(timeout):
                 outcome = await _answer(waiter, on_progress)
                 if outcome is _CLOSED:
@@ -215,11 +256,11 @@ class RawChannel:
                     raise _mcp_error(outcome.code, outcome.message, outcome.data)
                 result: dict[str, Any] = outcome
                 return result
-            issued = False  # the courtesy cancel goes out here, unshielded, as the SDK's does
+            sent = False  # the courtesy cancel goes out here, unshielded, as the SDK's does
             await self._cancel(request_id, f"timed out after {timeout}s", shield=False)
             raise _mcp_error(REQUEST_TIMEOUT, "Request 'tools/call' timed out")
         except anyio.get_cancelled_exc_class():
-            if issued and not self.closed:
+            if sent and not self.closed:
                 await self._cancel(request_id, "caller cancelled", shield=True)
             raise
         finally:
@@ -236,6 +277,12 @@ class RawChannel:
                 await send(json.dumps(note, separators=(",", ":")).encode() + b"\n")
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 pass  # the connection is going: the server stops the work with it
+
+
+def _request_line(request_id: str, tool: str, arguments: dict[str, Any]) -> bytes:
+    params = {"name": tool, "arguments": arguments, "_meta": {"progressToken": request_id}}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
 CONNECTION_CLOSED = -32000
@@ -277,4 +324,4 @@ async def _answer(waiter: _Waiter, on_progress: SdkProgress) -> Any:
         waiter.wake = anyio.Event()
 
 
-__all__ = ["ID_PREFIX", "Early", "RawChannel", "SdkProgress", "connection_closed", "json_object"]
+__all__ = ["ID_PREFIX", "Early", "Issued", "RawChannel", "SdkProgress", "connection_closed", "json_object"]

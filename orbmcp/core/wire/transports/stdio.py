@@ -24,6 +24,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from orbmcp.config.transports import STDIO, TransportKind
+from orbmcp.core.processes.pipes import PipeSendStream
 from orbmcp.core.wire.flood import NotificationThrottle, notification_method
 from orbmcp.core.wire.lines import OverlongLine, read_lines
 from orbmcp.core.wire.raw_channel import RawChannel
@@ -182,7 +183,8 @@ async def _stdio_pipe_streams(
             writer_done.set()
 
     if raw is not None:
-        raw.attach(stdin.send, report_garbage)
+        send_now = stdin.send_nowait if isinstance(stdin, PipeSendStream) else None
+        raw.attach(stdin.send, report_garbage, send_now)
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
         tg.start_soon(writer, tg)
