@@ -197,6 +197,21 @@ async def test_a_relayed_call_is_written_to_its_server_before_its_task_runs(
             assert not raw_side(gateway, "relay").pending
 
 
+async def test_what_the_agent_is_answered_is_the_checked_result(tmp_path: Path, call_path: PathProbe) -> None:
+    """Answered from the reader or by the task, a result is checked first: one that fails the
+    negotiated version's check is an error result, never passed on."""
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            for n in range(2):  # the second answer after the handshake can go out from the reader
+                await agent.call(f"bad{n}", agent.tool("mcp__relay__bad_result"), {})
+                bad = await agent.answer_to(f"bad{n}")
+                assert bad["result"]["isError"] is True and isinstance(bad["result"]["content"], list)
+                await agent.call(f"echo{n}", agent.tool("mcp__relay__echo"), {"text": "fine"})
+                assert text(await agent.answer_to(f"echo{n}")) == "fine"
+            assert raw_side(gateway, "relay").relayed == (4 if call_path.raw else 0)
+
+
 async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(
     tmp_path: Path, call_path: PathProbe
 ) -> None:
