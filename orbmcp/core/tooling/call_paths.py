@@ -10,6 +10,10 @@ one a call takes is decided here (``path_for``), never by a caller.
   channel), a 2026-era session (the SDK stamps every request's ``_meta`` and resolves
   input-required rounds), a call made as a task, and the resend after a -32042 answer.
 
+The SDK (``mcp``, ``mcp_types``, pydantic) is imported where it is used, never at module top:
+the program loads it once through ``core/wire/sdk.py``'s tuned import (``frontends/sdk_trim.py``
+leaves its server stack out), and this module is imported before that, when a command starts.
+
 Both give the same result in both forms (wire JSON for a front that passes it on, the SDK's model
 for one that reads it) and fail the same way (``MCPError`` with its codes, translated by
 ``calls.request``); every call test runs against both (``tests/core/paths.py``). Each path counts
@@ -22,11 +26,6 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-
-import mcp_types
-from mcp.client.session import _later_revision_fields
-from mcp_types.methods import SERVER_RESULTS
-from pydantic import TypeAdapter, ValidationError
 
 from orbmcp.core.capabilities.tasks import TaskProtocolError, call_as_task
 from orbmcp.core.wire.era import era_of
@@ -78,6 +77,8 @@ class SdkPath:
             result = await call_task(sup, client, call)
             wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
             return wire
+        import mcp_types
+
         params = mcp_types.CallToolRequestParams(name=call.tool, arguments=call.arguments)
         raw: dict[str, Any] = await client.session.send_request(
             mcp_types.CallToolRequest(params=params),
@@ -144,6 +145,8 @@ class RawPath:
         return channel.issue(call.tool, call.arguments)
 
     async def model(self, sup: Supervisor, client: Any, call: Call) -> Any:
+        import mcp_types
+
         result = mcp_types.CallToolResult.model_validate(await self.wire(sup, client, call))
         if not result.is_error:  # as the SDK's ``ClientSession.call_tool`` does
             await client.session.validate_tool_result(call.tool, result)
@@ -179,7 +182,7 @@ def _early(deliver: Callable[[dict[str, Any]], bool], version: str, checked: lis
     def early(result: dict[str, Any]) -> None:
         try:
             checked.append(_checked(result, version))
-        except ValidationError:
+        except ValueError:  # pydantic's ValidationError
             return
         deliver(checked[0])
 
@@ -190,12 +193,17 @@ def _early(deliver: Callable[[dict[str, Any]], bool], version: str, checked: lis
 def _result_adapter(version: str) -> Any:
     """The check ``mcp_types.methods.validate_server_result`` makes, without the dump of the
     validated model it also builds and throws away (the most costly step of a relayed call)."""
+    from mcp_types.methods import SERVER_RESULTS
+    from pydantic import TypeAdapter
+
     surface: Any = SERVER_RESULTS[("tools/call", version)]  # a model, or a union of them
     return TypeAdapter(surface)
 
 
 @functools.cache
 def _later_fields(version: str) -> frozenset[str]:
+    from mcp.client.session import _later_revision_fields
+
     fields: frozenset[str] = _later_revision_fields("tools/call", version)
     return fields
 
@@ -203,11 +211,15 @@ def _later_fields(version: str) -> frozenset[str]:
 @functools.cache
 def _wire_result() -> Any:
     """A pydantic adapter that keeps a result as the dict it is."""
+    from pydantic import TypeAdapter
+
     return TypeAdapter(dict[str, Any])
 
 
 async def call_task(sup: Supervisor, client: Any, call: Call) -> Any:
     """``call`` made as a task; its status changes are reported as progress steps."""
+    import mcp_types
+
     steps = 0
     tg = sup.runtime.tg
 

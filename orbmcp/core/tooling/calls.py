@@ -16,8 +16,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from mcp import MCPError
-from mcp_types import PromptReference, ResourceTemplateReference
 
 from orbmcp.core.capabilities.client_side import is_legacy
 from orbmcp.core.capabilities.elicitation import url_elicitations
@@ -118,6 +116,9 @@ async def request(
 ) -> T:
     """Run one request on the live client and translate its failures (with ``url_elicitation``,
     a -32042 answer is raised for ``with_url_elicitation`` to resolve)."""
+    # Not at module top: the SDK loads through core/wire/sdk.py's tuned import (see call_paths).
+    from mcp import MCPError
+
     client = _client(sup)
     process = sup.process  # the owner task forgets it once the connection is gone
     try:
@@ -387,6 +388,8 @@ async def complete_argument(
 ) -> list[str]:
     """``completion/complete``: values the server suggests for ``argument`` of a prompt
     (``ref = ("prompt", name)``) or a resource template (``("resource", uri_template)``)."""
+    from mcp_types import PromptReference, ResourceTemplateReference
+
     kind, name = ref
     reference: Any = PromptReference(name=name) if kind == "prompt" else ResourceTemplateReference(uri=name)
     wanted = {"name": argument, "value": value}
