@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, settings
 
 from orbmcp import environment, log
 from tests import quality
+from tests.core.paths import call_path  # noqa: F401  (the fixture every call test runs on: both call paths)
 from tests.servers import npm
 
 # npm keeps its cache under the home directory; tests that install Node packages keep the real one.

@@ -4,8 +4,8 @@ straight to its server.
 An agent's most frequent request would otherwise cross the SDK's whole server pipeline (parsing
 into models, dispatch, middleware, validation of the result against the spec's models once more)
 on top of the call itself. Here the line is read with ``json``, the call is made on the session's
-connection (``raw_calls.call_tool_relayed``: relayed raw to a stdio server, else through the SDK's
-client session as ``calls.call_tool_wire`` makes it), and the server's result is written back as
+connection (``calls.call_tool_wire``, which relays it raw to a stdio server and takes the SDK's
+client session elsewhere: ``core.tooling.call_paths``), and the server's result is written back as
 it came, with progress relayed and ``notifications/cancelled`` honoured. Anything else (orbmcp's
 own tools, an unknown name, a call before the handshake, a malformed request) takes the SDK's
 path, which answers it the checked way.
@@ -13,14 +13,18 @@ path, which answers it the checked way.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from orbmcp.core.wire.raw_channel import json_object
+from orbmcp.commands.agent import error_result
+from orbmcp.core.tooling.calls import call_tool_wire, issue_wire, owner_of
+from orbmcp.core.wire.raw_channel import Issued, json_object
 from orbmcp.errors import OrbError
+from orbmcp.serve.asker import AgentAsker
 from orbmcp.serve.peer import InFlight
 
 if TYPE_CHECKING:
@@ -31,6 +35,8 @@ if TYPE_CHECKING:
     from orbmcp.serve.peer import Peer
 
 Write = Callable[[bytes], Awaitable[None]]
+# Writes a whole line now if the wire takes it without waiting (False: nothing written).
+WriteNow = Callable[[bytes], bool]
 _MARKERS = (b'"tools/call"', b'"notifications/cancelled"')
 
 
@@ -42,11 +48,12 @@ class FastLane:
     def __init__(self, gateway: Gateway) -> None:
         self._gateway = gateway
         self._write: Write | None = None
+        self._write_now: WriteNow | None = None
         self._tg: TaskGroup | None = None
         self._running: dict[Any, anyio.CancelScope] = {}
 
-    def attach(self, write: Write, tg: TaskGroup) -> None:
-        self._write, self._tg = write, tg
+    def attach(self, write: Write, tg: TaskGroup, write_now: WriteNow | None = None) -> None:
+        self._write, self._tg, self._write_now = write, tg, write_now
 
     def _peer(self) -> Peer | None:
         peers = self._gateway.peers
@@ -88,17 +95,34 @@ class FastLane:
         if not isinstance(token, int | str) or isinstance(token, bool):
             token = None
         self._running[request_id] = anyio.CancelScope()
-        self._tg.start_soon(self._call, peer, request_id, tool, dict(arguments or {}), token)
+        arguments = dict(arguments or {})
+        issued = self._issue(peer, tool, arguments)
+        call = functools.partial(self._call, issued=issued)
+        self._tg.start_soon(call, peer, request_id, tool, arguments, token)
         return True
 
-    async def _call(
-        self, peer: Peer, request_id: Any, tool: BridgedTool, arguments: dict[str, Any], token: Any
-    ) -> None:
-        from orbmcp.commands.agent import error_result
-        from orbmcp.core.tooling.calls import owner_of
-        from orbmcp.core.tooling.raw_calls import call_tool_relayed
-        from orbmcp.serve.asker import AgentAsker
+    def _issue(self, peer: Peer, tool: BridgedTool, arguments: dict[str, Any]) -> Issued | None:
+        """The call written to its server now, where it can be (``calls.issue_wire``): the server
+        starts on it one trip round the event loop before the task below runs. Not before the
+        agent's roots are known: the call waits for them (``Peer.roots_settled``)."""
+        if not peer.roots_known.is_set():
+            return None
+        try:
+            sup = owner_of(self._gateway.manager, tool)
+        except OrbError:
+            return None  # the task meets the same error and answers it
+        return issue_wire(sup, tool.name, arguments)
 
+    async def _call(
+        self,
+        peer: Peer,
+        request_id: Any,
+        tool: BridgedTool,
+        arguments: dict[str, Any],
+        token: Any,
+        *,
+        issued: Issued | None = None,
+    ) -> None:
         write = self._write
         assert write is not None
 
@@ -110,6 +134,18 @@ class FastLane:
                 params["message"] = message
             await write(_line({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}))
 
+        written = False
+
+        def deliver(result: dict[str, Any]) -> bool:
+            # From the server's reader, as the answer is read: a request the agent cancelled gets
+            # no answer; anything else goes out now, not one trip round the event loop later.
+            nonlocal written
+            scope = self._running.get(request_id)
+            if self._write_now is None or scope is None or scope.cancel_called:
+                return False
+            written = self._write_now(_line({"jsonrpc": "2.0", "id": request_id, "result": result}))
+            return written
+
         call = InFlight(tool.server, None, request_id)
         peer.calls.append(call)
         peer.touch()
@@ -120,17 +156,23 @@ class FastLane:
                     sup = owner_of(self._gateway.manager, tool)
                     await peer.roots_settled()
                     asker = AgentAsker(peer, call, self._gateway.hub.asker)
-                    result = await call_tool_relayed(
+                    result = await call_tool_wire(
                         sup,
                         tool.name,
                         arguments,
                         progress=progress if token is not None else None,
                         asker=asker,
+                        deliver=deliver,
+                        issued=issued,
                     )
                 except OrbError as err:
                     result = error_result(err).to_json()
         finally:
             peer.calls.remove(call)
             del self._running[request_id]
-        if result is not None:  # a cancelled request gets no answer
+            if issued is not None:
+                issued.abandon()  # a call that failed before it waited (a no-op after a wait)
+        if written:  # answered from the reader; what the wire did not take goes out now
+            await write(b"")
+        elif result is not None:  # a cancelled request gets no answer
             await write(_line({"jsonrpc": "2.0", "id": request_id, "result": result}))

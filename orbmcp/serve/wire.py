@@ -95,7 +95,7 @@ async def message_streams(
 
     async with anyio.create_task_group() as tg:
         if lane is not None:
-            lane.attach(write, tg)
+            lane.attach(write, tg, send.send_nowait if isinstance(send, PipeSendStream) else None)
         tg.start_soon(reader)
         tg.start_soon(writer)
         try:

@@ -1,6 +1,6 @@
 """Requests on servers that are not ready, and how request failures reach the caller.
 
-Real servers in-process: raw.py over stdio (its ``--no-ignore-unknown`` answers every unknown
+Every call test runs on both call paths (``call_path``). Real servers in-process: raw.py over stdio (its ``--no-ignore-unknown`` answers every unknown
 method with -32601, an unknown tool with -32602) and the loopback OAuth server for needs-auth.
 """
 
@@ -28,6 +28,7 @@ from orbmcp.core.tooling.calls import (
 from orbmcp.errors import AuthError, ConnectionFailed, ProtocolError, TimeoutFailed, UsageError
 from tests.auth.oauth_server import running_server
 from tests.core.live import managed, raw_entry, stdio_entry, wait_until, write_config
+from tests.core.paths import PathProbe
 from tests.servers.launch import http_server
 from tests.timeouts import HANG_GUARD_S
 
@@ -107,7 +108,9 @@ async def test_requests_on_a_server_that_needs_auth_point_at_orbmcp_auth(tmp_pat
         assert srv.count("/register") == 0 and srv.count("/authorize") == 0
 
 
-async def test_protocol_errors_from_the_server_leave_the_connection_up(tmp_path: Path) -> None:
+async def test_protocol_errors_from_the_server_leave_the_connection_up(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     config = write_config(tmp_path / "mcp.json", {"raw": raw_entry("--no-ignore-unknown", lifecycle="lazy")})
     async with managed(config) as manager:
         with anyio.fail_after(HANG_GUARD_S):
@@ -204,7 +207,7 @@ async def test_unexpected_failures_are_translated_and_redacted(tmp_path: Path) -
         assert sup.state.value == "stopped"
 
 
-async def test_cancelling_a_call_leaves_the_server_ready(tmp_path: Path) -> None:
+async def test_cancelling_a_call_leaves_the_server_ready(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"raw": raw_entry(lifecycle="lazy")})
     async with managed(config) as manager:
         with anyio.fail_after(HANG_GUARD_S):
@@ -235,7 +238,7 @@ async def test_a_stopped_server_is_not_revived_by_a_call(tmp_path: Path) -> None
         assert sup.state == State.READY
 
 
-async def test_resources_prompts_and_progress_on_a_full_server(tmp_path: Path) -> None:
+async def test_resources_prompts_and_progress_on_a_full_server(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"e": stdio_entry("everything", lifecycle="lazy")})
     async with managed(config) as manager:
         with anyio.fail_after(HANG_GUARD_S):
@@ -263,7 +266,7 @@ async def test_resources_prompts_and_progress_on_a_full_server(tmp_path: Path) -
             assert (await call_tool(sup, "slow", args)).text() == "done 2 steps"
 
 
-async def test_stdout_noise_is_skipped_and_shown_as_a_warning(tmp_path: Path) -> None:
+async def test_stdout_noise_is_skipped_and_shown_as_a_warning(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"chatty": raw_entry("--garbage", lifecycle="lazy")})
     async with managed(config) as manager:
         with anyio.fail_after(HANG_GUARD_S):

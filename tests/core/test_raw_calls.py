@@ -1,8 +1,9 @@
-"""Calls relayed raw on a stdio connection (``orbmcp.core.tooling.raw_calls``), against real servers.
+"""Calls relayed raw on a stdio connection (``orbmcp.core.tooling.call_paths``), against real servers.
 
-Which path a call took is read from the connection's ``RawChannel.relayed`` (calls answered
-through it), never from timing. Every failure must read exactly as on the SDK's path
-(``calls.call_tool_wire``), so several tests make the same call both ways and compare.
+Every test runs on both call paths (``call_path``), through the one interface
+(``calls.call_tool_wire``), and asserts the same outcome on both: every failure must read exactly
+as on the SDK's path. Which path a call took is read from the paths' counters (the fixture) and
+the connection's ``RawChannel.relayed`` (calls answered through it), never from timing.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import MCPError
 
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
 from orbmcp.core.session.supervisor import Supervisor
-from orbmcp.core.tooling.calls import call_tool_wire
-from orbmcp.core.tooling.raw_calls import call_tool_relayed
+from orbmcp.core.tooling.call_paths import RAW, Call
+from orbmcp.core.tooling.calls import call_tool, call_tool_wire, progress_filter
 from orbmcp.core.wire.raw_channel import ID_PREFIX, RawChannel
-from orbmcp.errors import ConnectionFailed, OrbError, ProtocolError, TimeoutFailed
+from orbmcp.errors import ConnectionFailed, ProtocolError, TimeoutFailed
 from tests.core.capabilities.test_live import Scripted, asks
 from tests.core.live import managed, stdio_entry, write_config
+from tests.core.paths import PathProbe
 from tests.timeouts import HANG_GUARD_S
 
 pytestmark = pytest.mark.anyio
@@ -63,116 +66,126 @@ async def until_received(record: Path, method: str) -> dict[str, Any]:
             await anyio.sleep(0.02)
 
 
-async def test_a_call_is_relayed_raw_with_its_progress_in_order(tmp_path: Path) -> None:
+def relayed(sup: Supervisor, probe: PathProbe, calls: int) -> int:
+    """How many calls the connection's raw channel answered: ``calls`` on the raw path, else 0."""
+    assert channel(sup).relayed == (calls if probe.raw else 0)
+    return channel(sup).relayed
+
+
+async def test_a_call_is_relayed_raw_with_its_progress_in_order(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with managed(config) as manager:
             sup = await manager.ready("relay")
-            assert text(await call_tool_relayed(sup, "echo", {"text": "hi"})) == "hi"
+            assert text(await call_tool_wire(sup, "echo", {"text": "hi"})) == "hi"
             seen: list[tuple[float, float | None, str | None]] = []
 
             async def progress(value: float, total: float | None, message: str | None) -> None:
                 seen.append((value, total, message))
 
-            assert text(await call_tool_relayed(sup, "progress", {"steps": 3}, progress=progress)) == "done 3"
+            assert text(await call_tool_wire(sup, "progress", {"steps": 3}, progress=progress)) == "done 3"
             assert seen == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")]
-            assert channel(sup).relayed == 2
-            # The SDK's path still works beside it, on the same connection.
-            assert text(await call_tool_wire(sup, "echo", {"text": "sdk"})) == "sdk"
-            assert channel(sup).relayed == 2
+            relayed(sup, call_path, 2)
 
 
-async def test_cancelling_a_call_tells_the_server_and_forgets_the_id(tmp_path: Path) -> None:
+async def test_cancelling_a_call_tells_the_server_and_forgets_the_id(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     record = tmp_path / "record.jsonl"
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry(record)})
     with anyio.fail_after(BOUND_S):
         async with managed(config) as manager:
             sup = await manager.ready("relay")
             async with anyio.create_task_group() as tg:
-                tg.start_soon(call_tool_relayed, sup, "hold", {})
+                tg.start_soon(call_tool_wire, sup, "hold", {})
                 call = await until_received(record, "tools/call")
                 tg.cancel_scope.cancel()
             cancelled = await until_received(record, "notifications/cancelled")
-            assert call["id"].startswith(ID_PREFIX)
-            assert cancelled["params"] == {"requestId": call["id"], "reason": "caller cancelled"}
+            assert str(call["id"]).startswith(ID_PREFIX) == call_path.raw
+            assert cancelled["params"]["requestId"] == call["id"]
             assert not channel(sup).pending
-            assert text(await call_tool_relayed(sup, "echo", {"text": "after"})) == "after"
+            assert text(await call_tool_wire(sup, "echo", {"text": "after"})) == "after"
+            relayed(sup, call_path, 1)
 
 
-async def test_a_timeout_cancels_upstream_and_fails_as_on_the_sdks_path(tmp_path: Path) -> None:
+async def test_a_timeout_cancels_upstream_and_fails_as_on_the_sdks_path(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     record = tmp_path / "record.jsonl"
     entry = relay_entry(record, requestTimeoutMs=300)
     config = write_config(tmp_path / "mcp.json", {"relay": entry})
     with anyio.fail_after(BOUND_S):
         async with managed(config) as manager:
             sup = await manager.ready("relay")
-            with pytest.raises(TimeoutFailed) as raw:
-                await call_tool_relayed(sup, "hold", {})
-            with pytest.raises(TimeoutFailed) as sdk:
+            with pytest.raises(TimeoutFailed) as timed_out:
                 await call_tool_wire(sup, "hold", {})
-            assert (raw.value.message, raw.value.reason) == (sdk.value.message, sdk.value.reason)
-            assert raw.value.reason == "request_timeout"
+            assert timed_out.value.message == "server 'relay': tools/call hold timed out"
+            assert timed_out.value.reason == "request_timeout"
+            call = await until_received(record, "tools/call")
             cancelled = await until_received(record, "notifications/cancelled")
-            assert str(cancelled["params"]["requestId"]).startswith(ID_PREFIX)
-            assert cancelled["params"]["reason"] == "timed out after 0.3s"
+            assert cancelled["params"]["requestId"] == call["id"]
+            assert str(call["id"]).startswith(ID_PREFIX) == call_path.raw
             assert not channel(sup).pending
 
 
-async def test_a_server_dying_mid_call_fails_it_as_on_the_sdks_path(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "mcp.json", {"raw": relay_entry(), "sdk": relay_entry()})
-    errors: list[OrbError] = []
+async def test_a_server_dying_mid_call_fails_it_as_on_the_sdks_path(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with managed(config) as manager:
-            for name, call in (("raw", call_tool_relayed), ("sdk", call_tool_wire)):
-                sup = await manager.ready(name)
-                raw = channel(sup)
-                with pytest.raises(ConnectionFailed) as err:
-                    await call(sup, "crash", {})
-                errors.append(err.value)
-                assert raw.closed and not raw.pending
-            assert errors[0].reason == errors[1].reason == "server_exited"
-            assert errors[0].message.replace("'raw'", "'sdk'") == errors[1].message
-            assert errors[0].hint == errors[1].hint
+            sup = await manager.ready("relay")
+            raw = channel(sup)
+            with pytest.raises(ConnectionFailed) as err:
+                await call_tool_wire(sup, "crash", {})
+            assert raw.closed and not raw.pending
+            assert err.value.reason == "server_exited"
+            assert err.value.message.startswith("server 'relay' exited")
+            assert err.value.message.endswith("during tools/call crash")
 
 
-async def test_hostile_lines_never_break_the_reader(tmp_path: Path) -> None:
+async def test_hostile_lines_never_break_the_reader(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with managed(config) as manager:
             sup = await manager.ready("relay")
             # Bad JSON, deep nesting, ids that are an object and a list, an answer to an id
             # never sent: each goes to the SDK (which skips it), the real answer comes through.
-            assert text(await call_tool_relayed(sup, "hostile", {"text": "still here"})) == "still here"
+            assert text(await call_tool_wire(sup, "hostile", {"text": "still here"})) == "still here"
             assert sup.connected
-            assert text(await call_tool_relayed(sup, "echo", {"text": "and on"})) == "and on"
-            assert channel(sup).relayed == 2
+            assert text(await call_tool_wire(sup, "echo", {"text": "and on"})) == "and on"
+            relayed(sup, call_path, 2)
 
 
-async def test_a_result_the_sdk_would_refuse_is_refused_the_same_way(tmp_path: Path) -> None:
+async def test_a_result_the_sdk_would_refuse_is_refused_the_same_way(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with managed(config) as manager:
             sup = await manager.ready("relay")
-            with pytest.raises(ProtocolError) as raw:
-                await call_tool_relayed(sup, "bad_result", {})
-            with pytest.raises(ProtocolError) as sdk:
+            with pytest.raises(ProtocolError) as refused:
                 await call_tool_wire(sup, "bad_result", {})
-            assert raw.value.reason == sdk.value.reason == "request_failed"
-            assert raw.value.message == sdk.value.message
+            assert refused.value.reason == "request_failed"
+            assert refused.value.message.startswith(
+                "server 'relay': tools/call bad_result failed: ValidationError:"
+            )
 
 
-async def test_questions_during_a_call_reach_its_asker(tmp_path: Path) -> None:
+async def test_questions_during_a_call_reach_its_asker(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     person = Scripted(answers=[ElicitationAnswer("accept", {"name": "Ada"})])
     with anyio.fail_after(BOUND_S):
         async with managed(config) as manager:
             sup = await manager.ready("relay")
-            assert text(await call_tool_relayed(sup, "ask", {}, asker=person)) == "accept"
+            assert text(await call_tool_wire(sup, "ask", {}, asker=person)) == "accept"
             assert [q.message for q in person.asked] == ["Your name?"]
-            assert channel(sup).relayed == 1
+            relayed(sup, call_path, 1)
 
 
-async def test_a_32042_answer_is_completed_and_retried_on_the_sdks_path(tmp_path: Path) -> None:
+async def test_a_32042_answer_is_completed_and_retried_on_the_sdks_path(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
     config = write_config(tmp_path / "mcp.json", {"asks": asks(markers)})
@@ -180,12 +193,13 @@ async def test_a_32042_answer_is_completed_and_retried_on_the_sdks_path(tmp_path
     with anyio.fail_after(BOUND_S):
         async with managed(config) as manager:
             sup = await manager.ready("asks")
-            assert text(await call_tool_relayed(sup, "needs_url", {}, asker=person)) == "authorized"
+            assert text(await call_tool_wire(sup, "needs_url", {}, asker=person)) == "authorized"
             assert person.asked[0].url == "https://example.com/authorize"
-            assert channel(sup).relayed == 1  # the -32042 came raw; the retry did not
+            # The -32042 came on the path under test; the resend always takes the SDK's.
+            relayed(sup, call_path, 1)
 
 
-async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path) -> None:
+async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     answers: dict[int, str] = {}
     with anyio.fail_after(BOUND_S):
@@ -193,20 +207,58 @@ async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path) 
             sup = await manager.ready("relay")
 
             async def one(i: int) -> None:
-                answers[i] = text(await call_tool_relayed(sup, "gather", {"n": 20}))
+                answers[i] = text(await call_tool_wire(sup, "gather", {"n": 20}))
 
             async with anyio.create_task_group() as tg:
                 for i in range(20):
                     tg.start_soon(one, i)
             assert answers == dict.fromkeys(range(20), "gathered")
-            assert channel(sup).relayed == 20 and not channel(sup).pending
+            relayed(sup, call_path, 20)
+            assert not channel(sup).pending
+
+
+async def test_a_result_read_as_a_model_is_checked_against_the_output_schema(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with managed(config) as manager:
+            sup = await manager.ready("relay")
+            good = await call_tool(sup, "weather", {"good": True})
+            assert good.structured == {"celsius": 21.5} and not good.is_error
+            with pytest.raises(ProtocolError) as refused:
+                await call_tool(sup, "weather", {})
+            assert refused.value.message.startswith(
+                "server 'relay': tools/call weather failed: RuntimeError: Invalid structured content returned by tool weather"
+            )
+            failed = await call_tool(sup, "fail", {})  # an error result is not held to the schema
+            assert failed.is_error and failed.text() == "weather"
+            relayed(sup, call_path, 3)
+
+
+async def test_a_later_revisions_fields_are_dropped_and_a_gone_channel_fails_as_closed(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with managed(config) as manager:
+            sup = await manager.ready("relay")
+            assert await call_tool_wire(sup, "later", {}) == {"content": [{"type": "text", "text": "later"}]}
+            relayed(sup, call_path, 1)
+            await manager.stop("relay")
+        # The raw path, asked after its connection went (between the choice and the call).
+        call = Call("echo", {}, 1.0, progress_filter(None))
+        with pytest.raises(MCPError) as closed:
+            await RAW.wire(sup, None, call)
+        assert closed.value.error.code == -32000
 
 
 def test_the_channel_hands_over_only_answers_to_its_own_pending_ids() -> None:
     raw = RawChannel("s")
     line = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","result":{}}'
     assert not raw.take(line)  # nothing pending: everything is the SDK's
-    raw._waiters["orbmcp-lane-1"] = waiter = type("W", (), {"put": lambda self, item: got.append(item)})()
+    fake = {"put": lambda self, item: got.append(item), "early": None, "items": []}
+    raw._waiters["orbmcp-lane-1"] = waiter = type("W", (), fake)()
     got: list[Any] = []
     for hostile in (
         b"[" * 50_000 + b'"orbmcp-lane-1"' + b"]" * 50_000,
@@ -229,3 +281,73 @@ def test_the_sdk_helper_the_relay_shares_is_there() -> None:
 
     dropped = _later_revision_fields("tools/call", "2025-11-25")
     assert isinstance(dropped, frozenset) and "resultType" in dropped
+
+
+def test_a_result_is_handed_on_early_only_when_nothing_of_its_call_must_come_first() -> None:
+    """``early`` gets a result as the reader reads it, unless progress of the call is still to be
+    relayed or the SDK has lines to dispatch first (then the call's task returns it as before)."""
+    raw = RawChannel("s")
+    early: list[Any] = []
+    got: list[Any] = []
+    fake = {"put": lambda self, item: got.append(item), "early": early.append, "items": []}
+    raw._waiters["orbmcp-lane-1"] = waiter = type("W", (), fake)()
+    answer = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","result":{"n":1}}'
+    assert raw.take(answer) and early == [{"n": 1}] and got == [{"n": 1}]
+    waiter.items = [(1.0, None, None)]  # progress not relayed yet
+    assert raw.take(answer) and early == [{"n": 1}]
+    waiter.items = []
+    raw.sdk_behind = True  # the SDK was given a line before this answer
+    assert raw.take(answer) and early == [{"n": 1}] and raw.held
+    error = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","error":{"code":-1,"message":"no"}}'
+    raw.sdk_behind = False
+    assert raw.take(error) and early == [{"n": 1}]  # an error goes the task's way
+
+
+async def test_an_issued_call_is_written_at_once_and_its_call_waits_for_the_answer() -> None:
+    """``RawChannel.issue`` writes the request without waiting; ``call`` with it sends nothing more
+    and returns the answer; an issued call nobody waits for is abandoned; a stdin that cannot take
+    the line now, or a closed channel, issues nothing."""
+    raw = RawChannel("s")
+    lines: list[bytes] = []
+    takes = True
+
+    async def send(line: bytes) -> None:
+        lines.append(line)
+
+    def send_now(line: bytes) -> bool:
+        if takes:
+            lines.append(line)
+        return takes
+
+    raw.attach(send, None, send_now)
+    issued = raw.issue("echo", {"text": "hi"})
+    assert issued is not None and raw.pending and len(lines) == 1
+    request = json.loads(lines[0])
+    assert request["id"] == issued.request_id and request["params"]["name"] == "echo"
+    answer = {"jsonrpc": "2.0", "id": issued.request_id, "result": {"content": []}}
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as tg:
+
+            async def reply() -> None:
+                await anyio.wait_all_tasks_blocked()
+                assert raw.take(json.dumps(answer).encode())
+
+            tg.start_soon(reply)
+            result = await raw.call(
+                "echo", {"text": "hi"}, timeout=BOUND_S, on_progress=no_progress, issued=issued
+            )
+    assert result == {"content": []} and len(lines) == 1 and not raw.pending
+    issued.abandon()  # after its call: nothing left to abandon
+    assert not raw.pending
+    left = raw.issue("echo", {})
+    assert left is not None and raw.pending
+    left.abandon()
+    assert not raw.pending
+    takes = False
+    assert raw.issue("echo", {}) is None and not raw.pending
+    raw.close()
+    assert raw.issue("echo", {}) is None
+
+
+async def no_progress(value: float, total: float | None, message: str | None) -> None:
+    raise AssertionError("no progress expected")

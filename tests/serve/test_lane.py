@@ -1,12 +1,14 @@
 """serve's fast lane over a real stdio wire: an agent writing JSON lines into OS pipes, a gateway in
-this process, real servers behind it. A stdio server's tools are relayed raw (proven by its
-connection's ``RawChannel.relayed``); an HTTP server's take the SDK's client session.
+this process, real servers behind it. Every call test runs on both call paths (``call_path``): a
+stdio server's tools are relayed raw where the relay is on (proven by its connection's
+``RawChannel.relayed`` and the paths' counters); an HTTP server's take the SDK's client session.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,12 +19,14 @@ import pytest
 
 from orbmcp.core.processes.pipes import PipeReceiveStream, PipeSendStream
 from orbmcp.core.wire.raw_channel import RawChannel
+from orbmcp.serve import lane
 from orbmcp.serve.gateway import Gateway, serve_stream
 from orbmcp.serve.lane import FastLane
 from orbmcp.serve.options import ServeOptions
 from orbmcp.serve.session import own_gateway
 from orbmcp.serve.wire import message_streams
 from tests.core.live import FAST_GRACE_S, load, stdio_entry, write_config
+from tests.core.paths import PathProbe
 from tests.servers.launch import run_http_server
 from tests.timeouts import HANG_GUARD_S
 
@@ -122,7 +126,7 @@ def text(answer: dict[str, Any]) -> str:
     return str(answer["result"]["content"][0]["text"])
 
 
-async def test_calls_with_progress_are_relayed_raw(tmp_path: Path) -> None:
+async def test_calls_with_progress_are_relayed_raw(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config) as (gateway, agent):
@@ -139,10 +143,78 @@ async def test_calls_with_progress_are_relayed_raw(tmp_path: Path) -> None:
                 {"progressToken": "tok", "progress": 2.0, "total": 2.0, "message": "step 2"},
             ]
             assert lines[2]["id"] == "p" and text(lines[2]) == "done 2"
-            assert raw_side(gateway, "relay").relayed == 2
+            assert raw_side(gateway, "relay").relayed == (2 if call_path.raw else 0)
 
 
-async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(tmp_path: Path) -> None:
+async def test_a_relayed_answer_goes_out_from_the_servers_reader(
+    tmp_path: Path, call_path: PathProbe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the raw path the answer is on the agent's wire before the calling task has its result
+    back (written by the reader that read it); on the SDK's path the task writes it afterwards."""
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    on_the_wire: list[bool] = []
+    call_tool_wire = lane.call_tool_wire
+
+    async def watched(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        result = await call_tool_wire(*args, **kwargs)
+        on_the_wire.append(bool(select.select([agent_fd], [], [], 0)[0]))
+        return result
+
+    monkeypatch.setattr(lane, "call_tool_wire", watched)
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (_gateway, agent):
+            agent_fd = agent._receive._fd
+            for n in range(4):
+                await agent.call(n, agent.tool("mcp__relay__echo"), {"text": f"hi {n}"})
+                answer = await agent.receive()
+                assert answer["id"] == n and text(answer) == f"hi {n}"
+            # The first answer after the lines of the handshake the SDK was given waits for the
+            # SDK to have dispatched them (``RawChannel.held``), and goes out from the task.
+            assert on_the_wire[1:] == [call_path.raw] * 3
+
+
+async def test_a_relayed_call_is_written_to_its_server_before_its_task_runs(
+    tmp_path: Path, call_path: PathProbe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the raw path the reader that read the agent's request writes it to the server
+    (``RawChannel.issue``): the calling task finds it pending; on the SDK's path the task sends it."""
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    pending_at_start: list[bool] = []
+    call_tool_wire = lane.call_tool_wire
+
+    async def watched(sup: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        pending_at_start.append(sup.raw_channel.pending)
+        return await call_tool_wire(sup, *args, **kwargs)
+
+    monkeypatch.setattr(lane, "call_tool_wire", watched)
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            for n in range(3):
+                await agent.call(n, agent.tool("mcp__relay__echo"), {"text": f"hi {n}"})
+                answer = await agent.receive()
+                assert answer["id"] == n and text(answer) == f"hi {n}"
+            assert pending_at_start == [call_path.raw] * 3
+            assert not raw_side(gateway, "relay").pending
+
+
+async def test_what_the_agent_is_answered_is_the_checked_result(tmp_path: Path, call_path: PathProbe) -> None:
+    """Answered from the reader or by the task, a result is checked first: one that fails the
+    negotiated version's check is an error result, never passed on."""
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            for n in range(2):  # the second answer after the handshake can go out from the reader
+                await agent.call(f"bad{n}", agent.tool("mcp__relay__bad_result"), {})
+                bad = await agent.answer_to(f"bad{n}")
+                assert bad["result"]["isError"] is True and isinstance(bad["result"]["content"], list)
+                await agent.call(f"echo{n}", agent.tool("mcp__relay__echo"), {"text": "fine"})
+                assert text(await agent.answer_to(f"echo{n}")) == "fine"
+            assert raw_side(gateway, "relay").relayed == (4 if call_path.raw else 0)
+
+
+async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     record = tmp_path / "record.jsonl"
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry(record)})
 
@@ -168,7 +240,7 @@ async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(tmp_pa
             assert not raw_side(gateway, "relay").pending
 
 
-async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path) -> None:
+async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path, call_path: PathProbe) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config) as (gateway, agent):
@@ -179,10 +251,12 @@ async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path) 
             assert sorted(a["id"] for a in answers) == list(range(20))
             assert [a["id"] for a in answers] != list(range(20))  # the server answered last first
             assert {text(a) for a in answers} == {"gathered"}
-            assert raw_side(gateway, "relay").relayed == 20
+            assert raw_side(gateway, "relay").relayed == (20 if call_path.raw else 0)
 
 
-async def test_a_servers_question_during_a_call_reaches_the_agent(tmp_path: Path) -> None:
+async def test_a_servers_question_during_a_call_reaches_the_agent(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config, {"elicitation": {}}) as (gateway, agent):
@@ -195,7 +269,7 @@ async def test_a_servers_question_during_a_call_reaches_the_agent(tmp_path: Path
             )
             answer = await agent.answer_to(1)
             assert text(answer) == "accept"
-            assert raw_side(gateway, "relay").relayed == 1
+            assert raw_side(gateway, "relay").relayed == (1 if call_path.raw else 0)
 
 
 async def test_an_http_servers_tools_take_the_sdks_path(tmp_path: Path) -> None:
@@ -209,7 +283,9 @@ async def test_an_http_servers_tools_take_the_sdks_path(tmp_path: Path) -> None:
                 assert raw_side(gateway, "relay").relayed == 0
 
 
-async def test_a_question_the_server_gives_up_is_withdrawn_at_the_agent(tmp_path: Path) -> None:
+async def test_a_question_the_server_gives_up_is_withdrawn_at_the_agent(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
     """The server cancels its own question, then answers the call: the agent hears of both."""
     config = write_config(tmp_path / "mcp.json", {"ref": stdio_entry("reference")})
     with anyio.fail_after(BOUND_S):
@@ -223,4 +299,4 @@ async def test_a_question_the_server_gives_up_is_withdrawn_at_the_agent(tmp_path
                 seen["answer" if message.get("id") == 1 else str(message.get("method"))] = message
             assert seen["notifications/cancelled"]["params"]["requestId"] == question["id"]
             assert text(seen["answer"]).startswith("gave up")
-            assert raw_side(gateway, "ref").relayed == 1
+            assert raw_side(gateway, "ref").relayed == (1 if call_path.raw else 0)

@@ -1,4 +1,4 @@
-"""A 2025-era stdlib stdio server for the tests of calls relayed raw (``orbmcp.core.tooling.raw_calls``):
+"""A 2025-era stdlib stdio server for the tests of calls relayed raw (``orbmcp.core.tooling.call_paths``):
 each tool is one behaviour.
 
     python tests/servers/relay.py [--record PATH]
@@ -9,7 +9,10 @@ exits with the call pending; ``hostile(text)``: before its answer, lines aimed a
 (bad JSON, deep nesting, an answer to an id never sent, ids that are a list or an object, all
 carrying the relay's id prefix); ``gather(n)``: held until ``n`` gather calls are pending, then
 answered last first; ``ask``: an ``elicitation/create`` to the client first, the answer is its
-action; ``bad_result``: a result that is no ``CallToolResult``. ``--record`` appends every message
+action; ``bad_result``: a result that is no ``CallToolResult``; ``weather(good)``: structured
+content for its output schema (of the wrong type unless ``good``); ``fail``: an ``isError`` result
+whose structured content does not fit the schema either (an error is not checked against it);
+``later``: a result carrying a field of a later protocol revision (``resultType``). ``--record`` appends every message
 received as a JSON line (flushed), e.g. the ``notifications/cancelled`` of a held call.
 """
 
@@ -34,6 +37,15 @@ TOOLS = [
     {"name": "gather", "inputSchema": COUNT},
     {"name": "ask", "inputSchema": EMPTY},
     {"name": "bad_result", "inputSchema": EMPTY},
+    {
+        "name": "weather",
+        "inputSchema": {"type": "object", "properties": {"good": {"type": "boolean"}}},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"celsius": {"type": "number"}},
+            "required": ["celsius"],
+        },
+    },
 ]
 
 
@@ -119,6 +131,18 @@ class Relay:
             self.write({"jsonrpc": "2.0", "id": ask_id, "method": "elicitation/create", "params": question})
         elif name == "bad_result":
             self.write({"jsonrpc": "2.0", "id": req_id, "result": {"content": "not a list"}})
+        elif name == "later":
+            result = {"content": [{"type": "text", "text": "later"}], "resultType": "complete"}
+            self.write({"jsonrpc": "2.0", "id": req_id, "result": result})
+        elif name in ("weather", "fail"):
+            celsius: Any = 21.5 if arguments.get("good") else "warm"
+            result = {
+                "content": [{"type": "text", "text": "weather"}],
+                "structuredContent": {"celsius": celsius},
+            }
+            if name == "fail":
+                result["isError"] = True
+            self.write({"jsonrpc": "2.0", "id": req_id, "result": result})
         # hold: never answered
 
 

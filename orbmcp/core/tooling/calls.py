@@ -11,15 +11,30 @@ server answered with an error), ``disconnected`` (the session was torn down unde
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from orbmcp.core.wire.raw_channel import SdkProgress
-from orbmcp.errors import AuthError, ConnectionFailed, OrbError, ProtocolError, TimeoutFailed, cmd
+from orbmcp.core.capabilities.client_side import is_legacy
+from orbmcp.core.capabilities.elicitation import url_elicitations
+from orbmcp.core.processes.exits import exit_text, settle_exit
+from orbmcp.core.session import discovery
+from orbmcp.core.session.discovery import collect_pages, wire
+from orbmcp.core.session.hints import failure_error
+from orbmcp.core.tooling.call_paths import RAW, SDK, Call, CallPath, path_for
+from orbmcp.core.tooling.results import from_sdk
+from orbmcp.core.wire.raw_channel import Issued, SdkProgress
+from orbmcp.errors import (
+    AuthError,
+    ConnectionFailed,
+    OrbError,
+    ProtocolError,
+    TimeoutFailed,
+    UsageError,
+    cmd,
+)
 
 if TYPE_CHECKING:
     from orbmcp.core.capabilities import Interaction
@@ -60,8 +75,6 @@ _DEAD_STREAM_ERRORS: tuple[type[BaseException], ...] = (
 def _client(sup: Supervisor) -> Any:
     client = sup.client
     if client is None:
-        from orbmcp.core.session.hints import failure_error
-
         raise (
             failure_error(sup)
             if sup.snap.last_error
@@ -90,8 +103,6 @@ async def _connection_died(
         elif process is not None and process.stopping:
             message, reason = f"server '{sup.name}' was stopped during {what}", "server_stopped"
         elif process is not None:
-            from orbmcp.core.processes.exits import exit_text, settle_exit
-
             code = await settle_exit(process)
             if code is not None and not process.stopping:
                 text = exit_text(sup.name, code, sup.attempt_stderr(), during=f"during {what}")
@@ -105,6 +116,7 @@ async def request(
 ) -> T:
     """Run one request on the live client and translate its failures (with ``url_elicitation``,
     a -32042 answer is raised for ``with_url_elicitation`` to resolve)."""
+    # Not at module top: the SDK loads through core/wire/sdk.py's tuned import (see call_paths).
     from mcp import MCPError
 
     client = _client(sup)
@@ -167,8 +179,6 @@ def _timed_out(sup: Supervisor, what: str) -> TimeoutFailed:
 
 def owner_of(manager: Manager, tool: BridgedTool) -> Supervisor:
     """The supervisor of the server behind a bridged tool, which must still offer it."""
-    from orbmcp.errors import UsageError
-
     if not tool.present:
         raise UsageError(
             f"server '{tool.server}' no longer offers the tool '{tool.name}'",
@@ -198,32 +208,90 @@ async def call_tool(
     (``execution.taskSupport``); a -32042 "URL elicitation required" answer is resolved with the
     person (``asker``) and the call retried once. ``log_level`` asks the server for log messages
     of at least that level (``logging/setLevel`` on 2025-era sessions, per request on others).
+    Which path the call takes (raw relay or the SDK's session) is ``call_paths.path_for``'s.
     """
-    from orbmcp.core.tooling.results import from_sdk
-
-    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
-    listed = sup.runtime.tools.get(sup.name, tool)
-    task = as_task or (listed is not None and listed.task_support == "required")
-    on_progress = progress_filter(progress)
-    meta: dict[str, Any] | None = None
     with sup.client_side.route.asking(asker, record=record, logs=logs):
-        if log_level is not None:
-            meta = await _apply_log_level(sup, log_level)
-
-        async def run(client: Any) -> Any:
-            if task:
-                return await _call_task(
-                    sup, client, tool, arguments or {}, timeout=timeout, on_progress=on_progress, meta=meta
-                )
-            # Always a callback: the SDK sends a progress token only with one, and every call carries one.
-            return await client.call_tool(
-                tool, arguments or {}, read_timeout_seconds=timeout, progress_callback=on_progress, meta=meta
-            )
-
-        result = await with_url_elicitation(
-            sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
-        )
+        meta = await _apply_log_level(sup, log_level) if log_level is not None else None
+        call = _call(sup, tool, arguments, timeout_s, progress, task=as_task, meta=meta)
+        result = await _send(sup, call, lambda path: path.model)
     return from_sdk(result)
+
+
+async def call_tool_wire(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    *,
+    timeout_s: float | None = None,
+    progress: ProgressFn | None = None,
+    asker: Asker | None = None,
+    deliver: Callable[[dict[str, Any]], bool] | None = None,
+    issued: Issued | None = None,
+) -> dict[str, Any]:
+    """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged;
+    questions, tasks and -32042 as ``call_tool`` handles them, on the same paths.
+
+    The result is checked against the negotiated protocol version, but no models are built and
+    the check against the tool's output schema is left to whoever receives it: an agent behind
+    ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
+    ``deliver`` may be handed the same result before this returns it (``call_paths.Call``);
+    ``issued``: the call as ``issue_wire`` wrote it already (same tool and arguments).
+    """
+    with sup.client_side.route.asking(asker):
+        call = _call(sup, tool, arguments, timeout_s, progress, deliver=deliver, issued=issued)
+        return await _send(sup, call, lambda path: path.wire)
+
+
+def issue_wire(sup: Supervisor, tool: str, arguments: dict[str, Any]) -> Issued | None:
+    """Write ``tools/call`` of ``tool`` now, without waiting, where the raw path will take it and
+    the server's stdin takes it at once; ``call_tool_wire(..., issued=...)`` must follow in a task
+    that starts before anything else runs, or ``Issued.abandon`` (None: nothing written)."""
+    if sup.client is None:
+        return None
+    return RAW.issue(sup, _call(sup, tool, arguments, None, None))
+
+
+def _call(
+    sup: Supervisor,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    timeout_s: float | None,
+    progress: ProgressFn | None,
+    *,
+    task: bool = False,
+    meta: dict[str, Any] | None = None,
+    deliver: Callable[[dict[str, Any]], bool] | None = None,
+    issued: Issued | None = None,
+) -> Call:
+    if not task:
+        listed = sup.runtime.tools.get(sup.name, tool)
+        task = listed is not None and listed.task_support == "required"
+    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
+    on_progress = progress_filter(progress)
+    return Call(
+        tool, arguments or {}, timeout, on_progress, meta=meta, task=task, deliver=deliver, issued=issued
+    )
+
+
+async def _send(
+    sup: Supervisor, call: Call, form: Callable[[CallPath], Callable[[Supervisor, Any, Call], Awaitable[T]]]
+) -> T:
+    """``call`` on the path chosen for it, in ``form`` (the path's ``wire`` or ``model``); after a
+    -32042 answer it is sent once more on the SDK's path."""
+    what = f"tools/call {call.tool}"
+    attempts = 0
+
+    async def body(client: Any) -> T:
+        # Chosen once the connection is known to be up; the resend always takes the SDK's path.
+        path = path_for(sup, call) if attempts == 1 else SDK
+        return await form(path)(sup, client, call)
+
+    def attempt() -> Awaitable[T]:
+        nonlocal attempts
+        attempts += 1
+        return request(sup, what, body, url_elicitation=True)
+
+    return await with_url_elicitation(sup, call.tool, attempt)
 
 
 def progress_filter(progress: ProgressFn | None) -> SdkProgress:
@@ -243,110 +311,13 @@ def progress_filter(progress: ProgressFn | None) -> SdkProgress:
     return on_progress
 
 
-async def call_tool_wire(
-    sup: Supervisor,
-    tool: str,
-    arguments: dict[str, Any] | None,
-    *,
-    timeout_s: float | None = None,
-    progress: ProgressFn | None = None,
-    asker: Asker | None = None,
-) -> dict[str, Any]:
-    """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged;
-    questions, tasks and -32042 as ``call_tool`` handles them.
-
-    The SDK still checks it against the negotiated protocol version, but builds no models and
-    leaves the check against the tool's output schema to whoever receives it: an agent behind
-    ``orbmcp serve`` checks it itself, and a gateway should not pay for it twice per call.
-    """
-    timeout = timeout_s if timeout_s is not None else sup.cfg.request_timeout_ms / 1000
-    run = wire_call(sup, tool, arguments or {}, timeout=timeout, on_progress=progress_filter(progress))
-    with sup.client_side.route.asking(asker):
-        return await with_url_elicitation(
-            sup, tool, lambda: request(sup, f"tools/call {tool}", run, url_elicitation=True)
-        )
-
-
-def wire_call(
-    sup: Supervisor, tool: str, arguments: dict[str, Any], *, timeout: float, on_progress: SdkProgress
-) -> Callable[[Any], Awaitable[dict[str, Any]]]:
-    """The SDK's side of ``call_tool_wire``: a ``request`` body sending the call on the client
-    session (as a task when the tool requires one)."""
-    import mcp_types
-
-    listed = sup.runtime.tools.get(sup.name, tool)
-    call = mcp_types.CallToolRequest(params=mcp_types.CallToolRequestParams(name=tool, arguments=arguments))
-
-    async def run(client: Any) -> dict[str, Any]:
-        if listed is not None and listed.task_support == "required":
-            result = await _call_task(
-                sup, client, tool, arguments, timeout=timeout, on_progress=on_progress, meta=None
-            )
-            wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return wire
-        raw: dict[str, Any] = await client.session.send_request(
-            call, _wire_result(), request_read_timeout_seconds=timeout, progress_callback=on_progress
-        )
-        return raw
-
-    return run
-
-
-@functools.cache
-def _wire_result() -> Any:
-    """A pydantic adapter that keeps a result as the dict it is."""
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(dict[str, Any])
-
-
 async def _apply_log_level(sup: Supervisor, level: str) -> dict[str, Any] | None:
     """Ask for ``level``: once per session on 2025-era servers, as request metadata on others."""
-    from orbmcp.core.capabilities.client_side import is_legacy
-
     version = sup.snap.protocol_version
     if not is_legacy(version):
         return {LOG_LEVEL_META: level}
     await sup.client_side.set_log_level(sup.client, version, level)
     return None
-
-
-async def _call_task(
-    sup: Supervisor,
-    client: Any,
-    tool: str,
-    arguments: dict[str, Any],
-    *,
-    timeout: float,
-    on_progress: SdkProgress,
-    meta: dict[str, Any] | None,
-) -> Any:
-    from mcp_types import CallToolResult
-
-    from orbmcp.core.capabilities.tasks import TaskProtocolError, call_as_task
-
-    steps = 0
-    tg = sup.runtime.tg
-
-    def on_status(status: str, message: str | None) -> None:
-        nonlocal steps
-        steps += 1
-        text = status.replace("_", " ") + (f": {message}" if message else "")
-        if tg is not None:
-            progress: Any = on_progress
-            tg.start_soon(progress, float(steps), None, text)
-
-    try:
-        raw = await call_as_task(
-            client.session, tool, arguments, timeout_s=timeout, on_status=on_status, meta=meta
-        )
-    except TaskProtocolError as exc:
-        raise ProtocolError(
-            sup.runtime.redact(f"server '{sup.name}': task of '{tool}': {exc}"),
-            server=sup.name,
-            reason="task_failed",
-        ) from None
-    return CallToolResult.model_validate(raw)
 
 
 async def with_url_elicitation(sup: Supervisor, tool: str, send: Callable[[], Awaitable[T]]) -> T:
@@ -356,8 +327,6 @@ async def with_url_elicitation(sup: Supervisor, tool: str, send: Callable[[], Aw
         return await send()
     except _UrlElicitationRequired as required:
         data = required.data
-    from orbmcp.core.capabilities.elicitation import url_elicitations
-
     elicitations = url_elicitations(data)
     declined = await sup.client_side.complete_url_elicitations(elicitations) if elicitations else "none given"
     if declined is not None:
@@ -389,8 +358,6 @@ class _UrlElicitationRequired(Exception):
 async def read_resource(
     sup: Supervisor, uri: str, *, asker: Asker | None = None, record: list[Interaction] | None = None
 ) -> list[dict[str, Any]]:
-    from orbmcp.core.session.discovery import wire
-
     with sup.client_side.route.asking(asker, record=record):
         result = await request(sup, f"resources/read {uri}", lambda c: c.read_resource(uri))
     return [wire(c) for c in result.contents]
@@ -404,8 +371,6 @@ async def get_prompt(
     asker: Asker | None = None,
     record: list[Interaction] | None = None,
 ) -> dict[str, Any]:
-    from orbmcp.core.session.discovery import wire
-
     with sup.client_side.route.asking(asker, record=record):
         result = await request(sup, f"prompts/get {name}", lambda c: c.get_prompt(name, arguments))
     return wire(result)
@@ -436,21 +401,20 @@ async def complete_argument(
 
 
 async def list_resources(sup: Supervisor) -> list[dict[str, Any]]:
-    from orbmcp.core.session.discovery import list_resources as _list
-
-    return await request(sup, "resources/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
+    return await request(
+        sup, "resources/list", lambda c: discovery.list_resources(c, server=sup.name, warn=sup.warn)
+    )
 
 
 async def list_prompts(sup: Supervisor) -> list[dict[str, Any]]:
-    from orbmcp.core.session.discovery import list_prompts as _list
-
-    return await request(sup, "prompts/list", lambda c: _list(c, server=sup.name, warn=sup.warn))
+    return await request(
+        sup, "prompts/list", lambda c: discovery.list_prompts(c, server=sup.name, warn=sup.warn)
+    )
 
 
 async def list_resource_templates(sup: Supervisor) -> list[dict[str, Any]]:
     """Every page of ``resources/templates/list`` (wire JSON); [] when the server has none (the
     method is optional for servers that offer resources)."""
-    from orbmcp.core.session.discovery import collect_pages, wire
 
     async def run(client: Any) -> list[dict[str, Any]]:
         async def fetch(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:

@@ -7,7 +7,7 @@ Requests carry ids of orbmcp's own namespace ("orbmcp-lane-N": strings, where th
 integers), so the two never collide. Everything else the server says (its own requests, so
 elicitation, sampling and roots still reach the client session; notifications; answers to ids
 orbmcp never sent) goes to the SDK as before. Failures are raised as the SDK would raise them
-(``MCPError`` with its codes). Which calls take this path is ``orbmcp.core.tooling.raw_calls``'s.
+(``MCPError`` with its codes). Which calls take this path is ``orbmcp.core.tooling.call_paths``'s.
 """
 
 from __future__ import annotations
@@ -27,9 +27,12 @@ ABANDON_WRITE_S = 2.0
 MALFORMED = "server sent a malformed JSON-RPC response"
 
 Send = Callable[[bytes], Awaitable[None]]
+SendNow = Callable[[bytes], bool]  # writes a line now if the pipe takes it without waiting
 # A call's progress as the SDK reports it: (progress, total, message).
 SdkProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 GarbageHook = Callable[[bytes], None]
+# Handed a call's result by the reader as it arrives, before the calling task wakes (never raises).
+Early = Callable[[dict[str, Any]], None]
 
 
 class _Closed:
@@ -39,14 +42,31 @@ class _Closed:
 _CLOSED = _Closed()
 
 
+class Issued:
+    """A ``tools/call`` written by ``RawChannel.issue``; its ``call`` waits for the answer."""
+
+    __slots__ = ("channel", "request_id", "tool", "waiter")
+
+    def __init__(self, channel: RawChannel, request_id: str, tool: str, waiter: _Waiter) -> None:
+        self.channel, self.request_id, self.tool, self.waiter = channel, request_id, tool, waiter
+
+    def abandon(self) -> None:
+        """Nobody waits for this call: its answer, if one comes, goes to the SDK, which drops it
+        (idempotent; a ``call`` that waited for it has removed it already)."""
+        waiters = self.channel._waiters
+        if waiters.get(self.request_id) is self.waiter:
+            del waiters[self.request_id]
+
+
 class _Waiter:
     """One pending call: what the reader handed over (progress tuples, then its outcome)."""
 
-    __slots__ = ("items", "wake")
+    __slots__ = ("early", "items", "wake")
 
-    def __init__(self) -> None:
+    def __init__(self, early: Early | None) -> None:
         self.wake = anyio.Event()
         self.items: list[Any] = []
+        self.early = early
 
     def put(self, item: Any) -> None:
         self.items.append(item)
@@ -71,9 +91,16 @@ class RawChannel:
         self.closed = False
         self.relayed = 0  # calls answered through here: tests tell which path a call took by it
         self._send: Send | None = None
+        self._send_now: SendNow | None = None
         self._on_garbage: GarbageHook | None = None
         self._waiters: dict[str, _Waiter] = {}
         self._ids = itertools.count(1)
+        # Set by the reader when it gave the SDK a line: that line's dispatch (a log message, a
+        # notification: the SDK handles them in tasks of its own) must come before an answer read
+        # after it, as on the SDK's path, so such an answer is held until the reader has passed
+        # the SDK a barrier (``held``, ``release``).
+        self.sdk_behind = False
+        self.held: list[tuple[_Waiter, Any]] = []
 
     @property
     def pending(self) -> bool:
@@ -82,9 +109,12 @@ class RawChannel:
 
     # -- the transport's side --------------------------------------------------------------------
 
-    def attach(self, send: Send, on_garbage: GarbageHook | None = None) -> None:
-        """``send`` writes one whole line to the server's stdin (safe beside the SDK's writer)."""
-        self._send = send
+    def attach(
+        self, send: Send, on_garbage: GarbageHook | None = None, send_now: SendNow | None = None
+    ) -> None:
+        """``send`` writes one whole line to the server's stdin (safe beside the SDK's writer);
+        ``send_now`` does without waiting, where the stdin can (``issue``)."""
+        self._send, self._send_now = send, send_now
         self._on_garbage = on_garbage
 
     def take(self, line: bytes) -> bool:
@@ -102,8 +132,22 @@ class RawChannel:
         waiter = self._waiters.get(request_id) if isinstance(request_id, str) else None
         if waiter is None or ("result" not in message and "error" not in message):
             return False  # not ours, or not an answer: the SDK skips it as today
-        waiter.put(self._outcome(message, line))
+        outcome = self._outcome(message, line)
+        if self.sdk_behind:
+            self.held.append((waiter, outcome))
+            return True
+        if waiter.early is not None and not waiter.items and type(outcome) is dict:
+            # Nothing of the call's is left to relay before its result: it may go on at once.
+            waiter.early(outcome)
+        waiter.put(outcome)
         return True
+
+    def release(self) -> None:
+        """The SDK has dispatched every line read before the held answers: they go to their calls."""
+        held, self.held = self.held, []
+        self.sdk_behind = False
+        for waiter, outcome in held:
+            waiter.put(outcome)
 
     def _progress(self, message: dict[str, Any]) -> bool:
         params = message.get("params")
@@ -143,51 +187,80 @@ class RawChannel:
     def close(self) -> None:
         """The connection is gone: every pending call fails now (idempotent)."""
         self.closed = True
-        self._send = None
+        self._send = self._send_now = None
+        self.release()  # an answer that came is the call's outcome, even when the connection then ends
         for waiter in self._waiters.values():
             waiter.put(_CLOSED)
 
     # -- the caller's side -----------------------------------------------------------------------
 
+    def issue(self, tool: str, arguments: dict[str, Any]) -> Issued | None:
+        """Write a ``tools/call`` now, from code that cannot wait (a reader that has just read the
+        request), so the server starts on it before the calling task runs; that task's ``call``
+        with the ``Issued`` waits for the answer. None: nothing written, ``call`` sends it.
+        Whoever issues makes sure the call follows, or abandons it (``Issued.abandon``)."""
+        send_now = self._send_now
+        if self.closed or send_now is None:
+            return None
+        request_id = f"{ID_PREFIX}{next(self._ids)}"
+        if not send_now(_request_line(request_id, tool, arguments)):
+            return None
+        waiter = self._waiters[request_id] = _Waiter(None)
+        return Issued(self, request_id, tool, waiter)
+
     async def call(
-        self, tool: str, arguments: dict[str, Any], *, timeout: float, on_progress: SdkProgress
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float,
+        on_progress: SdkProgress,
+        early: Early | None = None,
+        issued: Issued | None = None,
     ) -> dict[str, Any]:
         """One ``tools/call``: its result as the server sent it, else ``MCPError`` as the SDK
-        raises it (an error answer; -32001 on timeout; -32000 when the connection closes)."""
-        from mcp import MCPError
+        raises it (an error answer; -32001 on timeout; -32000 when the connection closes).
 
-        send = self._send
-        if self.closed or send is None:
-            raise _connection_closed()
-        request_id = f"{ID_PREFIX}{next(self._ids)}"
-        waiter = _Waiter()
-        self._waiters[request_id] = waiter
-        params = {"name": tool, "arguments": arguments, "_meta": {"progressToken": request_id}}
-        line = json.dumps(
-            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params},
-            separators=(",", ":"),
-        )
-        issued = False
+        ``early`` is handed a result by the reader itself, when the answer is read and nothing of
+        the call's (progress, the SDK's dispatch of lines read before it) must come first: a relay
+        can pass it on one trip round the event loop before this task wakes to return it.
+        ``issued``: the call ``issue`` wrote already (of this ``tool``), whose answer this awaits."""
+        send = None
+        if (
+            issued is not None
+            and issued.tool == tool
+            and self._waiters.get(issued.request_id) is issued.waiter
+        ):
+            request_id, waiter = issued.request_id, issued.waiter
+            waiter.early = early  # set before any answer can be read: this task runs first
+        else:
+            send = self._send
+            if self.closed or send is None:
+                raise connection_closed()
+            request_id = f"{ID_PREFIX}{next(self._ids)}"
+            waiter = self._waiters[request_id] = _Waiter(early)
+        sent = False
         try:
-            issued = True  # a write cut short may still have delivered: it counts as sent
-            try:
-                await send(line.encode() + b"\n")
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                raise _connection_closed() from None
+            sent = True  # a write cut short may still have delivered: it counts as sent
+            if send is not None:
+                try:
+                    await send(_request_line(request_id, tool, arguments))
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    raise connection_closed() from None
             with anyio.move_on_after(timeout):
                 outcome = await _answer(waiter, on_progress)
                 if outcome is _CLOSED:
-                    raise _connection_closed()
+                    raise connection_closed()
                 self.relayed += 1
                 if isinstance(outcome, _RawError):
-                    raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
+                    raise _mcp_error(outcome.code, outcome.message, outcome.data)
                 result: dict[str, Any] = outcome
                 return result
-            issued = False  # the courtesy cancel goes out here, unshielded, as the SDK's does
+            sent = False  # the courtesy cancel goes out here, unshielded, as the SDK's does
             await self._cancel(request_id, f"timed out after {timeout}s", shield=False)
-            raise MCPError(code=REQUEST_TIMEOUT, message="Request 'tools/call' timed out")
+            raise _mcp_error(REQUEST_TIMEOUT, "Request 'tools/call' timed out")
         except anyio.get_cancelled_exc_class():
-            if issued and not self.closed:
+            if sent and not self.closed:
                 await self._cancel(request_id, "caller cancelled", shield=True)
             raise
         finally:
@@ -206,6 +279,12 @@ class RawChannel:
                 pass  # the connection is going: the server stops the work with it
 
 
+def _request_line(request_id: str, tool: str, arguments: dict[str, Any]) -> bytes:
+    params = {"name": tool, "arguments": arguments, "_meta": {"progressToken": request_id}}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 INTERNAL_ERROR = -32603
@@ -218,10 +297,15 @@ class _RawError:
         self.code, self.message, self.data = code, message, data
 
 
-def _connection_closed() -> Exception:
+def connection_closed() -> Exception:
+    return _mcp_error(CONNECTION_CLOSED, "Connection closed")
+
+
+def _mcp_error(code: int, message: str, data: Any = None) -> Exception:
+    # Imported where a call fails, not per call: a relayed call's hot path stays import-free.
     from mcp import MCPError
 
-    return MCPError(code=CONNECTION_CLOSED, message="Connection closed")
+    return MCPError(code=code, message=message, data=data)
 
 
 async def _answer(waiter: _Waiter, on_progress: SdkProgress) -> Any:
@@ -240,4 +324,4 @@ async def _answer(waiter: _Waiter, on_progress: SdkProgress) -> Any:
         waiter.wake = anyio.Event()
 
 
-__all__ = ["ID_PREFIX", "RawChannel", "SdkProgress", "json_object"]
+__all__ = ["ID_PREFIX", "Early", "Issued", "RawChannel", "SdkProgress", "connection_closed", "json_object"]

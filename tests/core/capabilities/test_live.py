@@ -1,5 +1,6 @@
 """The client side against real servers in-process: tests/servers/asks.py (a 2025-11-25 SDK server
-that asks for everything) and tests/servers/tasks.py (task-augmented tools), over real stdio."""
+that asks for everything) and tests/servers/tasks.py (task-augmented tools), over real stdio. Every
+call test runs on both call paths (``call_path``: relayed raw, and the SDK's client session)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from orbmcp.core.tooling.results import TextBlock, ToolResult
 from orbmcp.errors import AuthError, ProtocolError
 from orbmcp.render.plain import render_plain
 from tests.core.live import FAST_GRACE_S, stdio_entry
+from tests.core.paths import PathProbe
 from tests.servers.asks import MARKER_ENV
 from tests.timeouts import HANG_GUARD_S, generous_servers
 from tests.ui import SilentUI
@@ -138,7 +140,9 @@ def ctx_for(manager: Manager, ui: Any, *, emit: Any = None) -> CommandContext:
 # -- roots ---------------------------------------------------------------------------------------
 
 
-async def test_roots_are_offered_only_where_configured_and_follow_the_settings(world: World) -> None:
+async def test_roots_are_offered_only_where_configured_and_follow_the_settings(
+    world: World, call_path: PathProbe
+) -> None:
     world.write(
         {"asks": asks(world.markers), "own": asks(world.markers, roots=["~/own", "rel"])},
     )
@@ -185,7 +189,9 @@ async def test_roots_are_offered_only_where_configured_and_follow_the_settings(w
 # -- elicitation -----------------------------------------------------------------------------------
 
 
-async def test_form_answers_reach_the_server_and_bad_ones_never_do(world: World) -> None:
+async def test_form_answers_reach_the_server_and_bad_ones_never_do(
+    world: World, call_path: PathProbe
+) -> None:
     person = Scripted(
         answers=[
             ElicitationAnswer("accept", {"name": "Ada", "agree": True, "count": 4, "tags": ["a"]}),
@@ -216,7 +222,9 @@ async def test_form_answers_reach_the_server_and_bad_ones_never_do(world: World)
             assert len(person.asked) == 3 and "cannot show this form" in (record[-1].reason or "")
 
 
-async def test_nobody_waiting_means_the_session_front_or_a_decline(world: World) -> None:
+async def test_nobody_waiting_means_the_session_front_or_a_decline(
+    world: World, call_path: PathProbe
+) -> None:
     with anyio.fail_after(BOUND_S):
         async with session(world, asker=None) as manager:  # a session daemon between commands
             sup = await manager.ready("asks")
@@ -229,7 +237,9 @@ async def test_nobody_waiting_means_the_session_front_or_a_decline(world: World)
             assert front.asked
 
 
-async def test_a_url_is_opened_only_with_consent_and_a_32042_call_is_retried_once(world: World) -> None:
+async def test_a_url_is_opened_only_with_consent_and_a_32042_call_is_retried_once(
+    world: World, call_path: PathProbe
+) -> None:
     person = Scripted(
         answers=[ElicitationAnswer("accept"), ElicitationAnswer("accept"), ElicitationAnswer("decline")]
     )
@@ -255,7 +265,9 @@ async def test_a_url_is_opened_only_with_consent_and_a_32042_call_is_retried_onc
 # -- sampling ------------------------------------------------------------------------------------
 
 
-async def test_sampling_goes_to_the_command_the_front_or_nowhere(world: World, tmp_path: Path) -> None:
+async def test_sampling_goes_to_the_command_the_front_or_nowhere(
+    world: World, tmp_path: Path, call_path: PathProbe
+) -> None:
     script = tmp_path / "model.py"
     script.write_text(
         "import json, sys\nreq = json.load(sys.stdin)['request']\n"
@@ -292,7 +304,9 @@ async def test_sampling_goes_to_the_command_the_front_or_nowhere(world: World, t
 # -- logging, instructions, capabilities -----------------------------------------------------------------
 
 
-async def test_log_messages_go_to_the_ring_and_to_verbose_callers(world: World) -> None:
+async def test_log_messages_go_to_the_ring_and_to_verbose_callers(world: World, call_path: PathProbe) -> None:
+    # On the raw path the answer comes from the reader straight, the logs sent before it through
+    # the SDK's tasks: they must still be heard before the call returns (RawChannel.held).
     person = Scripted()
     with anyio.fail_after(BOUND_S):
         async with session(world) as manager:
@@ -321,7 +335,7 @@ async def test_log_messages_go_to_the_ring_and_to_verbose_callers(world: World) 
             assert "Instructions:\n  Use the form tool to test elicitation.\n  Never call touch" in text
 
 
-async def test_a_host_without_elicitation_advertises_none(world: World) -> None:
+async def test_a_host_without_elicitation_advertises_none(world: World, call_path: PathProbe) -> None:
     features = ClientFeatures(elicitation=False, roots=False)
     with anyio.fail_after(BOUND_S):
         async with session(world, features=features) as manager:
@@ -355,7 +369,9 @@ class Broken(Scripted):
         raise RuntimeError("the model went away")
 
 
-async def test_a_failing_front_is_a_cancel_or_a_refusal_never_a_crash(world: World, tmp_path: Path) -> None:
+async def test_a_failing_front_is_a_cancel_or_a_refusal_never_a_crash(
+    world: World, tmp_path: Path, call_path: PathProbe
+) -> None:
     import sys
 
     script = tmp_path / "m.py"

@@ -24,6 +24,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from orbmcp.config.transports import STDIO, TransportKind
+from orbmcp.core.processes.pipes import PipeSendStream
 from orbmcp.core.wire.flood import NotificationThrottle, notification_method
 from orbmcp.core.wire.lines import OverlongLine, read_lines
 from orbmcp.core.wire.raw_channel import RawChannel
@@ -121,8 +122,19 @@ async def _stdio_pipe_streams(
         async with aclosing(read_lines(stdout, max_line_bytes)) as lines:
             try:
                 async for line in lines:
-                    if line.strip() and (item := parse(line)) is not None and not await deliver(item):
-                        return
+                    if not line.strip():
+                        continue
+                    if (item := parse(line)) is not None:
+                        if not await deliver(item):
+                            return
+                        if raw is not None:
+                            raw.sdk_behind = True
+                    elif raw is not None and raw.held:
+                        # The SDK takes the barrier once it has dispatched the lines before it.
+                        delivered = await deliver(_BARRIER)
+                        raw.release()
+                        if not delivered:
+                            return
             except OverlongLine:
                 raise fatal(_line_too_long(server, max_line_bytes)) from None
         if raw is not None:
@@ -171,7 +183,8 @@ async def _stdio_pipe_streams(
             writer_done.set()
 
     if raw is not None:
-        raw.attach(stdin.send, report_garbage)
+        send_now = stdin.send_nowait if isinstance(stdin, PipeSendStream) else None
+        raw.attach(stdin.send, report_garbage, send_now)
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
         tg.start_soon(writer, tg)
@@ -192,6 +205,10 @@ async def _stdio_pipe_streams(
                 read_writer.close()
                 write_reader.close()
             tg.cancel_scope.cancel()
+
+
+# An answer to an id nobody waits for: the SDK's dispatcher drops it (see ``RawChannel.held``).
+_BARRIER = SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id="orbmcp-barrier", result={}))
 
 
 def _line_too_long(server: str, limit: int) -> LineTooLong:
