@@ -6,8 +6,7 @@ commands load no connection module: ``tests/fastpath/test_import_sets.py``,
 lazy bindings. The fast-path package (``orbmcp/fastpath/``) hands over to the rest by
 function-level imports by design and is not checked here.
 
-Modules owned by another part of this wave are listed as ``OWNED_ELSEWHERE``: the lead shrinks the
-list as those branches merge. A module that no longer imports inside a function must leave the list.
+A module that no longer imports inside a function must leave the list.
 """
 
 from __future__ import annotations
@@ -19,10 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "orbmcp"
 HAND_OVER_PACKAGE = "orbmcp/fastpath/"  # the fast paths: stdlib at top, the rest when handed over
 
-OWNED_ELSEWHERE = "owned elsewhere in this wave"
 BUDGET_HELP = "budget: every command (--help included) imports it"
 ALLOWED: dict[str, str] = {
-    # -- this part's modules: each local import has a comment, or the docstring says why
+    # -- each local import has a comment, or the module's docstring says why
     "orbmcp/__init__.py": "the lazy public facade: `import orbmcp` loads no error or config module",
     "orbmcp/__main__.py": "budget: every command starts here; serve's request handler loads the SDK",
     "orbmcp/front_handlers.py": "the fronts' handler registry: typed lazy references, no handler imported",
@@ -47,7 +45,7 @@ ALLOWED: dict[str, str] = {
     "orbmcp/render/__init__.py": "budget: rich only for a terminal (tests/render)",
     "orbmcp/render/plain/__init__.py": "the renderer registry: a family's module on its first result",
     "orbmcp/render/plain/status.py": "budget: check_formats (xml, urllib) only for --format github",
-    # -- the config part: config-only start-up budget, settings sources
+    # -- config: the config-only start-up budget, optional file formats
     "orbmcp/config/client_documents.py": "tomllib (~12 ms) only for Codex's file, and only when it changed",
     "orbmcp/config/jsonc.py": "json5 (~6 ms) only for a file plain JSON cannot read",
     "orbmcp/config/jsonc_edit.py": "json5 only for an edit that needs JSON5 quoting or escapes",
@@ -55,14 +53,13 @@ ALLOWED: dict[str, str] = {
     "orbmcp/config/names_cache.py": "budget: completion starts the refreshing child only when stale",
     "orbmcp/config/trust.py": "budget: hashlib only for a project with config files",
     "orbmcp/environment.py": "budget: the daemon client (every invocation) reads only text",
-    # -- the relay part: the tools/call paths
-    "orbmcp/core/tooling/calls.py": OWNED_ELSEWHERE,
-    "orbmcp/core/tooling/raw_calls.py": OWNED_ELSEWHERE,
-    "orbmcp/core/tooling/results.py": OWNED_ELSEWHERE,
-    "orbmcp/core/tooling/toolcache.py": OWNED_ELSEWHERE,
-    "orbmcp/core/wire/raw_channel.py": OWNED_ELSEWHERE,
-    "orbmcp/serve/lane.py": OWNED_ELSEWHERE,
-    # -- the sessions part: session holders, the session layer, serve/host/testing and their cycles
+    # -- the tools/call paths
+    "orbmcp/core/tooling/call_paths.py": "budget: the SDK loads once, through core/wire/sdk.py's tuned import",
+    "orbmcp/core/tooling/calls.py": "budget: the SDK loads once, through core/wire/sdk.py's tuned import",
+    "orbmcp/core/tooling/results.py": "budget: the SDK loads once, through core/wire/sdk.py's tuned import",
+    "orbmcp/core/tooling/toolcache.py": "budget: completion reads the cache; the writer only on a write",
+    "orbmcp/core/wire/raw_channel.py": "budget: the SDK loads once, through core/wire/sdk.py's tuned import",
+    # -- the session layer and the pytest plugin
     "orbmcp/session/command_line.py": "budget: --help parses here; the speller only on a usage error",
     "orbmcp/session/console.py": "budget: --help and --version make a console; input helpers on use",
     "orbmcp/session/daemon_scope.py": "budget: hashlib only when the daemon client computes a scope",

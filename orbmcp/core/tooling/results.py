@@ -8,6 +8,7 @@ the content blocks for agents (structured content goes beside it, as details).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
@@ -139,8 +140,6 @@ def structured_is_redundant(result: ToolResult) -> bool:
     block is the structured content (as JSON, or ``result`` unwrapped), or every value in it (each
     string, number and boolean) appears in the text blocks. JSON output keeps it all.
     """
-    import json
-
     wanted = [result.structured]
     if isinstance(result.structured, dict) and set(result.structured) == {"result"}:
         wanted.append(result.structured["result"])
