@@ -12,6 +12,7 @@ from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusRep
 from orbmcp.commands.spelling import spell_for
 from orbmcp.commands.views import server_detail, status_report, unavailable_detail
 from orbmcp.core.capabilities.server_log import check_level
+from orbmcp.core.processes import has_group_records
 from orbmcp.errors import UsageError, cmd
 
 if TYPE_CHECKING:
@@ -42,9 +43,11 @@ async def status(
         detail = server_detail(cfg, config, sup, front=ctx.front)
         changed = changed_since_lock(ctx, sup)
         return detail if changed is None else replace(detail, warnings=(*detail.warnings, changed))
-    if not config.enabled_servers() or not (ctx.persistent or config.eager_servers()):
-        # Zero-work path: nothing to connect (no server, or one-shot with only lazy ones), so no
-        # session, no event loop, nothing imported for it; each row is a stopped server's.
+    nothing_to_connect = not (ctx.persistent or config.eager_servers())
+    if not config.enabled_servers() or (nothing_to_connect and not has_group_records(config.global_dir)):
+        # Zero-work path: nothing to connect (no server, or one-shot with only lazy ones) and no
+        # crashed run's servers for a session's start to reap, so no session, no event loop,
+        # nothing imported for it; each row is a stopped server's.
         return status_report(config, None, front=ctx.front)
     manager = await ctx.manager()
     if not ctx.persistent:

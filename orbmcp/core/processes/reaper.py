@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 
 from orbmcp import fs, processes
+from orbmcp.core.processes import RECORDS_DIR
 from orbmcp.core.processes.proctree import escaped_descendants, still_running, tagged_processes
 from orbmcp.log import get_logger
 
@@ -100,7 +101,7 @@ class ReapedGroup:
 
 class GroupRegistry:
     def __init__(self, state_dir: Path) -> None:
-        self.directory = state_dir / "procs"
+        self.directory = state_dir / RECORDS_DIR
         self._owner: tuple[int, float] | None = None
 
     def add(
