@@ -20,7 +20,7 @@ from mcp import MCPError
 
 from orbmcp.core.wire.era import unwrap_exception
 from orbmcp.serve.options import ServeOptions
-from tests.core.live import write_config
+from tests.core.live import raw_entry, write_config
 from tests.serve import (
     Notices,
     Served,
@@ -197,7 +197,7 @@ async def test_tool_lists_follow_the_servers(tmp_path: Path) -> None:
 
 async def test_a_call_to_a_server_that_stopped_is_a_tool_error_naming_it(tmp_path: Path) -> None:
     async with (
-        http_gateway(config(tmp_path, everything=everything_entry())) as served,
+        http_gateway(config(tmp_path, everything=raw_entry())) as served,  # only its echo is called
         agent(served) as client,
     ):
         echo = tool_named(await client.list_tools(), "echo")
@@ -445,7 +445,7 @@ async def test_a_lazy_server_connected_later_does_not_take_a_served_raw_name(tmp
 
 async def test_a_prefix_gives_other_stable_names(tmp_path: Path) -> None:
     async with (
-        http_gateway(config(tmp_path, everything=everything_entry()), ServeOptions(prefix="gw")) as served,
+        http_gateway(config(tmp_path, everything=raw_entry()), ServeOptions(prefix="gw")) as served,
         agent(served) as client,
     ):
         echo = tool_named(await client.list_tools(), "echo")
