@@ -170,8 +170,8 @@ def test_a_changed_variable_is_named_with_the_fix(scoped: Scoped) -> None:
         assert "two" not in drift.err and "one" not in drift.err
 
 
-def test_output_and_exit_codes_equal_the_one_shot_run(warm: Scoped) -> None:
-    warm.write({"r": raw_entry(), "off": {**raw_entry(), "enabled": False}})
+def test_output_and_exit_codes_equal_the_one_shot_run(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry(), "off": {**raw_entry(), "enabled": False}})
     lines = [
         ("tools",),
         ("tools", "r", "--json"),
@@ -196,27 +196,28 @@ def test_output_and_exit_codes_equal_the_one_shot_run(warm: Scoped) -> None:
         ("enable", "ghost"),
         ("--json", "disable", "ghost"),
     ]
-    one_shot = {line: warm.run_here(*line) for line in lines}
-    for line in lines:
-        served = warm.run(*line)
-        cold = one_shot[line]
-        assert (served.code, served.out, served.err) == (cold.code, cold.out, cold.err), line
+    one_shot = {line: scoped.run_here(*line) for line in lines}
+    with daemon(scoped):
+        for line in lines:
+            warm = scoped.run(*line)
+            cold = one_shot[line]
+            assert (warm.code, warm.out, warm.err) == (cold.code, cold.out, cold.err), line
 
 
-def test_enable_and_disable_switch_the_daemons_live_server(warm: Scoped) -> None:
-    warm.write({"r": raw_entry(), "s": raw_entry(lifecycle="lazy")})
-    # The shared daemon applies the new config and connects r, as a start with it would.
-    wait_for(lambda: warm.run("status", "--json").json()[0]["state"] == "ready", what="r to connect")
-    off = warm.run("disable", "r", "--json")
-    assert off.code == 0 and off.json()["state"] == "stopped", off.err
-    assert json.loads(warm.config.read_text())["mcpServers"]["r"]["enabled"] is False
-    rows = {row["name"]: row for row in json.loads(warm.run("status", "--json").out)}
-    assert (rows["r"]["state"], rows["r"]["lifecycle"]) == ("disabled", "lazy (disabled)")
-    on = warm.run("slash", "/mcp:enable s --json")
-    assert on.code == 0 and json.loads(on.out)["state"] == "ready"  # a lazy one starts when enabled
-    assert warm.run("enable", "r").code == 0
-    states = {row["name"]: row["state"] for row in json.loads(warm.run("status", "--json").out)}
-    assert states == {"r": "ready", "s": "ready"}
+def test_enable_and_disable_switch_the_daemons_live_server(scoped: Scoped) -> None:
+    scoped.write({"r": raw_entry(), "s": raw_entry(lifecycle="lazy")})
+    with daemon(scoped):
+        assert json.loads(scoped.run("status", "--json").out)[0]["state"] == "ready"
+        off = scoped.run("disable", "r", "--json")
+        assert off.code == 0 and off.json()["state"] == "stopped", off.err
+        assert json.loads(scoped.config.read_text())["mcpServers"]["r"]["enabled"] is False
+        rows = {row["name"]: row for row in json.loads(scoped.run("status", "--json").out)}
+        assert (rows["r"]["state"], rows["r"]["lifecycle"]) == ("disabled", "lazy (disabled)")
+        on = scoped.run("slash", "/mcp:enable s --json")
+        assert on.code == 0 and json.loads(on.out)["state"] == "ready"  # a lazy one starts when enabled
+        assert scoped.run("enable", "r").code == 0
+        states = {row["name"]: row["state"] for row in json.loads(scoped.run("status", "--json").out)}
+        assert states == {"r": "ready", "s": "ready"}
 
 
 def test_a_servers_questions_are_answered_the_same_in_the_daemon(warm: Scoped) -> None:
