@@ -18,7 +18,7 @@ from orbmcp.frontends.shell import run_shell
 from orbmcp.host import McpExtension
 from orbmcp.session.terminal import TerminalUI
 from tests.core.live import raw_entry
-from tests.frontends import everything_entry, write_config
+from tests.frontends import write_config
 from tests.host.example_host import ExampleHost
 from tests.servers.launch import LivenessServer
 from tests.timeouts import LONG_GUARD_S
@@ -27,8 +27,9 @@ from tests.timeouts import LONG_GUARD_S
 def test_in_the_repl_disable_stops_the_server_and_enable_starts_it(tmp_path: Path) -> None:
     # A generous connect timeout: on a loaded machine a first attempt that times out would leave
     # "ev" retrying (starting) when the script's first line runs.
-    ev = everything_entry(timeoutMs=120_000)
-    config = write_config(tmp_path, {"ev": ev, "other": everything_entry(lifecycle="lazy")})
+    # raw.py: stdlib only, no SDK import for each of the three starts.
+    ev = raw_entry(timeoutMs=120_000)
+    config = write_config(tmp_path, {"ev": ev, "other": raw_entry(lifecycle="lazy")})
     out: list[str] = []
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config)
     lines = [
@@ -88,10 +89,10 @@ def test_in_the_repl_an_added_server_can_be_used_at_once_and_a_removed_one_is_go
     config = write_config(tmp_path, {})
     out: list[str] = []
     ctx = CommandContext(ui=TerminalUI(interactive=False), config_file=config)
-    entry = everything_entry()
+    entry = raw_entry()
     lines = [
         f"add ev --lazy -- {entry['command']} {' '.join(entry['args'])}",
-        "call ev add a=1 b=2",
+        "call ev echo text=3",
         "remove ev --json",
         "status --json",
     ]

@@ -16,6 +16,7 @@ from orbmcp.commands.pipe_notes import MAX_NOTES, PIPE_NOTE_EVERY_S, note_times
 from orbmcp.session.console import Console
 from orbmcp.session.holder import ONE_SHOT, Sessions
 from orbmcp.session.runner import shell_context
+from tests.core.live import raw_entry
 from tests.frontends import everything_entry, write_config
 from tests.ui import SilentUI
 
@@ -55,11 +56,11 @@ async def _call(
 
 
 async def test_a_long_call_notes_that_it_still_waits(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"ev": everything_entry()})
+    config = write_config(tmp_path, {"ev": raw_entry()})  # stdlib only: its `never` never answers
     ui = CancelAfter(3)
-    assert await _call(config, ui, "sleep", ["seconds=600"], pipe_notes_s=0.05) is None  # cancelled
+    assert await _call(config, ui, "never", [], pipe_notes_s=0.05) is None  # cancelled
     assert len(ui.notes) == 3
-    assert all(re.fullmatch(r"still waiting on ev/sleep \(\d+ s\)", note) for note in ui.notes), ui.notes
+    assert all(re.fullmatch(r"still waiting on ev/never \(\d+ s\)", note) for note in ui.notes), ui.notes
 
 
 @pytest.mark.parametrize("fields", [{"pipe_notes_s": None}, {"pipe_notes_s": 0.05, "json": True}])
@@ -75,10 +76,10 @@ async def test_no_notes_without_a_pipe_or_in_json_mode(tmp_path: Path, fields: d
 async def test_a_call_that_fails_raises_its_own_error_through_the_notes(tmp_path: Path) -> None:
     from orbmcp.errors import TimeoutFailed
 
-    config = write_config(tmp_path, {"ev": everything_entry()})
+    config = write_config(tmp_path, {"ev": raw_entry()})
     ui = CancelAfter(1000)
     with pytest.raises(TimeoutFailed, match=r"did not answer within 0\.3 s"):
-        await _call(config, ui, "sleep", ["seconds=600"], timeout=0.3, pipe_notes_s=0.05)
+        await _call(config, ui, "never", [], timeout=0.3, pipe_notes_s=0.05)
 
 
 def test_notes_are_bounded_and_thin_out() -> None:

@@ -74,12 +74,12 @@ class Scoped:
         )
         return Run(proc.returncode, proc.stdout, proc.stderr)
 
-    def run_here(self, *args: str) -> Run:
+    def run_here(self, *args: str, stdin: str = "", **env: str) -> Run:
         """The same command line run one-shot in this process (``tests.cli.run_cli``): what a
         daemon's answer is compared with, without an interpreter start per line."""
         from tests.cli import run_cli
 
-        done = run_cli(*args, "--no-daemon", env=self.env(), cwd=self.project)
+        done = run_cli(*args, "--no-daemon", env=self.env(**env), cwd=self.project, stdin=stdin)
         return Run(done.code, done.stdout, done.stderr)
 
     def popen(self, *args: str, **env: str) -> subprocess.Popen[str]:

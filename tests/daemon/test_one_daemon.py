@@ -244,16 +244,12 @@ def test_a_daemon_started_in_a_project_keeps_its_servers_to_that_project(tmp_pat
         plain.stop()
 
 
-def test_restart_inside_the_daemon_is_refused_with_the_way_out(tmp_path: Path) -> None:
-    (scoped,) = directories(tmp_path, 1)
-    scoped.write({"r": raw_entry()})
-    info = scoped.start()
-    try:
-        code, text = run_in_daemon(scoped.socket, "/mcp daemon restart", scoped.project, scoped.home)
-        assert code == 2 and "`orbmcp daemon restart` in a shell" in text
-        assert alive(info["pid"])
-    finally:
-        scoped.stop()
+def test_restart_inside_the_daemon_is_refused_with_the_way_out(warm: Scoped) -> None:
+    warm.write({"r": raw_entry()})
+    pid = warm.daemon_pid()
+    code, text = run_in_daemon(warm.socket, "/mcp daemon restart", warm.project, warm.home)
+    assert code == 2 and "`orbmcp daemon restart` in a shell" in text
+    assert pid is not None and alive(pid) and warm.daemon_pid() == pid
 
 
 @pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "psutil"])

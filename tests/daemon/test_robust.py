@@ -33,19 +33,18 @@ def scoped(tmp_path: Path) -> Scoped:
     return Scoped(home=tmp_path / "agent", project=project)
 
 
-def test_output_larger_than_a_frame_is_printed_whole(scoped: Scoped) -> None:
+def test_output_larger_than_a_frame_is_printed_whole(warm: Scoped) -> None:
     # 11 M characters with quotes, backslashes, newlines and non-ASCII: the `--json` answer as one
     # frame would be over the frame limit, yet what one-shot prints the daemon prints, byte for byte.
-    scoped.write({"r": raw_entry("--big-tool")})
+    warm.write({"r": raw_entry("--big-tool")})
     lines = [("--json", "call", "r", "big", "size=11000000"), ("call", "r", "big", "size=11000000")]
-    cold = {line: scoped.run("--no-daemon", *line) for line in lines}
+    cold = {line: warm.run_here(*line) for line in lines}
     as_one_frame = json.dumps({"t": "out", "data": cold[lines[0]].out}, ensure_ascii=False).encode()
     assert cold[lines[0]].code == 0 and len(as_one_frame) > protocol.MAX_FRAME
-    with daemon(scoped):
-        for line in lines:
-            warm = scoped.run(*line)
-            assert (warm.code, warm.err) == (cold[line].code, cold[line].err), line
-            assert warm.out == cold[line].out, line
+    for line in lines:
+        served = warm.run(*line)
+        assert (served.code, served.err) == (cold[line].code, cold[line].err), line
+        assert served.out == cold[line].out, line
 
 
 # -- careless and hostile clients, in process ------------------------------------------------------
@@ -172,9 +171,9 @@ def test_running_out_of_descriptors_waits_and_serves_again(
     assert status["acceptFailures"] >= 1
 
 
-def test_the_clients_input_limit_holds_in_the_daemon(scoped: Scoped, tmp_path: Path) -> None:
+def test_the_clients_input_limit_holds_in_the_daemon(warm: Scoped, tmp_path: Path) -> None:
     # ORBMCP_MAX_INPUT_MIB is the client's: a daemon started without it applies it as one-shot does.
-    scoped.write({"r": raw_entry()})
+    warm.write({"r": raw_entry()})
     big = json.dumps({"text": "x" * (2 * 1024 * 1024)})
     (tmp_path / "big.json").write_text(big, encoding="utf-8")
     small = json.dumps({"text": "fits"})
@@ -183,19 +182,16 @@ def test_the_clients_input_limit_holds_in_the_daemon(scoped: Scoped, tmp_path: P
         (("call", "r", "echo", f"text=@{tmp_path / 'big.json'}"), None, "1"),
         (("call", "r", "echo", "-"), small, "1"),
     ]
-    cold = [
-        scoped.run("--no-daemon", *line, stdin=stdin, ORBMCP_MAX_INPUT_MIB=mib) for line, stdin, mib in cases
-    ]
+    cold = [warm.run_here(*line, stdin=stdin or "", ORBMCP_MAX_INPUT_MIB=mib) for line, stdin, mib in cases]
     assert [c.code for c in cold] == [2, 2, 0] and "larger than 1 MiB" in cold[0].err
-    with daemon(scoped):
-        for (line, stdin, mib), one_shot in zip(cases, cold, strict=True):
-            warm = scoped.run(*line, stdin=stdin, ORBMCP_MAX_INPUT_MIB=mib)
-            assert (warm.code, warm.out, warm.err) == (one_shot.code, one_shot.out, one_shot.err), line
-        served = scoped.run("daemon", "status", "--json").json()["clientsServed"]
-        # More stdin allowed than one frame carries: the line runs one-shot, the daemon declines it.
-        more = scoped.run("call", "r", "echo", "-", stdin=small, ORBMCP_MAX_INPUT_MIB="64")
-        assert (more.code, more.out) == (0, "fits\n")
-        assert scoped.run("daemon", "status", "--json").json()["clientsServed"] == served
+    for (line, stdin, mib), one_shot in zip(cases, cold, strict=True):
+        done = warm.run(*line, stdin=stdin, ORBMCP_MAX_INPUT_MIB=mib)
+        assert (done.code, done.out, done.err) == (one_shot.code, one_shot.out, one_shot.err), line
+    served = warm.run("daemon", "status", "--json").json()["clientsServed"]
+    # More stdin allowed than one frame carries: the line runs one-shot, the daemon declines it.
+    more = warm.run("call", "r", "echo", "-", stdin=small, ORBMCP_MAX_INPUT_MIB="64")
+    assert (more.code, more.out) == (0, "fits\n")
+    assert warm.run("daemon", "status", "--json").json()["clientsServed"] == served
 
 
 # -- config changes ----------------------------------------------------------------------------------
@@ -221,22 +217,21 @@ def test_another_clients_config_created_after_start_is_seen(scoped: Scoped, tmp_
             assert (warm.code, warm.out) == (0, f"{name}\n"), warm.err
 
 
-def test_a_call_cut_short_by_a_restart_says_why(scoped: Scoped, tmp_path: Path) -> None:
+def test_a_call_cut_short_by_a_restart_says_why(warm: Scoped, tmp_path: Path) -> None:
     rec = tmp_path / "r.jsonl"
-    scoped.write({"r": raw_entry("--record", str(rec))})
-    with daemon(scoped):
-        slow = scoped.popen("call", "r", "never", "--timeout", "120")
-        try:
-            wait_for(lambda: "tools/call" in methods(rec), what="the slow call to reach the server")
-            # Another client's command, after the definition changed: the session restarts r.
-            scoped.write({"r": raw_entry("--record", str(rec), env={"CHANGED": "1"})})
-            after = scoped.run("call", "r", "echo", "text=new")
-            assert (after.code, after.out) == (0, "new\n"), after.err
-            out, err = slow.communicate(timeout=60)
-        finally:
-            if slow.poll() is None:
-                slow.kill()
-                slow.communicate()
+    warm.write({"r": raw_entry("--record", str(rec))})
+    slow = warm.popen("call", "r", "never", "--timeout", "120")
+    try:
+        wait_for(lambda: "tools/call" in methods(rec), what="the slow call to reach the server")
+        # Another client's command, after the definition changed: the session restarts r.
+        warm.write({"r": raw_entry("--record", str(rec), env={"CHANGED": "1"})})
+        after = warm.run("call", "r", "echo", "text=new")
+        assert (after.code, after.out) == (0, "new\n"), after.err
+        out, err = slow.communicate(timeout=60)
+    finally:
+        if slow.poll() is None:
+            slow.kill()
+            slow.communicate()
         assert slow.returncode == 4 and out == ""
         assert "server 'r' was restarted because its definition changed during tools/call" in err
 

@@ -50,118 +50,112 @@ def test_start_status_stop(scoped: Scoped, tmp_path: Path) -> None:
     assert scoped.run("daemon", "stop", "--json").json()["action"] == "not-running"
 
 
-def test_a_server_started_in_one_process_serves_calls_from_others(scoped: Scoped, tmp_path: Path) -> None:
+def test_a_server_started_in_one_process_serves_calls_from_others(warm: Scoped, tmp_path: Path) -> None:
     rec = tmp_path / "r.jsonl"
-    scoped.write({"r": raw_entry("--record", str(rec), lifecycle="lazy")})
-    with daemon(scoped) as info:
-        started = scoped.run("start", "r")
-        assert started.code == 0 and "State:  ready" in started.out
-        assert "one-shot" not in started.out  # it stays connected
-        for n in range(3):
-            call = scoped.run("call", "r", "echo", f"text=hi{n}")
-            assert (call.code, call.out) == (0, f"hi{n}\n")
-        assert methods(rec).count("initialize") == 1  # one server process served every call
-        status = scoped.run("status")
-        assert f"(daemon: pid {info['pid']})" in status.out and "ready" in status.out
-        assert "one-shot" not in status.out
+    warm.write({"r": raw_entry("--record", str(rec), lifecycle="lazy")})
+    started = warm.run("start", "r")
+    assert started.code == 0 and "State:  ready" in started.out
+    assert "one-shot" not in started.out  # it stays connected
+    for n in range(3):
+        call = warm.run("call", "r", "echo", f"text=hi{n}")
+        assert (call.code, call.out) == (0, f"hi{n}\n")
+    assert methods(rec).count("initialize") == 1  # one server process served every call
+    status = warm.run("status")
+    assert f"(daemon: pid {warm.daemon_pid()})" in status.out and "ready" in status.out
+    assert "one-shot" not in status.out
 
 
-def test_a_stop_sticks_across_invocations(scoped: Scoped, tmp_path: Path) -> None:
+def test_a_stop_sticks_across_invocations(warm: Scoped, tmp_path: Path) -> None:
     rec = tmp_path / "r.jsonl"
-    scoped.write({"r": raw_entry("--record", str(rec))})
-    with daemon(scoped):
-        assert scoped.run("call", "r", "echo", "text=a").code == 0
-        assert scoped.run("stop", "r").code == 0
-        refused = scoped.run("call", "r", "echo", "text=b")
-        assert refused.code == 4 and "stopped in this session" in refused.err
-        assert "orbmcp start r" in refused.err
-        assert " stopped " in scoped.run("status").out
-        assert scoped.run("start", "r").code == 0
-        assert scoped.run("call", "r", "echo", "text=c").out == "c\n"
-        assert methods(rec).count("initialize") == 2  # stopped once, started once
+    warm.write({"r": raw_entry("--record", str(rec))})
+    assert warm.run("call", "r", "echo", "text=a").code == 0
+    assert warm.run("stop", "r").code == 0
+    refused = warm.run("call", "r", "echo", "text=b")
+    assert refused.code == 4 and "stopped in this session" in refused.err
+    assert "orbmcp start r" in refused.err
+    assert " stopped " in warm.run("status").out
+    assert warm.run("start", "r").code == 0
+    assert warm.run("call", "r", "echo", "text=c").out == "c\n"
+    assert methods(rec).count("initialize") == 2  # stopped once, started once
 
 
-def test_twenty_concurrent_clients_on_two_servers(scoped: Scoped, tmp_path: Path) -> None:
+def test_twenty_concurrent_clients_on_two_servers(warm: Scoped, tmp_path: Path) -> None:
     recs = {name: tmp_path / f"{name}.jsonl" for name in ("a", "b")}
-    scoped.write({name: raw_entry("--record", str(rec)) for name, rec in recs.items()})
-    with daemon(scoped):
+    warm.write({name: raw_entry("--record", str(rec)) for name, rec in recs.items()})
 
-        def one(n: int) -> tuple[int, str, str]:
-            server = "ab"[n % 2]
-            run = scoped.run("call", server, "echo", f"text={server}{n}")
-            return run.code, run.out, run.err
+    def one(n: int) -> tuple[int, str, str]:
+        server = "ab"[n % 2]
+        run = warm.run("call", server, "echo", f"text={server}{n}")
+        return run.code, run.out, run.err
 
-        with ThreadPoolExecutor(max_workers=20) as pool:
-            results = list(pool.map(one, range(20)))
-        assert [(code, out) for code, out, _ in results] == [(0, f"{'ab'[n % 2]}{n}\n") for n in range(20)]
-        for rec in recs.values():  # one process per server, whatever the number of clients
-            assert methods(rec).count("initialize") == 1
-            assert methods(rec).count("tools/call") == 10
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        results = list(pool.map(one, range(20)))
+    assert [(code, out) for code, out, _ in results] == [(0, f"{'ab'[n % 2]}{n}\n") for n in range(20)]
+    for rec in recs.values():  # one process per server, whatever the number of clients
+        assert methods(rec).count("initialize") == 1
+        assert methods(rec).count("tools/call") == 10
 
 
-def test_a_hung_server_does_not_hold_up_another(scoped: Scoped, tmp_path: Path) -> None:
+def test_a_hung_server_does_not_hold_up_another(warm: Scoped, tmp_path: Path) -> None:
     hung_rec = tmp_path / "h.jsonl"
-    scoped.write(
+    warm.write(
         {
             "h": raw_entry("--record", str(hung_rec), lifecycle="lazy", timeoutMs=60000),
             "a": raw_entry(),
         }
     )
-    with daemon(scoped):
-        scoped.run("start", "a")
-        slow = scoped.popen("call", "h", "never")  # connects h, then waits on a call that never ends
-        try:
-            wait_for(lambda: "tools/call" in methods(hung_rec), what="h to receive its call")
-            fast = scoped.run("call", "a", "echo", "text=free")
-            assert (fast.code, fast.out) == (0, "free\n")
-            assert slow.poll() is None  # still waiting on h
-        finally:
-            slow.send_signal(signal.SIGINT)
-            slow.communicate(timeout=30)
+    warm.run("start", "a")
+    slow = warm.popen("call", "h", "never")  # connects h, then waits on a call that never ends
+    try:
+        wait_for(lambda: "tools/call" in methods(hung_rec), what="h to receive its call")
+        fast = warm.run("call", "a", "echo", "text=free")
+        assert (fast.code, fast.out) == (0, "free\n")
+        assert slow.poll() is None  # still waiting on h
+    finally:
+        slow.send_signal(signal.SIGINT)
+        slow.communicate(timeout=30)
 
 
-def test_ctrl_c_cancels_that_client_only(scoped: Scoped, tmp_path: Path) -> None:
+def test_ctrl_c_cancels_that_client_only(warm: Scoped, tmp_path: Path) -> None:
     rec = tmp_path / "r.jsonl"
-    scoped.write({"r": raw_entry("--record", str(rec))})
-    with daemon(scoped):
-        waiting = scoped.popen("call", "r", "never")
-        wait_for(lambda: "tools/call" in methods(rec), what="the call to reach the server")
-        other = scoped.run("call", "r", "echo", "text=meanwhile")  # another client, same server
-        assert (other.code, other.out) == (0, "meanwhile\n")
-        assert waiting.poll() is None
-        waiting.send_signal(signal.SIGINT)
-        out, err = waiting.communicate(timeout=30)
-        assert waiting.returncode == 130 and out == ""
-        assert "interrupted by SIGINT" in err
-        # The server saw the cancellation of that request, and keeps serving everyone else.
-        wait_for(lambda: "notifications/cancelled" in methods(rec), what="the cancellation")
-        never_id = next(m["id"] for m in records(rec) if m.get("params", {}).get("name") == "never")
-        cancelled = [m for m in records(rec) if m.get("method") == "notifications/cancelled"]
-        assert cancelled[-1]["params"]["requestId"] == never_id
-        after = scoped.run("call", "r", "echo", "text=still")
-        assert (after.code, after.out) == (0, "still\n")
-        assert methods(rec).count("initialize") == 1
+    warm.write({"r": raw_entry("--record", str(rec))})
+    waiting = warm.popen("call", "r", "never")
+    wait_for(lambda: "tools/call" in methods(rec), what="the call to reach the server")
+    other = warm.run("call", "r", "echo", "text=meanwhile")  # another client, same server
+    assert (other.code, other.out) == (0, "meanwhile\n")
+    assert waiting.poll() is None
+    waiting.send_signal(signal.SIGINT)
+    out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 130 and out == ""
+    assert "interrupted by SIGINT" in err
+    # The server saw the cancellation of that request, and keeps serving everyone else.
+    wait_for(lambda: "notifications/cancelled" in methods(rec), what="the cancellation")
+    never_id = next(m["id"] for m in records(rec) if m.get("params", {}).get("name") == "never")
+    cancelled = [m for m in records(rec) if m.get("method") == "notifications/cancelled"]
+    assert cancelled[-1]["params"]["requestId"] == never_id
+    after = warm.run("call", "r", "echo", "text=still")
+    assert (after.code, after.out) == (0, "still\n")
+    assert methods(rec).count("initialize") == 1
 
 
-def test_config_edits_reach_the_running_session(scoped: Scoped, tmp_path: Path) -> None:
+def test_config_edits_reach_the_running_session(warm: Scoped, tmp_path: Path) -> None:
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
-    scoped.write({"r": raw_entry("--record", str(first))})
-    with daemon(scoped):
-        assert scoped.run("call", "r", "echo", "text=1").code == 0
-        # A new server, and a changed definition: the next command sees both.
-        scoped.write({"r": raw_entry("--record", str(second)), "n": raw_entry()})
-        assert scoped.run("call", "n", "echo", "text=new").out == "new\n"
-        assert scoped.run("call", "r", "echo", "text=2").out == "2\n"
-        assert "initialize" in methods(second)  # the changed r is a new process
-        assert "tools/call" not in methods(first)[methods(first).index("tools/call") + 1 :]
-        # Removed: gone from the session.
-        scoped.write({"n": raw_entry()})
-        gone = scoped.run("call", "r", "echo", "text=3")
-        assert gone.code == 2 and "unknown server 'r'" in gone.err
-        # A config error in an entry is shown to the client that made the session reload.
-        scoped.write({"n": raw_entry(), "bad": {"command": 5}})
-        warned = scoped.run("status")
-        assert "bad" in warned.err or "bad" in warned.out
+    warm.write({"r": raw_entry("--record", str(first))})
+    assert warm.run("call", "r", "echo", "text=1").code == 0
+    # A new server, and a changed definition: the next command sees both.
+    warm.write({"r": raw_entry("--record", str(second)), "n": raw_entry()})
+    assert warm.run("call", "n", "echo", "text=new").out == "new\n"
+    assert warm.run("call", "r", "echo", "text=2").out == "2\n"
+    assert "initialize" in methods(second)  # the changed r is a new process
+    assert "tools/call" not in methods(first)[methods(first).index("tools/call") + 1 :]
+    # Removed: gone from the session.
+    warm.write({"n": raw_entry()})
+    gone = warm.run("call", "r", "echo", "text=3")
+    assert gone.code == 2 and "unknown server 'r'" in gone.err
+    # A config error in an entry is shown to the client that made the session reload.
+    warm.write({"n": raw_entry(), "bad": {"command": 5}})
+    warned = warm.run("status")
+    assert "bad" in warned.err or "bad" in warned.out
 
 
 def test_a_changed_variable_is_named_with_the_fix(scoped: Scoped) -> None:
@@ -226,9 +220,9 @@ def test_enable_and_disable_switch_the_daemons_live_server(scoped: Scoped) -> No
         assert states == {"r": "ready", "s": "ready"}
 
 
-def test_a_servers_questions_are_answered_the_same_in_the_daemon(scoped: Scoped) -> None:
+def test_a_servers_questions_are_answered_the_same_in_the_daemon(warm: Scoped) -> None:
     """Without a terminal both decline, say so the same way, and complete from the server alike."""
-    scoped.write({"a": stdio_entry("asks")})
+    warm.write({"a": stdio_entry("asks")})
     lines = [
         ("call", "a", "form"),
         ("--json", "call", "a", "form"),
@@ -237,24 +231,22 @@ def test_a_servers_questions_are_answered_the_same_in_the_daemon(scoped: Scoped)
         ("complete", "orbmcp prompt a completable department=E"),
         ("complete", "orbmcp read a mem://items/b"),
     ]
-    one_shot = {line: scoped.run_here(*line) for line in lines}
-    with daemon(scoped):
-        for line in lines:
-            warm = scoped.run(*line)
-            cold = one_shot[line]
-            assert (warm.code, warm.out, warm.err) == (cold.code, cold.out, cold.err), line
+    one_shot = {line: warm.run_here(*line) for line in lines}
+    for line in lines:
+        served = warm.run(*line)
+        cold = one_shot[line]
+        assert (served.code, served.out, served.err) == (cold.code, cold.out, cold.err), line
     assert "declined: not interactive" in one_shot[lines[0]].out
     assert one_shot[lines[4]].out == "department=Engineering\n"
 
 
-def test_slash_and_complete_see_the_live_session(scoped: Scoped) -> None:
-    scoped.write({"r": raw_entry(lifecycle="lazy"), "s": raw_entry(lifecycle="lazy")})
-    with daemon(scoped):
-        assert scoped.run("slash", "/mcp:start r").code == 0
-        assert scoped.run("complete", "/mcp:stop ").out.split() == ["r"]  # only what runs
-        assert scoped.run("complete", "orbmcp call r e").out.split() == ["echo"]
-        assert scoped.run("slash", "/mcp:stop r").code == 0
-        assert json.loads(scoped.run("slash", "/mcp --json").out)[0]["state"] == "stopped"
+def test_slash_and_complete_see_the_live_session(warm: Scoped) -> None:
+    warm.write({"r": raw_entry(lifecycle="lazy"), "s": raw_entry(lifecycle="lazy")})
+    assert warm.run("slash", "/mcp:start r").code == 0
+    assert warm.run("complete", "/mcp:stop ").out.split() == ["r"]  # only what runs
+    assert warm.run("complete", "orbmcp call r e").out.split() == ["echo"]
+    assert warm.run("slash", "/mcp:stop r").code == 0
+    assert json.loads(warm.run("slash", "/mcp --json").out)[0]["state"] == "stopped"
 
 
 def test_the_idle_timeout_stops_the_daemon_and_its_servers(scoped: Scoped, tmp_path: Path) -> None:
@@ -344,13 +336,13 @@ async def test_a_killed_daemon_leaves_no_orphans_after_the_next_command(scoped: 
             await anyio.to_thread.run_sync(scoped.stop)
 
 
-def test_a_terminal_gets_the_same_rich_output_as_one_shot(scoped: Scoped) -> None:
+def test_a_terminal_gets_the_same_rich_output_as_one_shot(warm: Scoped) -> None:
     from tests.frontends import Pty
 
-    scoped.write({"r": raw_entry()})
+    warm.write({"r": raw_entry()})
 
     def screen(*args: str) -> bytes:
-        term = Pty(scoped.argv(*args), scoped.env(TERM="xterm-256color"), cols=100)
+        term = Pty(warm.argv(*args), warm.env(TERM="xterm-256color"), cols=100)
         try:
             out = term.read_until(b"source", timeout=60)  # the table's last column heading
             out += term.read_until(b"global", timeout=60)
@@ -359,10 +351,9 @@ def test_a_terminal_gets_the_same_rich_output_as_one_shot(scoped: Scoped) -> Non
         finally:
             term.close()
 
-    with daemon(scoped):
-        warm = screen("status")
-    assert b"\x1b[" in warm  # colour: the daemon rendered for the client's terminal
-    assert b"server" in warm and b"lifecycle" in warm
+    shown = screen("status")
+    assert b"\x1b[" in shown  # colour: the daemon rendered for the client's terminal
+    assert b"server" in shown and b"lifecycle" in shown
 
 
 def test_a_daemon_of_another_protocol_version_is_replaced(scoped: Scoped) -> None:
@@ -389,14 +380,13 @@ def test_a_daemon_of_another_protocol_version_is_replaced(scoped: Scoped) -> Non
         scoped.stop()
 
 
-def test_stdin_goes_from_the_client_to_the_command(scoped: Scoped) -> None:
-    scoped.write({"r": raw_entry()})
-    with daemon(scoped):
-        run = scoped.run("call", "r", "echo", "-", stdin='{"text": "piped"}')
-        assert (run.code, run.out) == (0, "piped\n")
-        bad = scoped.run("call", "r", "echo", "-", stdin="{not json")
-        cold = scoped.run("call", "r", "echo", "-", "--no-daemon", stdin="{not json")
-        assert (bad.code, bad.err) == (cold.code, cold.err) and bad.code == 2
+def test_stdin_goes_from_the_client_to_the_command(warm: Scoped) -> None:
+    warm.write({"r": raw_entry()})
+    run = warm.run("call", "r", "echo", "-", stdin='{"text": "piped"}')
+    assert (run.code, run.out) == (0, "piped\n")
+    bad = warm.run("call", "r", "echo", "-", stdin="{not json")
+    cold = warm.run("call", "r", "echo", "-", "--no-daemon", stdin="{not json")
+    assert (bad.code, bad.err) == (cold.code, cold.err) and bad.code == 2
 
 
 def test_oauth_paste_back_is_asked_on_the_clients_terminal(scoped: Scoped) -> None:

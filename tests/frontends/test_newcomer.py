@@ -13,6 +13,7 @@ from orbmcp.commands.handlers import completion
 from orbmcp.commands.table import COMMANDS
 from orbmcp.config.clients import CLIENTS
 from tests.cli import run_cli
+from tests.core.live import raw_entry
 from tests.frontends import PY, env_for, everything_entry, write_config
 from tests.servers.launch import http_server_process
 from tests.ui import RecordingUI
@@ -94,7 +95,7 @@ def test_the_readme_links_to_files_that_exist() -> None:
 
 def test_call_without_a_tool_lists_the_servers_tools(tmp_path: Path) -> None:
     """No call ran (exit 2, a usage error), but the answer to "which tool?" is on stdout."""
-    env = env_for(write_config(tmp_path, {"ev": everything_entry()}))
+    env = env_for(write_config(tmp_path, {"ev": raw_entry()}))  # stdlib: no SDK import per run
     shown = run_cli("call", "ev", env=env)
     assert shown.code == 2, shown.stderr
     assert shown.stdout.startswith("ev (") and "  echo(text: string)" in shown.stdout
@@ -151,7 +152,7 @@ def test_status_shows_the_sse_fallback_and_no_stderr_line_for_url_servers(tmp_pa
 
 
 def test_a_stdio_server_without_stderr_says_so(tmp_path: Path) -> None:
-    env = env_for(write_config(tmp_path, {"ev": everything_entry()}), ORB_AGENT_DIR=str(tmp_path / "agent"))
+    env = env_for(write_config(tmp_path, {"ev": raw_entry()}), ORB_AGENT_DIR=str(tmp_path / "agent"))
     shown = run_cli("start", "ev", env=env)
     assert shown.code == 0, shown.stderr
     assert "Recent output:\n(no stderr output from ev)" in shown.stdout

@@ -8,6 +8,7 @@ notifications, refusals) and what the servers saw (marker files, their own answe
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,10 @@ from mcp import MCPError
 
 from orbmcp.core.wire.era import unwrap_exception
 from orbmcp.serve.options import ServeOptions
-from tests.core.live import write_config
+from tests.core.live import raw_entry, write_config
 from tests.serve import (
     Notices,
+    Served,
     agent,
     everything_entry,
     http_gateway,
@@ -48,20 +50,33 @@ OWN_TOOLS = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
-    return "asyncio"  # uvicorn serves on asyncio
+    return "asyncio"  # uvicorn serves on asyncio; module-wide, for the shared gateway below
+
+
+@pytest.fixture(scope="module")
+async def everything_served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
+    """One gateway over everything.py for the tests that list, call and read through it and change
+    nothing on it (no tool added, no server stopped): a gateway and a server per test was most of
+    this file's CPU. Its global dir and home are its own (the per-test ones come later)."""
+    base = tmp_path_factory.mktemp("served")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("ORB_AGENT_DIR", str(base / "agent"))
+        env.setenv("HOME", str(base / "home"))
+        path = config(base, everything=everything_entry())
+        async with http_gateway(path) as served:
+            yield served
 
 
 def config(tmp_path: Path, **servers: dict[str, Any]) -> Path:
     return write_config(tmp_path / "mcp.json", servers)
 
 
-async def test_tools_are_listed_under_bridged_names_with_everything_passed_through(tmp_path: Path) -> None:
-    async with (
-        http_gateway(config(tmp_path, everything=everything_entry())) as served,
-        agent(served) as client,
-    ):
+async def test_tools_are_listed_under_bridged_names_with_everything_passed_through(
+    everything_served: Served,
+) -> None:
+    async with agent(everything_served) as client:
         assert client.protocol_version == "2025-11-25"  # the handshake era, after server/discover was refused
         caps = client.server_capabilities
         assert caps.tools and caps.tools.list_changed and caps.prompts and caps.prompts.list_changed
@@ -70,7 +85,7 @@ async def test_tools_are_listed_under_bridged_names_with_everything_passed_throu
         assert names(listing)[: len(OWN_TOOLS)] == OWN_TOOLS
         add = tool_named(listing, "add")
         assert (
-            add.name == served.gateway.manager.tools.get("everything", "add").bridged_name
+            add.name == everything_served.gateway.manager.tools.get("everything", "add").bridged_name
         )  # the host API's name
         assert add.name.startswith("mcp__everything__add_") and len(add.name) <= 64
         assert add.description == "Add two integers."  # the server's own text, no hint line appended
@@ -82,11 +97,10 @@ async def test_tools_are_listed_under_bridged_names_with_everything_passed_throu
         assert structured.output_schema is not None and "temperature" in json.dumps(structured.output_schema)
 
 
-async def test_calls_pass_every_content_kind_structured_content_and_errors_through(tmp_path: Path) -> None:
-    async with (
-        http_gateway(config(tmp_path, everything=everything_entry())) as served,
-        agent(served) as client,
-    ):
+async def test_calls_pass_every_content_kind_structured_content_and_errors_through(
+    everything_served: Served,
+) -> None:
+    async with agent(everything_served) as client:
         listing = await client.list_tools()
 
         mixed = await client.call_tool(tool_named(listing, "mixed").name, {})
@@ -119,11 +133,8 @@ async def test_calls_pass_every_content_kind_structured_content_and_errors_throu
         assert failed.is_error and failed.content[0].text.endswith("no luck")  # the server's own text
 
 
-async def test_progress_is_relayed_in_order(tmp_path: Path) -> None:
-    async with (
-        http_gateway(config(tmp_path, everything=everything_entry())) as served,
-        agent(served) as client,
-    ):
+async def test_progress_is_relayed_in_order(everything_served: Served) -> None:
+    async with agent(everything_served) as client:
         slow = tool_named(await client.list_tools(), "slow")
         seen: list[tuple[float, float | None, str | None]] = []
 
@@ -154,39 +165,43 @@ async def test_cancelling_a_call_cancels_it_on_the_server(tmp_path: Path) -> Non
 
 async def test_tool_lists_follow_the_servers(tmp_path: Path) -> None:
     notices = Notices()
-    async with (
-        http_gateway(config(tmp_path, everything=everything_entry())) as served,
-        agent(served, message_handler=notices) as client,
-    ):
-        listing = await client.list_tools()
-        changed = "notifications/tools/list_changed"
+    async with http_gateway(config(tmp_path, everything=everything_entry())) as served:
+        # The agent comes once the server's first connection is made: a list_changed for that
+        # connection, reaching an agent already there, is not one of the changes counted below.
+        with anyio.fail_after(HANG_GUARD_S):
+            await served.gateway.ready()
+        async with agent(served, message_handler=notices) as client:
+            await tool_lists_follow(served, client, notices)
 
-        await client.call_tool(tool_named(listing, "add_tool").name, {"name": "fresh"})
-        await notices.wait_count(changed, 1)
-        assert any("__fresh_" in n for n in names(await client.list_tools()))
 
-        stop = await client.call_tool("mcp_stop", {"server": "everything"})
-        assert not stop.is_error and "stopped 'everything'" in stop.content[0].text
-        await notices.wait_count(changed, 2)
-        assert names(await client.list_tools()) == OWN_TOOLS  # disconnect: its tools are gone
+async def tool_lists_follow(served: Served, client: Any, notices: Notices) -> None:
+    listing = await client.list_tools()
+    changed = "notifications/tools/list_changed"
 
-        connected = await client.call_tool("mcp_connect", {"server": "everything"})
-        assert not connected.is_error and connected.structured_content["allToolsActive"]
-        await notices.wait_count(changed, 3)
-        listing = await client.list_tools()
-        assert len(names(listing)) > len(OWN_TOOLS)
+    await client.call_tool(tool_named(listing, "add_tool").name, {"name": "fresh"})
+    await notices.wait_count(changed, 1)
+    assert any("__fresh_" in n for n in names(await client.list_tools()))
 
-        crashed = await client.call_tool(tool_named(listing, "crash").name, {})
-        assert crashed.is_error and "everything" in crashed.content[0].text  # a dead server says so
-        await notices.wait_for(
-            lambda: served.gateway.tool_listing()[len(OWN_TOOLS) :] == [], "its tools gone"
-        )
-        await notices.wait_count(changed, 4)
+    stop = await client.call_tool("mcp_stop", {"server": "everything"})
+    assert not stop.is_error and "stopped 'everything'" in stop.content[0].text
+    await notices.wait_count(changed, 2)
+    assert names(await client.list_tools()) == OWN_TOOLS  # disconnect: its tools are gone
+
+    connected = await client.call_tool("mcp_connect", {"server": "everything"})
+    assert not connected.is_error and connected.structured_content["allToolsActive"]
+    await notices.wait_count(changed, 3)
+    listing = await client.list_tools()
+    assert len(names(listing)) > len(OWN_TOOLS)
+
+    crashed = await client.call_tool(tool_named(listing, "crash").name, {})
+    assert crashed.is_error and "everything" in crashed.content[0].text  # a dead server says so
+    await notices.wait_for(lambda: served.gateway.tool_listing()[len(OWN_TOOLS) :] == [], "its tools gone")
+    await notices.wait_count(changed, 4)
 
 
 async def test_a_call_to_a_server_that_stopped_is_a_tool_error_naming_it(tmp_path: Path) -> None:
     async with (
-        http_gateway(config(tmp_path, everything=everything_entry())) as served,
+        http_gateway(config(tmp_path, everything=raw_entry())) as served,  # only its echo is called
         agent(served) as client,
     ):
         echo = tool_named(await client.list_tools(), "echo")
@@ -238,11 +253,8 @@ async def test_own_prompts_run_the_slash_commands_and_complete_server_names(tmp_
         assert "Please greet Ada warmly." in greet.messages[0].content.text
 
 
-async def test_slash_tool_forms_return_the_command_output(tmp_path: Path) -> None:
-    async with (
-        http_gateway(config(tmp_path, everything=everything_entry())) as served,
-        agent(served) as client,
-    ):
+async def test_slash_tool_forms_return_the_command_output(everything_served: Served) -> None:
+    async with agent(everything_served) as client:
         listing = await client.list_tools()
         start = tool_named(listing, "mcp_start")
         assert start.input_schema["properties"]["server"]["enum"] == ["everything"]
@@ -437,7 +449,7 @@ async def test_a_lazy_server_connected_later_does_not_take_a_served_raw_name(tmp
 
 async def test_a_prefix_gives_other_stable_names(tmp_path: Path) -> None:
     async with (
-        http_gateway(config(tmp_path, everything=everything_entry()), ServeOptions(prefix="gw")) as served,
+        http_gateway(config(tmp_path, everything=raw_entry()), ServeOptions(prefix="gw")) as served,
         agent(served) as client,
     ):
         echo = tool_named(await client.list_tools(), "echo")
@@ -445,27 +457,25 @@ async def test_a_prefix_gives_other_stable_names(tmp_path: Path) -> None:
         assert (await client.call_tool(echo.name, {"text": "x"})).content[0].text == "x"
 
 
-async def test_requests_without_the_token_or_from_a_web_page_are_refused(tmp_path: Path) -> None:
-    async with http_gateway(config(tmp_path, everything=everything_entry())) as served:
-        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-        async with httpx2.AsyncClient() as http:
-            bare = await http.post(served.url, json=body)
-            assert bare.status_code == 401 and bare.headers["www-authenticate"].startswith("Bearer")
-            wrong = await http.post(
-                served.url, json=body, headers={"Authorization": "Bearer wrong-token-0000"}
-            )
-            assert wrong.status_code == 401
-            auth = {"Authorization": f"Bearer {served.token}"}
-            evil = await http.post(served.url, json=body, headers={**auth, "Origin": "http://evil.example"})
-            assert evil.status_code == 403
-            rebound = await http.post(served.url, json=body, headers={**auth, "Host": "evil.example:80"})
-            assert rebound.status_code == 421
-            elsewhere = await http.post(served.url.replace("/mcp", "/other"), json=body, headers=auth)
-            assert elsewhere.status_code == 404
-        with pytest.raises((MCPError, BaseExceptionGroup)) as refused:  # no session without the token
-            async with agent(served, token="not-the-token"):
-                pass
-        assert isinstance(unwrap_exception(refused.value), MCPError)
+async def test_requests_without_the_token_or_from_a_web_page_are_refused(everything_served: Served) -> None:
+    served = everything_served
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with httpx2.AsyncClient() as http:
+        bare = await http.post(served.url, json=body)
+        assert bare.status_code == 401 and bare.headers["www-authenticate"].startswith("Bearer")
+        wrong = await http.post(served.url, json=body, headers={"Authorization": "Bearer wrong-token-0000"})
+        assert wrong.status_code == 401
+        auth = {"Authorization": f"Bearer {served.token}"}
+        evil = await http.post(served.url, json=body, headers={**auth, "Origin": "http://evil.example"})
+        assert evil.status_code == 403
+        rebound = await http.post(served.url, json=body, headers={**auth, "Host": "evil.example:80"})
+        assert rebound.status_code == 421
+        elsewhere = await http.post(served.url.replace("/mcp", "/other"), json=body, headers=auth)
+        assert elsewhere.status_code == 404
+    with pytest.raises((MCPError, BaseExceptionGroup)) as refused:  # no session without the token
+        async with agent(served, token="not-the-token"):
+            pass
+    assert isinstance(unwrap_exception(refused.value), MCPError)
 
 
 async def test_two_agents_at_once_each_get_their_own_session(tmp_path: Path) -> None:

@@ -183,14 +183,12 @@ async def test_lines_that_are_not_json_rpc_get_errors_and_the_session_goes_on(tm
             assert await proc.wait() == 0
 
 
-async def test_an_unknown_served_server_is_a_usage_error(tmp_path: Path) -> None:
+def test_an_unknown_served_server_is_a_usage_error(tmp_path: Path) -> None:
+    # Refused before anything starts: the command line is the subject, run in-process.
     config = write_config(tmp_path / "mcp.json", {"everything": everything_entry()})
-    async with serve_process(config, "--server", "nope") as proc:
-        with anyio.fail_after(LONG_GUARD_S):
-            code = await proc.wait()
-        assert code == 2
-        text = await stderr_of(proc)
-        assert "unknown server 'nope'" in text and "known servers: everything" in text
+    done = run_cli("--no-daemon", "--config", str(config), "serve", "--server", "nope")
+    assert done.code == 2
+    assert "unknown server 'nope'" in done.stderr and "known servers: everything" in done.stderr
 
 
 async def test_serve_one_server_given_on_the_line(tmp_path: Path) -> None:
