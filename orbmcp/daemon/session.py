@@ -133,10 +133,13 @@ class DaemonSession:
         if fingerprint == self.fingerprint:
             return None
         config = self._load()
+        # The Manager first, with the configuration it ran under: a daemon whose config had no
+        # eager server makes it on first need, and one made from the new config would start with
+        # the new servers already in it, so apply_config would start none of them.
+        manager = await self.sessions.manager()
         self.config = config
         self.sessions.config = config
         self.fingerprint = self._fingerprint()
-        manager = await self.sessions.manager()
         change = await manager.apply_config(config)
         log.log_event(
             "daemon.config_reloaded",

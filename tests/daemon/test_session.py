@@ -158,6 +158,19 @@ def test_config_edits_reach_the_running_session(warm: Scoped, tmp_path: Path) ->
     assert "bad" in warned.err or "bad" in warned.out
 
 
+def test_an_eager_server_added_to_a_daemon_started_without_servers_connects(
+    scoped: Scoped, tmp_path: Path
+) -> None:
+    # The daemon made its Manager only on the reload: made from the new config, apply_config saw
+    # nothing added and the eager server stayed stopped until a call connected it.
+    rec = tmp_path / "eager.jsonl"
+    scoped.write({})
+    with daemon(scoped):
+        scoped.write({"e": raw_entry("--record", str(rec))})
+        assert scoped.run("status").code == 0  # the command that makes the daemon reload
+        wait_for(lambda: "initialize" in methods(rec), what="the daemon to connect the eager server")
+
+
 def test_a_changed_variable_is_named_with_the_fix(scoped: Scoped) -> None:
     scoped.write({"r": {**raw_entry(), "env": {"TOKEN": "${DEMO_TOKEN}"}}})
     scoped.extra_env["DEMO_TOKEN"] = "one"
