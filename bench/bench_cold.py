@@ -5,8 +5,9 @@
     ``mcporter``, no keep-alive), alternately, on ``@modelcontextprotocol/server-everything``
     (npm; skipped with a note where npm is missing) and on the repo's Python test server.
     Targets: orbmcp <= 0.9x mcporter and <= 0.8x the bare SDK.
-(b) The fast paths (an empty ``status``, ``config show``, ``--help``, ``--version``, ``complete``)
-    against ``python -c "import typer, rich.console"``. Target: <= 1.3x each.
+(b) The start-up paths against ``python -c "import typer, rich.console"``: ``--help``,
+    ``--version`` and ``complete`` <= 1.3x; the config-only ones (an empty ``status``,
+    ``config show``, which load the config's models) <= 3x (bench/bench_startup.py's budgets).
 
     python -m bench.bench_cold [--runs N]
 """
@@ -22,11 +23,13 @@ import tempfile
 from pathlib import Path
 
 from bench.bench_daemon import _timed
+from bench.bench_startup import BUDGET as FAST_BUDGET
+from bench.bench_startup import CONFIG_BUDGET
 
 ROOT = Path(__file__).resolve().parent.parent
 MCPORTER_BUDGET = 0.9
 SDK_BUDGET = 0.8
-FAST_BUDGET = 1.3
+CONFIG_ONLY = ("status (no servers)", "config show")
 
 SDK_SCRIPT = """
 import json, sys, anyio
@@ -134,12 +137,12 @@ def _fast_paths(runs: int, python: str, orbmcp: str, tmp: Path) -> bool:
     }
     medians = _alternate(commands, runs, env, tmp, "")
     base = medians["import typer, rich.console"]
-    print(f"(b) fast paths against `import typer, rich.console`, median of {runs}:")
+    print(f"(b) start-up paths against `import typer, rich.console`, median of {runs}:")
     ok = True
     for label, value in medians.items():
         print(f"    {label:<28} {value * 1000:8.1f} ms   {value / base:6.3f}x")
-        ok &= value / base <= FAST_BUDGET
-    print(f"    target: <= {FAST_BUDGET}x each")
+        ok &= value / base <= (CONFIG_BUDGET if label in CONFIG_ONLY else FAST_BUDGET)
+    print(f"    targets: config-only <= {CONFIG_BUDGET}x, the rest <= {FAST_BUDGET}x")
     return ok
 
 
