@@ -119,6 +119,13 @@ class Scoped:
                 os.kill(pid, signal.SIGKILL)
 
 
+def scope_in(tmp_path: Path) -> Scoped:
+    """A scope of its own under ``tmp_path``: an agent home and an empty project directory."""
+    project = tmp_path / "project"
+    project.mkdir()
+    return Scoped(home=tmp_path / "agent", project=project)
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

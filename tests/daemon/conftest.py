@@ -11,10 +11,17 @@ next test gets a new one.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.daemon import Scoped, alive
+from tests.daemon import Scoped, alive, scope_in
+
+
+@pytest.fixture
+def scoped(tmp_path: Path) -> Scoped:
+    """A scope of the test's own (its daemon, when it starts one, is its own too)."""
+    return scope_in(tmp_path)
 
 
 @pytest.fixture(scope="module")

@@ -26,13 +26,6 @@ from tests.timeouts import HANG_GUARD_S
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
 
 
-@pytest.fixture
-def scoped(tmp_path: Path) -> Scoped:
-    project = tmp_path / "project"
-    project.mkdir()
-    return Scoped(home=tmp_path / "agent", project=project)
-
-
 def test_output_larger_than_a_frame_is_printed_whole(warm: Scoped) -> None:
     # 11 M characters with quotes, backslashes, newlines and non-ASCII: the `--json` answer as one
     # frame would be over the frame limit, yet what one-shot prints the daemon prints, byte for byte.

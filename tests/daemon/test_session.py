@@ -16,13 +16,6 @@ from tests.daemon import Scoped, alive, daemon, methods, records, wait_for
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
 
 
-@pytest.fixture
-def scoped(tmp_path: Path) -> Scoped:
-    project = tmp_path / "project"
-    project.mkdir()
-    return Scoped(home=tmp_path / "agent", project=project)
-
-
 def test_start_status_stop(scoped: Scoped, tmp_path: Path) -> None:
     scoped.write({"r": raw_entry("--record", str(tmp_path / "r.jsonl"))})
     assert scoped.run("daemon", "status").code == 1  # not running: scripts can ask

@@ -4,7 +4,6 @@ client that states the same ones it runs with; any other line runs one-shot, wit
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -12,13 +11,6 @@ from tests.core.live import raw_entry
 from tests.daemon import Scoped, daemon
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
-
-
-@pytest.fixture
-def scoped(tmp_path: Path) -> Scoped:
-    project = tmp_path / "project"
-    project.mkdir()
-    return Scoped(home=tmp_path / "agent", project=project)
 
 
 def test_a_client_with_other_settings_variables_runs_one_shot(scoped: Scoped) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.core.live import stdio_entry
-from tests.daemon import Scoped, daemon, wait_for
+from tests.daemon import Scoped, daemon, scope_in, wait_for
 from tests.frontends.test_agent_protocol import HANG_GUARD_S, Agent
 
 HANG_GUARD_MS = int(HANG_GUARD_S * 1000)
@@ -35,11 +35,9 @@ def ancestors(pid: int) -> set[int]:
 
 @pytest.fixture
 def scoped(tmp_path: Path) -> Scoped:
-    project = tmp_path / "project"
-    project.mkdir()
     markers = tmp_path / "markers"
     markers.mkdir()
-    s = Scoped(home=tmp_path / "agent", project=project)
+    s = scope_in(tmp_path)
     sampler = (
         "import json,sys; json.load(sys.stdin); "
         "print(json.dumps({'role':'assistant','model':'m1','content':{'type':'text','text':'hi'}}))"

@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from orbmcp.core.wire.transports.stdio import stdio_pipe_transport
-from tests.daemon import Scoped, daemon
+from tests.daemon import Scoped, daemon, scope_in
 from tests.serve import OWN_TOOL_NAMES, Notices, everything_entry, names
 from tests.timeouts import HANG_GUARD_S
 
@@ -42,9 +42,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def scoped(tmp_path: Path) -> Scoped:
-    project = tmp_path / "project"
-    project.mkdir()
-    return Scoped(home=tmp_path / "agent", project=project)
+    return scope_in(tmp_path)
 
 
 @asynccontextmanager

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.core.live import raw_entry
-from tests.daemon import Run, Scoped, daemon
+from tests.daemon import Run, Scoped, daemon, scope_in
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
 
@@ -21,9 +21,7 @@ TEXT = "hello, parser"
 
 @pytest.fixture
 def scoped(tmp_path: Path) -> Scoped:
-    project = tmp_path / "project"
-    project.mkdir()
-    scoped = Scoped(home=tmp_path / "agent", project=project)
+    scoped = scope_in(tmp_path)
     scoped.write({"r": raw_entry()})
     return scoped
 
