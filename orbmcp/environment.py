@@ -97,8 +97,9 @@ def setting(key: str, environ: Environ = None) -> tuple[str, str] | None:
     """The variable that states the settings key ``key`` (``"daemon"``) and its raw value, or
     None when it is unset (or empty)."""
     for name, stated in SETTINGS.items():
-        if stated == key and _value(name, environ):
-            return name, _value(name, environ)
+        value = _value(name, environ) if stated == key else ""
+        if value:
+            return name, value
     return None
 
 

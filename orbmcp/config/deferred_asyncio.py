@@ -21,7 +21,7 @@ import importlib.util
 import sys
 import types
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -50,8 +50,3 @@ def on_first_use(name: str) -> Iterator[None]:
     finally:
         if sys.modules.get(name) is stand_in:
             del sys.modules[name]
-
-
-def asyncio_on_first_use() -> AbstractContextManager[None]:
-    """Within the block, ``import asyncio`` binds a stand-in instead of importing asyncio."""
-    return on_first_use("asyncio")

@@ -43,12 +43,12 @@ from orbmcp.config.basics import (
     SamplingConfig,
 )
 from orbmcp.config.clients import CLIENTS, parse_client
-from orbmcp.config.deferred_asyncio import asyncio_on_first_use
+from orbmcp.config.deferred_asyncio import on_first_use
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.problems import MAX_DURATION_MS, Problems, as_int, invalid, show
 from orbmcp.errors import ConfigError
 
-with asyncio_on_first_use():  # ~40 ms of CPU kept off the config-only commands (deferred_asyncio)
+with on_first_use("asyncio"):  # ~40 ms of CPU kept off the config-only commands (deferred_asyncio)
     from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 MAX_RETRIES_LIMIT = 10

@@ -164,7 +164,6 @@ class Connection:
         """The command of this argv, bound by the parser of every front (a usage error is the
         one the shell front would show); None: run it one-shot (help, a line that names no
         command the daemon runs, or another scope)."""
-
         argv = request.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
             raise protocol.ProtocolError("a run request needs argv, a list of strings")
@@ -180,11 +179,12 @@ class Connection:
         scope = self.daemon.scope_of(line, request)
         if scope.key != self.daemon.scope.key:
             return None  # another user's configuration (global dir, --config): not this daemon's
-        if "-" in line.words and environment.max_input_bytes(_strings(request.get("env"))) > STDIN_LIMIT:
+        client_env = _strings(request.get("env"))
+        if "-" in line.words and environment.max_input_bytes(client_env) > STDIN_LIMIT:
             return None  # the client allows more stdin than one frame carries: one-shot reads it
-        if environment.stated_settings(_strings(request.get("env"))) != environment.stated_settings():
+        if environment.stated_settings(client_env) != environment.stated_settings():
             return None  # the client states other settings (ORBMCP_LOCK, ...) than the daemon: one-shot
-        no_color = line.no_color or environment.no_color(_strings(request.get("env")))
+        no_color = line.no_color or environment.no_color(client_env)
         json_output = line.json or bool(inv.kwargs.get("json"))
         if "json" in inv.kwargs:
             inv.kwargs["json"] = json_output

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.config import write
+from tests.core.live import isolated_env
 
 REPO = Path(__file__).resolve().parents[2]
 FORBIDDEN = [
@@ -55,8 +56,7 @@ def test_loading_config_imports_no_heavy_module(tmp_path: Path) -> None:
         project / ".orb" / "mcp.json",
         {"mcpServers": {"local": {"command": "local"}, "stdio": {"enabled": False}}},
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORBMCP_", "ORB_", "PYTHON"))}
-    env.update({"ORB_AGENT_DIR": str(agent), "PYTHONPATH": str(REPO)})
+    env = isolated_env({"ORB_AGENT_DIR": str(agent), "PYTHONPATH": str(REPO)})
     result = subprocess.run(
         [sys.executable, "-c", f"FORBIDDEN = {FORBIDDEN!r}\n{SCRIPT}", str(project), str(agent)],
         capture_output=True,
@@ -107,9 +107,10 @@ def test_config_only_commands_import_no_event_loop_and_build_only_the_models_the
     tmp_path: Path, argv: list[str]
 ) -> None:
     config = write(tmp_path / "mcp.json", {"mcpServers": {"files": {"command": "true", "lifecycle": "lazy"}}})
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORBMCP_", "ORB_", "PYTHON"))}
-    env.update({"ORB_AGENT_DIR": str(tmp_path / "agent"), "ORBMCP_CONFIG": str(config)})
-    env.update({"PYTHONPATH": str(REPO), "NO_COLOR": "1", "ORBMCP_NO_DAEMON": "1"})
+    env = isolated_env(
+        {"ORB_AGENT_DIR": str(tmp_path / "agent"), "ORBMCP_CONFIG": str(config)}
+        | {"PYTHONPATH": str(REPO), "NO_COLOR": "1", "ORBMCP_NO_DAEMON": "1"}
+    )
     result = subprocess.run(
         [sys.executable, "-c", COMMAND_SCRIPT, *argv],
         capture_output=True,

@@ -16,6 +16,7 @@ from orbmcp.errors import ConfigError
 from orbmcp.fastpath.daemon_client import auto_start_enabled
 from orbmcp.session.daemon_scope import Scope
 from tests.config import Layout, write
+from tests.core.live import isolated_env
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -115,9 +116,10 @@ def test_a_bad_variable_is_a_config_error_naming_it(
 
 def test_a_bad_variable_stops_a_command_with_one_line_naming_it(tmp_path: Path) -> None:
     config = write(tmp_path / "mcp.json", {"settings": {"maxRetries": 1}, "mcpServers": {}})
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORBMCP_", "ORB_", "PYTHON"))}
-    env.update({"ORB_AGENT_DIR": str(tmp_path / "agent"), "ORBMCP_CONFIG": str(config), "NO_COLOR": "1"})
-    env.update({"PYTHONPATH": str(REPO), "ORBMCP_NO_DAEMON": "1", "ORBMCP_MAX_RETRIES": "many"})
+    env = isolated_env(
+        {"ORB_AGENT_DIR": str(tmp_path / "agent"), "ORBMCP_CONFIG": str(config), "NO_COLOR": "1"}
+        | {"PYTHONPATH": str(REPO), "ORBMCP_NO_DAEMON": "1", "ORBMCP_MAX_RETRIES": "many"}
+    )
     result = subprocess.run(
         [sys.executable, "-m", "orbmcp", "config", "show"],
         capture_output=True,

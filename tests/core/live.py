@@ -98,6 +98,14 @@ def recorded_methods(path: Path) -> list[str]:
     return out
 
 
+def isolated_env(stated: Mapping[str, str]) -> dict[str, str]:
+    """The process environment without orbmcp's own variables (``ORBMCP_*``, ``ORB_*``) or
+    Python's (``PYTHON*``), plus ``stated``: a child process sees only what the test states."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORBMCP_", "ORB_", "PYTHON"))}
+    env.update(stated)
+    return env
+
+
 def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"NO_COLOR": "1", "CI": "1"})
