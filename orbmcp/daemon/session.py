@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+import anyio
+
 from orbmcp import log
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
@@ -49,6 +51,10 @@ class DaemonSession:
         self.config = self._load()
         self.fingerprint = self._fingerprint()
         self.sessions = Sessions(PERSISTENT, self.config, interactive=False, daemon_pid=os.getpid())
+        # One reload at a time, and none seen as done before it is: a command that arrives while
+        # another's reload is applying waits for it (it would otherwise find the new fingerprint
+        # recorded, skip the reload, and look its server up in the old set: "unknown server").
+        self._reloading = anyio.Lock()
 
     def _load(self) -> ResolvedConfig:
         return load_config(
@@ -129,9 +135,12 @@ class DaemonSession:
 
     async def refresh(self) -> ResolvedConfig | None:
         """Reload and apply when a watched file changed; the new config, or None when unchanged."""
-        fingerprint = self._fingerprint()
-        if fingerprint == self.fingerprint:
-            return None
+        async with self._reloading:
+            if self._fingerprint() == self.fingerprint:
+                return None
+            return await self._reload()
+
+    async def _reload(self) -> ResolvedConfig:
         config = self._load()
         # The Manager first, with the configuration it ran under: a daemon whose config had no
         # eager server makes it on first need, and one made from the new config would start with
