@@ -102,13 +102,6 @@ def is_enabled() -> bool:
     return _state.enabled and not _state.failed
 
 
-def log_path() -> Path | None:
-    """Where records go while the log is enabled, for ``doctor`` and bug reports."""
-    if not is_enabled() or _state.log_dir is None:
-        return None
-    return _state.log_dir / LOG_FILE_NAME
-
-
 def log_event(
     event: str,
     *,

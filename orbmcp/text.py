@@ -22,7 +22,6 @@ _ESCAPE_SEQUENCE_RE = re.compile(
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _NEWLINE_RE = re.compile(r"\r\n|[\n\x0b\x0c\x85\u2028\u2029]")
 _COLLAPSE_RE = re.compile(r"[ \t]*⏎[ \t⏎]*")
-_MARKUP_RE = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 _LINE_BREAK = "⏎"
 _REPLACEMENT = "\ufffd"
@@ -167,14 +166,6 @@ def one_line(s: str, *, max_len: int | None = None) -> str:
     text = safe_text(s).strip(" \t" + _LINE_BREAK)
     text = _COLLAPSE_RE.sub(f" {_LINE_BREAK} ", text)
     return _truncate(text, max_len)
-
-
-def rich_markup_escape(s: str) -> str:
-    """Same result as ``rich.markup.escape``, without importing rich."""
-    escaped = _MARKUP_RE.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", s)
-    if escaped.endswith("\\") and not escaped.endswith("\\\\"):
-        return escaped + "\\"
-    return escaped
 
 
 def _truncate(s: str, max_len: int | None) -> str:

@@ -43,7 +43,6 @@ def test_off_by_default_creates_nothing(tmp_path: Path) -> None:
     log.configure(agent)
     log.log_event("server.state", server="s", message="m")
     assert not log.is_enabled()
-    assert log.log_path() is None
     assert not agent.exists()
 
 
@@ -85,7 +84,6 @@ def test_explicit_enabled_overrides_the_environment(tmp_path: Path, monkeypatch:
 
 def test_record_shape_and_allow_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = enable(tmp_path / "agent", monkeypatch)
-    assert log.log_path() == path
     log.log_event(
         "server.state",
         server="github",

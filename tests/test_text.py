@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rich.console import Console
-from rich.markup import escape as rich_escape
 
-from orbmcp.text import one_line, rich_markup_escape, safe_text, shown_name
+from orbmcp.text import one_line, safe_text, shown_name
 
 # Anything a terminal would act on: C0 except \n and \t, DEL, C1, bidi embeddings/overrides/isolates.
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -72,31 +69,6 @@ def test_safe_text_output_never_contains_control_characters(text: str) -> None:
     assert "\n" not in out and "\t" not in out
     assert UNSAFE.search(safe_text(text, multiline=True)) is None
     assert UNSAFE.search(one_line(text)) is None
-
-
-@given(st.text(alphabet=st.sampled_from("[]/\\ab#@ x=\n"), max_size=30) | st.text(max_size=30))
-@settings(max_examples=500)
-def test_rich_markup_escape_matches_rich(text: str) -> None:
-    assert rich_markup_escape(text) == rich_escape(text)
-
-
-@pytest.mark.parametrize(
-    "payload", ["[bold red]alert[/bold red]", "[link=https://evil]x[/link]", "[/]", "[#ff0000]x"]
-)
-def test_escaped_markup_prints_literally(payload: str) -> None:
-    buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=True, color_system="truecolor", width=200, highlight=False)
-    console.print(rich_markup_escape(payload), end="")
-    out = buffer.getvalue()
-    assert "\x1b" not in out
-    assert out == payload
-
-
-def test_unescaped_markup_would_have_styled_the_output() -> None:
-    # The control for the test above: the same console does act on raw markup.
-    buffer = io.StringIO()
-    Console(file=buffer, force_terminal=True, color_system="truecolor", highlight=False).print("[bold red]x")
-    assert "\x1b[" in buffer.getvalue()
 
 
 # Invisible characters a person cannot see but a program (or an LLM) reads: zero-width spaces and

@@ -66,14 +66,6 @@ def host_class(host: str) -> HostClass:
     return "public"
 
 
-def is_loopback_url(url: str) -> bool:
-    try:
-        host = urlsplit(url).hostname
-    except ValueError:
-        return False
-    return bool(host) and host_class(host or "") == "loopback"
-
-
 def _escaped(url: str, limit: int = 200) -> str:
     text = url.encode("unicode_escape").decode("ascii")
     return text if len(text) <= limit else text[:limit] + "..."

@@ -34,10 +34,6 @@ QUERY_BUDGET_S = 5.0
 MAX_CANDIDATES = 100
 
 
-def _log(event: str, **fields: Any) -> None:
-    log_event(event, **fields)
-
-
 async def answer(manager: Manager, query: LiveQuery) -> list[Candidate]:
     """Candidates for ``query`` from its server; [] when it cannot say (never raises)."""
     try:
@@ -52,7 +48,7 @@ async def answer(manager: Manager, query: LiveQuery) -> list[Candidate]:
                 kind, found = "resource", await _resource_uri(sup, query)
             return [Candidate(value, kind) for value in found[:MAX_CANDIDATES]]
     except Exception as exc:
-        _log("complete.live_failed", server=query.server, reason=type(exc).__name__)
+        log_event("complete.live_failed", server=query.server, reason=type(exc).__name__)
         return []
 
 

@@ -71,10 +71,6 @@ def server_entry(server_info: str | None, tools: Iterable[Mapping[str, Any]]) ->
 # -- the file ----------------------------------------------------------------------------------
 
 
-def default_path(config_dir: Path) -> Path:
-    return config_dir / LOCK_FILE
-
-
 def read(path: Path) -> dict[str, Any] | None:
     """The lock's servers (name -> entry); None when there is no file. A file that is not a lock
     is a config error naming it."""

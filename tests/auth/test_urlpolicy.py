@@ -18,7 +18,6 @@ from orbmcp.auth.urlpolicy import (
     display_url,
     fetch_problem,
     host_class,
-    is_loopback_url,
     open_in_browser,
 )
 from orbmcp.errors import AuthError
@@ -202,21 +201,6 @@ def test_host_class_of_hosts_a_resolver_would_not_accept() -> None:
     assert host_class("0x7f.1") == "loopback"
     assert host_class("[::ffff:10.0.0.1]") == "private"
     assert host_class("LOCALHOST.") == "loopback"
-
-
-@pytest.mark.parametrize(
-    ("url", "loopback"),
-    [
-        ("http://localhost:8080/cb", True),
-        ("http://127.0.0.2/cb", True),
-        ("http://[::1]:9/cb", True),
-        ("https://example.com/", False),
-        ("file:///etc/passwd", False),
-        ("http://[::1/cb", False),  # not even a URL
-    ],
-)
-def test_is_loopback_url(url: str, loopback: bool) -> None:
-    assert is_loopback_url(url) is loopback
 
 
 @pytest.mark.parametrize(

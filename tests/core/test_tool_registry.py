@@ -42,7 +42,6 @@ def test_first_sync_registers_and_activates_each_tool_once() -> None:
     assert reg.counts("srv") == (2, 2)
     a = reg.get("srv", "a")
     assert a is not None and a.description == "A." and a.bridged_name.startswith("mcp")
-    assert reg.by_bridged_name(a.bridged_name) is a
     assert [t.name for t in reg.all()] == ["a", "b"]
 
 
@@ -109,7 +108,6 @@ def test_servers_are_kept_apart_and_toggled_as_a_whole() -> None:
     reg.set_server_active("one", False)
     assert reg.counts("one") == (1, 0)
     assert reg.get("three", "same") is None and reg.for_server("three") == []
-    assert reg.by_bridged_name("nope") is None
 
 
 def test_an_empty_input_schema_becomes_an_object_schema() -> None:

@@ -24,7 +24,7 @@ from orbmcp.commands.results.status import ServerAction, ServerDetail, StatusRep
 from orbmcp.render import exit_code_of, render_to_terminal, to_json_text
 from orbmcp.render.plain import render_plain, renderer_for
 from orbmcp.render.rich_view import render_rich
-from orbmcp.text import rich_markup_escape, safe_text
+from orbmcp.text import safe_text
 
 HOSTILE = "boom \x1b[31mred\x1b[0m\x07\nsecond line"
 STATES = ("ready", "starting", "stopped", "failed", "needs-auth")
@@ -279,13 +279,6 @@ def test_action_without_a_message_and_odd_text() -> None:
     ]
     assert safe_text(42) == "42"  # type: ignore[arg-type]
     assert safe_text("lone \ud800 surrogate") == "lone \ufffd surrogate"
-
-
-@pytest.mark.parametrize("text", ["plain", "[bold]x[/bold]", "a\\[b]", "trailing\\", "x[/]", "\\\\[i]"])
-def test_rich_markup_escape_matches_rich(text: str) -> None:
-    from rich.markup import escape
-
-    assert rich_markup_escape(text) == escape(text)
 
 
 def _subclasses(cls: type) -> set[type]:

@@ -13,11 +13,8 @@ supervisors, and with them this module, without loading the SDK.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
-
-import anyio
 
 from orbmcp.core.capabilities import Interaction
 from orbmcp.core.capabilities.askers import AskerRoute
@@ -46,12 +43,7 @@ if TYPE_CHECKING:
     from orbmcp.core.capabilities.sampling import SamplingAnswer, SamplingRequest
     from orbmcp.core.session.runtime import Runtime
 
-MAX_COMPLETIONS_TRACKED = 64
 NOBODY = "nobody can answer: no command of this session is waiting on the server"
-
-
-def _log(event: str, **fields: Any) -> None:
-    log_event(event, **fields)
 
 
 async def default_sampling(request: SamplingRequest) -> SamplingAnswer:
@@ -78,7 +70,6 @@ class ClientSide:
         self.route = AskerRoute(lambda: runtime.asker)
         self._roots = roots
         self._output = output  # a line for the server's recent-output ring
-        self._completed: OrderedDict[str, anyio.Event] = OrderedDict()
         self.resource_listeners: list[Callable[[str], None]] = []
 
     # -- the SDK's callbacks -----------------------------------------------------------------------
@@ -150,7 +141,7 @@ class ClientSide:
         try:
             return await asker.elicit(request)
         except Exception as exc:  # a front that failed to ask: the server hears "cancel"
-            _log("elicitation.front_failed", level="warn", server=self.server, reason=type(exc).__name__)
+            log_event("elicitation.front_failed", level="warn", server=self.server, reason=type(exc).__name__)
             return ElicitationAnswer("cancel", reason=f"orbmcp could not ask: {type(exc).__name__}")
 
     async def _on_sample(self, context: Any, params: Any) -> Any:
@@ -169,7 +160,7 @@ class ClientSide:
         try:
             answer = await (asker.sample(request) if asker is not None else default_sampling(request))
         except Exception as exc:
-            _log("sampling.front_failed", level="warn", server=self.server, reason=type(exc).__name__)
+            log_event("sampling.front_failed", level="warn", server=self.server, reason=type(exc).__name__)
             answer = SamplingAnswer("reject", reason=f"orbmcp could not ask: {type(exc).__name__}")
         first = request.messages[0] if request.messages else {}
         summary = _message_text(first)
@@ -224,7 +215,7 @@ class ClientSide:
             request = SetLevelRequest(params=SetLevelRequestParams(level=cast("Any", level)))
             await client.session.send_request(request, EmptyResult)
         except Exception as exc:
-            _log("server.set_level_failed", level="warn", server=self.server, reason=type(exc).__name__)
+            log_event("server.set_level_failed", level="warn", server=self.server, reason=type(exc).__name__)
             return False
         return True
 
@@ -235,9 +226,11 @@ class ClientSide:
         try:
             await client.session.send_notification(RootsListChangedNotification())
         except Exception as exc:
-            _log("server.roots_notify_failed", level="warn", server=self.server, reason=type(exc).__name__)
+            log_event(
+                "server.roots_notify_failed", level="warn", server=self.server, reason=type(exc).__name__
+            )
         else:
-            _log("server.roots_changed", server=self.server, count=len(self._roots() or ()))
+            log_event("server.roots_changed", server=self.server, count=len(self._roots() or ()))
 
     # -- notifications ---------------------------------------------------------------------------
 
@@ -246,25 +239,12 @@ class ClientSide:
         from mcp_types import ElicitCompleteNotification, ResourceUpdatedNotification
 
         if isinstance(message, ElicitCompleteNotification):
-            self._completion(message.params.elicitation_id).set()
-            return True
+            return True  # nothing waits on a URL elicitation's completion: consumed here
         if isinstance(message, ResourceUpdatedNotification):
             for listener in list(self.resource_listeners):
                 listener(str(message.params.uri))
             return True
         return False
-
-    def _completion(self, elicitation_id: str) -> anyio.Event:
-        event = self._completed.get(elicitation_id)
-        if event is None:
-            event = self._completed[elicitation_id] = anyio.Event()
-            while len(self._completed) > MAX_COMPLETIONS_TRACKED:
-                self._completed.popitem(last=False)
-        return event
-
-    async def wait_completed(self, elicitation_id: str) -> None:
-        """Until the server says the URL elicitation ``elicitation_id`` is complete."""
-        await self._completion(elicitation_id).wait()
 
     def _note(self, kind: str, action: str, message: str, reason: str | None, url: str | None = None) -> None:
         # What a command shows or prints as JSON: masked like everything else a server says.
@@ -279,7 +259,7 @@ class ClientSide:
                 None if url is None else redact(url),
             )
         )
-        _log(f"{kind}.answered", server=self.server, reason=action + (f": {reason}" if reason else ""))
+        log_event(f"{kind}.answered", server=self.server, reason=action + (f": {reason}" if reason else ""))
 
 
 def is_legacy(protocol_version: str | None) -> bool:

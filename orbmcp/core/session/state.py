@@ -27,7 +27,6 @@ class Snapshot:
     last_error_reason: str | None = None  # the error's machine reason (``OrbError.reason``)
     last_error_hint: str | None = None
     started_at: float | None = None
-    ready_at: float | None = None
     protocol_version: str | None = None
     transport: str | None = None  # of the last connection; "sse" when a URL refused Streamable HTTP
     server_info: str | None = None

@@ -37,10 +37,6 @@ if TYPE_CHECKING:
     from orbmcp.core.wire.raw_channel import RawChannel
 
 
-def _log(event: str, **fields: Any) -> None:
-    log_event(event, **fields)
-
-
 class Supervisor:
     def __init__(self, cfg: ServerConfig, settings: Settings, runtime: Runtime) -> None:
         self.cfg = cfg
@@ -200,7 +196,7 @@ class Supervisor:
         if clean in self.snap.warnings:
             return  # a re-discovery or reconnect repeating itself adds nothing
         self.snap.warnings.append(clean)
-        _log("server.warning", level="warn", server=self.name, message=message)
+        log_event("server.warning", level="warn", server=self.name, message=message)
 
     # -- the owner task --------------------------------------------------------------------------
 
@@ -241,7 +237,7 @@ class Supervisor:
                     # The try has settled: whoever waits for it (start_eager at a host's start-up)
                     # must not sit out the whole schedule; retries go on in the background.
                     self._settled.set()
-                    _log(
+                    log_event(
                         "server.retry",
                         server=self.name,
                         attempt=attempt,
@@ -314,7 +310,6 @@ class Supervisor:
             self.runtime.tools.set_server_active(self.name, False)
 
     def _mark_ready(self) -> None:
-        self.snap.ready_at = time.time()
         self.snap.last_error = None
         self.snap.last_error_code = None
         self.snap.last_error_reason = None
@@ -367,7 +362,7 @@ class Supervisor:
     async def _discover(self, client: Any) -> None:
         tools = await list_tools(client, server=self.name, warn=self.warn, salvage=self.listings)
         added, removed = self.runtime.tools.sync(self.name, tools, active=True)
-        _log("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
+        log_event("server.discovered", server=self.name, tools=len(tools), count=added, reason=f"-{removed}")
 
         # Shell completion offers tool names without connecting: remember the last listing. In a
         # worker thread of the session (a changed list is a durable write), and not awaited: the
@@ -412,7 +407,7 @@ class Supervisor:
                 async for _event in sub:
                     self.request_rediscovery()
         except Exception as exc:
-            _log("server.listen_unavailable", server=self.name, reason=type(exc).__name__)
+            log_event("server.listen_unavailable", server=self.name, reason=type(exc).__name__)
 
     async def _watch_process(self) -> None:
         proc = self.process
@@ -433,7 +428,7 @@ class Supervisor:
                     else:
                         await client.list_tools()
             except Exception as exc:
-                _log("server.health_failed", server=self.name, reason=type(exc).__name__)
+                log_event("server.health_failed", server=self.name, reason=type(exc).__name__)
                 self.connection_lost(
                     f"health check failed: {self._classify(exc).message}", reason="health_check_failed"
                 )
@@ -472,7 +467,7 @@ class Supervisor:
         self.snap.last_error_reason = err.reason
         # Command references stay unspelled: each front spells them (see ``hints``).
         self.snap.last_error_hint = self.runtime.redact(err.hint_template) if err.hint_template else None
-        _log("server.error", level="warn", server=self.name, code=err.code, error=self.snap.last_error)
+        log_event("server.error", level="warn", server=self.name, code=err.code, error=self.snap.last_error)
 
     def _set_state(self, state: State) -> None:
         old = self.snap.state
@@ -482,5 +477,7 @@ class Supervisor:
         now = time.monotonic()
         ms, self._state_since = round((now - self._state_since) * 1000), now
         message = f"Server {self.name} state {old} -> {state}"
-        _log("server.state", server=self.name, message=message, ms=ms, **{"from": str(old), "to": str(state)})
+        log_event(
+            "server.state", server=self.name, message=message, ms=ms, **{"from": str(old), "to": str(state)}
+        )
         self.runtime.state_changed(self, old, state)

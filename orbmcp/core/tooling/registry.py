@@ -140,13 +140,6 @@ class ToolRegistry:
     def get(self, server: str, tool: str) -> BridgedTool | None:
         return self._servers.get(server, {}).get(tool)
 
-    def by_bridged_name(self, name: str) -> BridgedTool | None:
-        for tools in self._servers.values():
-            for t in tools.values():
-                if t.bridged_name == name:
-                    return t
-        return None
-
     def _new_name(self, server: str, tool: str) -> str:
         """The bridged name of a tool seen for the first time; a tool keeps it for the session."""
         if self.naming != "pi":
