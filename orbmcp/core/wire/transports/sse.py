@@ -15,7 +15,6 @@ import anyio
 import httpx2
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.client import Transport
 from mcp.client._transport import TransportStreams
 from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 from mcp.shared.message import SessionMessage
@@ -40,15 +39,23 @@ class EndpointOriginMismatch(ValueError):
 
 
 @asynccontextmanager
-async def _sse_streams(
+async def sse_transport(
     url: str,
     *,
-    headers: Mapping[str, str] | None,
-    auth: httpx2.Auth | None,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx2.Auth | None = None,
     timeout_s: float,
     request_timeout_s: float,
-    on_response: ResponseHook | None,
+    on_response: ResponseHook | None = None,
 ) -> AsyncIterator[TransportStreams]:
+    """A legacy HTTP+SSE (2024-11-05) ``Transport``; same client policy as ``streamable_http.http_transport``.
+
+    An ``endpoint`` event on another origin (scheme, host, port) is refused with
+    :class:`EndpointOriginMismatch` before anything is POSTed, so a server cannot redirect our
+    authenticated requests. Connect errors (refused, 4xx on the GET, origin mismatch, no
+    endpoint within ``timeout_s``) are raised bare, not in an ``ExceptionGroup``. A POST answered
+    with a non-2xx status fails that request only. Redirects are followed only within the origin.
+    """
     # Not mcp.client.sse.sse_client: when it refuses an endpoint on another origin, its reader
     # hands the ValueError to a read stream nobody reads yet and the connect hangs (SDK 2.3.0).
     # It also drops every later message after one non-2xx POST. The protocol is small enough.
@@ -141,33 +148,6 @@ async def _endpoint_from(events: AsyncIterator[httpx2.ServerSentEvent], url: str
 def _origin(url: httpx2.URL) -> str:
     port = f":{url.port}" if url.port is not None else ""
     return f"{url.scheme}://{url.host}{port}"
-
-
-def sse_transport(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    auth: httpx2.Auth | None = None,
-    timeout_s: float,
-    request_timeout_s: float,
-    on_response: ResponseHook | None = None,
-) -> Transport:
-    """A legacy HTTP+SSE (2024-11-05) ``Transport``; same client policy as ``streamable_http.http_transport``.
-
-    An ``endpoint`` event on another origin (scheme, host, port) is refused with
-    :class:`EndpointOriginMismatch` before anything is POSTed, so a server cannot redirect our
-    authenticated requests. Connect errors (refused, 4xx on the GET, origin mismatch, no
-    endpoint within ``timeout_s``) are raised bare, not in an ``ExceptionGroup``. A POST answered
-    with a non-2xx status fails that request only. Redirects are followed only within the origin.
-    """
-    return _sse_streams(
-        url,
-        headers=headers,
-        auth=auth,
-        timeout_s=timeout_s,
-        request_timeout_s=request_timeout_s,
-        on_response=on_response,
-    )
 
 
 class SseTransport:

@@ -19,7 +19,6 @@ from contextlib import aclosing, asynccontextmanager, suppress
 import anyio
 import anyio.abc
 import mcp_types as types
-from mcp.client import Transport
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
@@ -53,18 +52,37 @@ class LineTooLong(ConnectionFailed):
 
 
 @asynccontextmanager
-async def _stdio_pipe_streams(
+async def stdio_pipe_transport(
     stdin: anyio.abc.ByteSendStream,
     stdout: anyio.abc.ByteReceiveStream,
     *,
     server: str,
-    max_line_bytes: int,
-    on_garbage: GarbageHook | None,
-    discover_timeout_s: float | None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    on_garbage: GarbageHook | None = None,
+    discover_timeout_s: float | None = None,
     throttle: NotificationThrottle | None = None,
     on_fatal: FatalHook | None = None,
     raw: RawChannel | None = None,
 ) -> AsyncIterator[TransportStreams]:
+    """A ``Transport`` for ``mcp.Client`` over a server process's stdin/stdout pipes.
+
+    Newline-delimited JSON-RPC in UTF-8. Lines that are not JSON-RPC are skipped and passed to
+    ``on_garbage`` (the caller redacts and truncates further); the session continues. A line
+    longer than ``max_line_bytes`` kills the connection: :class:`LineTooLong` is raised from the
+    transport, which cancels the ``Client`` body and leaves ``async with Client`` as an
+    ``ExceptionGroup`` (use ``era.unwrap_exception``). EOF on stdout ends the read stream, so
+    pending requests fail with ``MCPError(-32000)``.
+
+    ``discover_timeout_s`` answers an unanswered ``server/discover`` with a timeout error after
+    that long, for this connection only, so ``mode="auto"`` falls back to ``initialize`` early.
+    Notifications ``throttle`` does not admit are dropped before they are parsed.
+
+    ``on_fatal`` hears why the transport kills the connection (a line over the cap) before the
+    session fails. The transport never owns the process: leaving it closes stdin only.
+
+    ``raw`` (``raw_channel.RawChannel``) may write whole lines to stdin beside the session, and is
+    handed the lines that answer its own requests before the SDK parses anything.
+    """
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
@@ -217,50 +235,6 @@ def _line_too_long(server: str, limit: int) -> LineTooLong:
         server=server,
         hint="the server is not speaking newline-delimited JSON-RPC on stdout",
         reason="response_too_large",
-    )
-
-
-def stdio_pipe_transport(
-    stdin: anyio.abc.ByteSendStream,
-    stdout: anyio.abc.ByteReceiveStream,
-    *,
-    server: str,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    on_garbage: GarbageHook | None = None,
-    discover_timeout_s: float | None = None,
-    throttle: NotificationThrottle | None = None,
-    on_fatal: FatalHook | None = None,
-    raw: RawChannel | None = None,
-) -> Transport:
-    """A ``Transport`` for ``mcp.Client`` over a server process's stdin/stdout pipes.
-
-    Newline-delimited JSON-RPC in UTF-8. Lines that are not JSON-RPC are skipped and passed to
-    ``on_garbage`` (the caller redacts and truncates further); the session continues. A line
-    longer than ``max_line_bytes`` kills the connection: :class:`LineTooLong` is raised from the
-    transport, which cancels the ``Client`` body and leaves ``async with Client`` as an
-    ``ExceptionGroup`` (use ``era.unwrap_exception``). EOF on stdout ends the read stream, so
-    pending requests fail with ``MCPError(-32000)``.
-
-    ``discover_timeout_s`` answers an unanswered ``server/discover`` with a timeout error after
-    that long, for this connection only, so ``mode="auto"`` falls back to ``initialize`` early.
-    Notifications ``throttle`` does not admit are dropped before they are parsed.
-
-    ``on_fatal`` hears why the transport kills the connection (a line over the cap) before the
-    session fails. The transport never owns the process: leaving it closes stdin only.
-
-    ``raw`` (``raw_channel.RawChannel``) may write whole lines to stdin beside the session, and is
-    handed the lines that answer its own requests before the SDK parses anything.
-    """
-    return _stdio_pipe_streams(
-        stdin,
-        stdout,
-        server=server,
-        max_line_bytes=max_line_bytes,
-        on_garbage=on_garbage,
-        discover_timeout_s=discover_timeout_s,
-        throttle=throttle,
-        on_fatal=on_fatal,
-        raw=raw,
     )
 
 

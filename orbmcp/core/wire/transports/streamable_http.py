@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 import httpx2
-from mcp.client import Transport
 from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 
@@ -24,15 +23,22 @@ __all__ = ["StreamableHttpTransport", "http_transport"]
 
 
 @asynccontextmanager
-async def _http_streams(
+async def http_transport(
     url: str,
     *,
-    headers: Mapping[str, str] | None,
-    auth: httpx2.Auth | None,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx2.Auth | None = None,
     timeout_s: float,
     request_timeout_s: float,
-    on_response: ResponseHook | None,
+    on_response: ResponseHook | None = None,
 ) -> AsyncIterator[TransportStreams]:
+    """A Streamable HTTP ``Transport`` on an httpx2 client orbmcp creates and closes itself.
+
+    The client has real timeouts (connect = ``timeout_s``; read never below
+    ``request_timeout_s``), sends ``headers`` on every request, and reports every response to
+    ``on_response``: the SDK turns 401/403/500 into one ``MCPError(-32603)``, so the hook is the
+    only way to tell them apart. A 2025-era session is ended with DELETE on close.
+    """
     client = make_http_client(
         headers=headers,
         auth=auth,
@@ -47,32 +53,6 @@ async def _http_streams(
         ) as streams,
     ):
         yield streams
-
-
-def http_transport(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    auth: httpx2.Auth | None = None,
-    timeout_s: float,
-    request_timeout_s: float,
-    on_response: ResponseHook | None = None,
-) -> Transport:
-    """A Streamable HTTP ``Transport`` on an httpx2 client orbmcp creates and closes itself.
-
-    The client has real timeouts (connect = ``timeout_s``; read never below
-    ``request_timeout_s``), sends ``headers`` on every request, and reports every response to
-    ``on_response``: the SDK turns 401/403/500 into one ``MCPError(-32603)``, so the hook is the
-    only way to tell them apart. A 2025-era session is ended with DELETE on close.
-    """
-    return _http_streams(
-        url,
-        headers=headers,
-        auth=auth,
-        timeout_s=timeout_s,
-        request_timeout_s=request_timeout_s,
-        on_response=on_response,
-    )
 
 
 class StreamableHttpTransport:
