@@ -55,10 +55,8 @@ def ensure_private_dir(path: Path) -> None:
             break
         current = current.parent
     for directory in reversed(missing):
-        try:
+        with contextlib.suppress(FileExistsError):
             directory.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            pass
     try:
         info = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:  # pragma: no cover - removed by someone else meanwhile

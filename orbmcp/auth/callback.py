@@ -15,6 +15,7 @@ import html
 import re
 import secrets
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
@@ -274,10 +275,8 @@ class CallbackListener:
             except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, OSError):
                 return
             status, reason, body = self._handle(raw)
-            try:
+            with suppress(anyio.BrokenResourceError, OSError):
                 await stream.send(_response(status, reason, body))
-            except (anyio.BrokenResourceError, OSError):
-                pass
 
     async def _read_head(self, stream: anyio.abc.SocketStream) -> bytes:
         buf = b""

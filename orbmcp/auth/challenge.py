@@ -10,6 +10,7 @@ authorizations stop after :data:`MAX_AUTH_ATTEMPTS` in a row.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Literal
 
 import httpx2
@@ -159,8 +160,6 @@ class Challenges:
         )
         self.last = challenge
         if self.on_challenge is not None:
-            try:
+            with suppress(Exception):
                 self.on_challenge(challenge)
-            except Exception:
-                pass
         return err

@@ -11,6 +11,7 @@ inside the functions that connect: ``status`` imports this module and never load
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -160,12 +161,10 @@ async def _probe_initialize(client: httpx2.AsyncClient, url: str) -> int:
         session = response.headers.get("mcp-session-id")
     if session and 200 <= status < 300:
         # Leave no half-open session behind on a stateful server.
-        try:
+        with suppress(Exception):
             await client.delete(
                 url, headers={"mcp-session-id": session, "mcp-protocol-version": _PROBE_PROTOCOL}
             )
-        except Exception:
-            pass
     return status
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from orbmcp.auth.messages import log_auth_event
@@ -120,10 +121,8 @@ def fill(key: str, record: StoredRecord) -> StoredRecord:
 
 def delete(key: str) -> None:
     """Remove the record's keyring entry; best effort (it may not exist, or the keyring be gone)."""
-    try:
+    with suppress(Exception):
         _keyring().delete_password(SERVICE, key)
-    except Exception:
-        pass
 
 
 __all__ = ["PLACEHOLDER", "SERVICE", "KeyringUnavailable", "delete", "fill", "put", "warn_unavailable"]

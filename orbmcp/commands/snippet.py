@@ -8,6 +8,7 @@ orbmcp's own files), and each entry is then checked by ``add`` like any entry it
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 
 from orbmcp.config.documents import is_entry_like, servers_block, servers_key
 from orbmcp.config.jsonc import parse_jsonc
@@ -50,10 +51,8 @@ def _parse(text: str) -> dict[str, object]:
         return parse_jsonc(text, file="--json")
     except ConfigError as exc:
         if text.lstrip().startswith('"'):
-            try:
+            with suppress(ConfigError):
                 return parse_jsonc("{" + text + "}", file="--json")
-            except ConfigError:
-                pass
         raise UsageError(
             exc.message, hint="""e.g. --json '{"command": "npx", "args": ["-y", "PACKAGE"]}'"""
         ) from None

@@ -22,7 +22,7 @@ import itertools
 import json
 import os
 from collections.abc import Callable
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -97,10 +97,8 @@ class AgentSession:
 
     def post(self, message: dict[str, Any]) -> None:
         """Queue a message that may be dropped (progress, a notice) when the agent reads slowly."""
-        try:
+        with suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._outbox.send_nowait(self._encode(message))
-        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
 
     async def write_out(self, send: PipeSendStream) -> None:
         async with self._out_reader:

@@ -90,10 +90,8 @@ def _quiet_after_import() -> None:
     if session is not None:
         session.setLevel(logging.WARNING)
         session.propagate = False
-    try:
-        from mcp.shared.exceptions import MCPDeprecationWarning  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:  # pragma: no cover - an SDK without it
-        return
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
     warnings.simplefilter("ignore", MCPDeprecationWarning)
 
 

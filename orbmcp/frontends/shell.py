@@ -304,12 +304,10 @@ def _setup_readline(shell: Shell, history: Path) -> Callable[[], None] | None:
         readline.read_history_file(history)
 
     def save() -> None:
-        try:
+        with contextlib.suppress(OSError):
             fs.ensure_private_dir(history.parent)
             os.close(fs.open_private(history, append=True))  # 0600 before readline writes it
             readline.write_history_file(history)
-        except OSError:
-            pass
 
     return save
 

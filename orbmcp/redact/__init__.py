@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from contextlib import suppress
 from urllib.parse import quote
 
 from orbmcp.redact.edits import auth_edit, cookie_edit, kv_edit, splice, userinfo_sub
@@ -147,10 +148,8 @@ def _encoded_forms(secret: str) -> tuple[str, ...]:
     as its original bytes (``surrogateescape``) or not at all: it must not fail, since a failure
     here would mask every line of every server instead of this one value."""
     forms = [json.dumps(secret)[1:-1]]
-    try:
+    with suppress(UnicodeEncodeError):
         forms.append(quote(secret, safe="", errors="surrogateescape"))
-    except UnicodeEncodeError:
-        pass
     return tuple(forms)
 
 

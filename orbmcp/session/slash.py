@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -271,10 +272,8 @@ def complete_fast(args: Sequence[str]) -> int | None:
         text = json.dumps(result.to_json(), ensure_ascii=False)
     else:
         text = "\n".join(one_line(c.value) for c in result.items)  # what render/plain prints
-    try:
+    with suppress(BrokenPipeError):
         if text:
             sys.stdout.write(text + "\n")
         sys.stdout.flush()
-    except BrokenPipeError:
-        pass
     return 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from typing import Any
 
 import anyio
@@ -98,11 +99,8 @@ async def call_as_task(
         return await _follow(session, task, timeout_s, on_status)
     except BaseException:
         # Ctrl-C, a timeout, a lost connection: the server should stop working for nobody.
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WAIT_S):
-            try:
-                await raw_request(session, "tasks/cancel", {"taskId": task_id}, CANCEL_WAIT_S)
-            except Exception:
-                pass
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WAIT_S), suppress(Exception):
+            await raw_request(session, "tasks/cancel", {"taskId": task_id}, CANCEL_WAIT_S)
         raise
 
 

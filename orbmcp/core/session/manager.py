@@ -8,7 +8,7 @@ still connecting included, with their process trees (shielded, so Ctrl-C cannot 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
@@ -143,10 +143,8 @@ class Manager:
 
     def _reap_stale(self) -> None:
         """Kill process groups that a crashed orbmcp run left behind (verified to be ours)."""
-        try:
+        with suppress(OSError):
             GroupRegistry(self.config.global_dir).reap_stale()
-        except OSError:
-            pass
 
     # -- lookup ----------------------------------------------------------------------------------
 
