@@ -39,6 +39,7 @@ from orbmcp.errors import OrbError, UsageError
 from orbmcp.redact import redact
 from orbmcp.render.rich_view import render_rich
 from orbmcp.session.command_line import Invocation
+from orbmcp.session.console import isatty
 from orbmcp.session.holder import PERSISTENT, Sessions
 from orbmcp.session.slash import format_error, parse_shell, parse_slash, render, run_invocation
 from orbmcp.text import one_line
@@ -399,14 +400,14 @@ def run_shell(
     status for scripted input, 130 when SIGTERM/SIGHUP ended the session.
     """
     config = ctx.config()
-    interactive_input = lines is None and _isatty(sys.stdin)
+    interactive_input = lines is None and isatty(sys.stdin)
     out = write or _stdout_writer(sys.stdout)
     err = write_err or (write if write is not None else _stdout_writer(sys.stderr))
     console = None
     use_color = (
         color
         if color is not None
-        else (write is None and _isatty(sys.stdout) and not ctx.no_color and not _no_color())
+        else (write is None and isatty(sys.stdout) and not ctx.no_color and not environment.no_color())
     )
     if use_color:
         console = Console(highlight=False)
@@ -470,14 +471,3 @@ def _banner(config: ResolvedConfig) -> str:
         f"orbmcp shell: {n} server{'s' if n != 1 else ''} configured{connecting}. "
         "Type help, Tab to complete, Ctrl-D or /exit to leave."
     )
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-def _no_color() -> bool:
-    return environment.no_color()

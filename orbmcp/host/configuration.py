@@ -7,7 +7,7 @@ since re-resolving a handed-over one would replace it with something its owner n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,19 @@ if TYPE_CHECKING:
     from orbmcp.host.protocol import Host
 
 Notify = Callable[[str, str], None]
+
+
+async def unless_stopped(stop: anyio.Event, work: Callable[[], Awaitable[object]]) -> None:
+    """Run ``work``, cut short once ``stop`` is set."""
+    async with anyio.create_task_group() as tg:
+
+        async def stopped() -> None:
+            await stop.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(stopped)
+        await work()
+        tg.cancel_scope.cancel()
 
 
 class ConfigSource:
@@ -73,15 +86,7 @@ class ConfigSource:
             if watch is None:
                 await stop.wait()
                 return None
-            async with anyio.create_task_group() as tg:
-
-                async def stopped() -> None:
-                    await stop.wait()
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(stopped)
-                await watch.wait()
-                tg.cancel_scope.cancel()
+            await unless_stopped(stop, watch.wait)
             if stop.is_set():
                 return None
             try:

@@ -27,7 +27,7 @@ from orbmcp.core.session.supervisor import Supervisor
 from orbmcp.core.tooling.registry import ToolRegistry
 from orbmcp.errors import ConfigError, OrbError, UsageError, cmd
 from orbmcp.host.agent_tools import CONNECT_TOOL, STATUS_TOOL, agent_tools, connect_server, status_rows
-from orbmcp.host.configuration import ConfigSource
+from orbmcp.host.configuration import ConfigSource, unless_stopped
 from orbmcp.host.follow import RegistryWatch
 from orbmcp.host.protocol import Elicits, Samples
 from orbmcp.host.spelling import agent_message, agent_text
@@ -330,17 +330,8 @@ class McpExtension:
         """Run a start-up step, cut short by ``shutdown``: a login waiting for the browser's
         callback (300 s) or a slow eager server must not hold the agent's exit (seed 003:
         shutdown cancels pending authorization; the callback server closes as it unwinds)."""
-        stop = self._stop
-        assert stop is not None
-        async with anyio.create_task_group() as tg:
-
-            async def stopped() -> None:
-                await stop.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(stopped)
-            await work()
-            tg.cancel_scope.cancel()
+        assert self._stop is not None
+        await unless_stopped(self._stop, work)
 
     async def _next_config(self, watch: RegistryWatch | None) -> ResolvedConfig | None:
         """The configuration after the next registry change; None once the extension stops."""

@@ -55,7 +55,7 @@ class Console:
         self.err.flush()
 
 
-def _isatty(stream: Any) -> bool:
+def isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
@@ -78,7 +78,7 @@ class _Std:
         return self._stream().flush()
 
     def isatty(self) -> bool:
-        return _isatty(self._stream())
+        return isatty(self._stream())
 
 
 class LocalConsole(Console):
@@ -99,7 +99,7 @@ class LocalConsole(Console):
 
     @property
     def stdout_isatty(self) -> bool:
-        return _isatty(sys.stdout)
+        return isatty(sys.stdout)
 
     @stdout_isatty.setter
     def stdout_isatty(self, value: bool) -> None:
@@ -107,7 +107,7 @@ class LocalConsole(Console):
 
     @property
     def stderr_isatty(self) -> bool:
-        return _isatty(sys.stderr)
+        return isatty(sys.stderr)
 
     @stderr_isatty.setter
     def stderr_isatty(self, value: bool) -> None:
@@ -115,7 +115,7 @@ class LocalConsole(Console):
 
     @property
     def stdin_isatty(self) -> bool:
-        return _isatty(sys.stdin)
+        return isatty(sys.stdin)
 
     @stdin_isatty.setter
     def stdin_isatty(self, value: bool) -> None:
