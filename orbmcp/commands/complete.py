@@ -91,10 +91,7 @@ def slash_commands() -> dict[tuple[str, ...], CommandSpec]:
 
 def bare_slash_command() -> CommandSpec | None:
     """The command ``/mcp`` alone runs (and ``/mcp <server>``)."""
-    for spec in COMMANDS:
-        if SLASH_ROOT in spec.slash:
-            return spec
-    return None
+    return next((spec for spec in COMMANDS if SLASH_ROOT in spec.slash), None)
 
 
 def slash_spellings() -> list[str]:
@@ -145,10 +142,7 @@ def is_program_word(word: str) -> bool:
 
 
 def find_global(flag: str) -> Param | None:
-    for p in GLOBAL_OPTIONS:
-        if flag in p.option_names:
-            return p
-    return None
+    return next((p for p in GLOBAL_OPTIONS if flag in p.option_names), None)
 
 
 def option_table(spec: CommandSpec) -> dict[str, Param]:

@@ -270,10 +270,8 @@ def is_legacy(protocol_version: str | None) -> bool:
 def _message_text(message: Any) -> str:
     content = message.get("content") if hasattr(message, "get") else None
     blocks = content if isinstance(content, list) else [content]
-    for block in blocks:
-        if isinstance(block, dict) and isinstance(block.get("text"), str):
-            return str(block["text"])[:MAX_MESSAGE]
-    return ""
+    texts = (b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return str(next(texts, ""))[:MAX_MESSAGE]
 
 
 __all__ = ["NOBODY", "ClientSide", "default_sampling", "is_legacy"]

@@ -9,7 +9,6 @@ line length, escaped and redacted when read. ``data`` may be any JSON value; it 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 
 # RFC 5424 severities, least severe first: the levels of ``logging/setLevel``.
@@ -30,9 +29,6 @@ class LogMessage:
         """The line the recent-output ring keeps: ``[log warning] logger: text``."""
         who = f"{self.logger}: " if self.logger else ""
         return f"[log {self.level}] {who}{self.text}"
-
-
-LogListener = Callable[[LogMessage], None]
 
 
 def message_from(level: object, logger: object, data: object) -> LogMessage:
@@ -60,4 +56,4 @@ def check_level(value: str) -> str:
     return lowered
 
 
-__all__ = ["LEVELS", "LogListener", "LogMessage", "check_level", "message_from"]
+__all__ = ["LEVELS", "LogMessage", "check_level", "message_from"]

@@ -229,13 +229,9 @@ def _pick_leaf(exc: BaseException) -> BaseException:
     if not isinstance(leaf, BaseExceptionGroup):
         return leaf
     leaves = list(_leaves(leaf))
-    for candidate in leaves:
-        if isinstance(candidate, OrbError):
-            return candidate
-    for candidate in leaves:
-        if not _is_cancellation(candidate):
-            return candidate
-    return leaves[0] if leaves else leaf
+    ours = (c for c in leaves if isinstance(c, OrbError))
+    real = (c for c in leaves if not _is_cancellation(c))
+    return next(ours, None) or next(real, None) or (leaves[0] if leaves else leaf)
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
