@@ -37,7 +37,6 @@ class Challenges:
         self.store = store
         self.interactive = interactive
         self.on_challenge = on_challenge
-        self.last: AuthChallenge | None = None
         self._attempts = 0  # interactive authorizations since the last accepted request
 
     def authorization_started(self) -> int:
@@ -158,7 +157,6 @@ class Challenges:
             message=err.message,
             error=err,
         )
-        self.last = challenge
         if self.on_challenge is not None:
             with suppress(Exception):
                 self.on_challenge(challenge)

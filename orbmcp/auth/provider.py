@@ -45,7 +45,7 @@ from orbmcp.auth.messages import clean, log_auth_event
 from orbmcp.auth.redirect import PLACEHOLDER_REDIRECT, LoopbackRedirect
 from orbmcp.auth.sdk_logging import install_sdk_log_scrubber, watch
 from orbmcp.auth.storage import AuthStore
-from orbmcp.auth.ui import AuthChallenge, AuthUI, ChallengeListener, needs_auth_error
+from orbmcp.auth.ui import AuthUI, ChallengeListener, needs_auth_error
 from orbmcp.auth.urlpolicy import check_fetch_url
 from orbmcp.config.model import AuthConfig, ServerConfig
 from orbmcp.errors import AuthError, cmd
@@ -139,10 +139,6 @@ class OrbOAuthProvider(OAuthClientProvider):
     @property
     def interactive(self) -> bool:
         return self._interactive
-
-    @property
-    def last_challenge(self) -> AuthChallenge | None:
-        return self._challenges.last
 
     def known_secrets(self) -> set[str]:
         out = {s for s in self._secrets if s}

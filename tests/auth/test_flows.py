@@ -373,7 +373,6 @@ async def test_invalid_grant_non_interactive_fails_fast_and_invalidates(tmp_path
         record = stored(tmp_path, srv)
         assert record.tokens is None and record.client is not None  # registration kept
         assert [c.kind for c in seen] == ["unauthorized"] and seen[0].tokens_invalidated
-        assert provider.last_challenge == seen[0]
         assert ui.opened == [] and ui.shown == [] and srv.count("/register") == 1
         # Interactively, the same situation logs in again with the kept registration.
         await login(srv, tmp_path)
