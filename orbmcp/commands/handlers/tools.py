@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -311,13 +312,10 @@ async def call(
             log_level=level,
         )
 
-        waiting = noting(ctx, f"{server}/{bridged.name}", call)
-        if timeout is not None and (task or bridged.task_support == "required"):
-            # A task's requests are bounded one by one; --timeout bounds the whole task too.
-            with anyio.fail_after(timeout):
-                result = await waiting
-        else:
-            result = await waiting
+        # A task's requests are bounded one by one; --timeout bounds the whole task too.
+        whole = timeout if task or bridged.task_support == "required" else None
+        with anyio.fail_after(whole):
+            result = await noting(ctx, f"{server}/{bridged.name}", call)
     except (TimeoutFailed, TimeoutError):
         seconds = timeout if timeout is not None else sup.cfg.request_timeout_ms / 1000
         raise TimeoutFailed(
@@ -341,16 +339,7 @@ async def call(
             out_path.write_bytes(data)
         except OSError as exc:
             raise UsageError(f"--output {out_path}: cannot write ({exc.strerror or exc})") from None
-        outcome = CallOutcome(
-            server,
-            bridged.name,
-            result,
-            saved,
-            max_output=max_output,
-            output_file=str(out_path),
-            output_bytes=len(data),
-            interactions=asked,
-        )
+        outcome = replace(outcome, output_file=str(out_path), output_bytes=len(data))
     if result.is_error and not ctx.json:
         ctx.ui.notify(f"tool '{bridged.name}' on server '{server}' returned an error", level="error")
     return outcome
