@@ -44,10 +44,7 @@ class AuthPrompter:
         if not getattr(ui, "interactive", False):
             return outcomes
         for name in self.pending(manager):
-            if self.ask(name, ui):
-                outcomes[name] = await self.authorize(manager, name, ui)
-            else:
-                outcomes[name] = "declined"
+            outcomes[name] = await self.authorize(manager, name, ui) if self.ask(name, ui) else "declined"
         return outcomes
 
     def ask(self, name: str, ui: Any) -> bool:

@@ -225,8 +225,6 @@ class ToolRegistry:
 
     def counts(self, server: str) -> tuple[int, int]:
         tools = self.for_server(server)
-        if self.external_active is not None:
-            active = sum(1 for t in tools if t.active and self.external_active(t))
-        else:
-            active = sum(1 for t in tools if t.active)
+        external = self.external_active
+        active = sum(1 for t in tools if t.active and (external is None or external(t)))
         return len(tools), active
