@@ -268,30 +268,22 @@ def _timestamp() -> str:
 
 def _write_line(log_dir: Path, line: str) -> None:
     if not _state.dir_ready:
-        _prepare_dir(log_dir)
+        # The global dir is a state dir holding credentials too: if it is created here, it is private.
+        fs.ensure_private_dir(log_dir)
         _state.dir_ready = True
     data = line.encode("utf-8")
     path = log_dir / LOG_FILE_NAME
     # orbmcp's one lock serialises size check, rotation and write across processes.
     with fs.locked(path, timeout=_LOCK_TIMEOUT_S):
-        fd = _open_log(path)
+        fd = fs.open_private(path, append=True)
         try:
             size = os.fstat(fd).st_size
             if size > 0 and size + len(data) > MAX_BYTES:
                 os.close(fd)
                 fd = -1
                 os.replace(path, path.with_name(LOG_FILE_NAME + BACKUP_SUFFIX))
-                fd = _open_log(path)
+                fd = fs.open_private(path, append=True)
             os.write(fd, data)
         finally:
             if fd >= 0:
                 os.close(fd)
-
-
-def _prepare_dir(log_dir: Path) -> None:
-    # The global dir is a state dir holding credentials too: if it is created here, it is private.
-    fs.ensure_private_dir(log_dir)
-
-
-def _open_log(path: Path) -> int:
-    return fs.open_private(path, append=True)
