@@ -1,7 +1,8 @@
 """The forwarding client: hands a command line to the scope's daemon and plays its output back.
 
 Runs on every ``orbmcp`` invocation before anything heavy, so it imports only the standard
-library (and orbmcp's own stdlib-only modules: the command table, config paths, the protocol).
+library (and orbmcp's own stdlib-only modules: ``argv``, the protocol, the scope); neither
+``typing``, ``pathlib``, ``dataclasses`` nor ``hashlib`` (``tests/fastpath/test_import_sets.py``).
 ``maybe_forward(argv)`` returns None whenever the command should run here instead: no daemon,
 ``--no-daemon``/``ORBMCP_NO_DAEMON``, ``--help``, a command that does not connect, or a daemon that
 says the line is not for it. Otherwise it returns the exit status the daemon reported.
@@ -27,18 +28,19 @@ import socket
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
-from typing import Any
 
 from orbmcp import environment
-from orbmcp.commands.adhoc import in_line as adhoc_in_line
-from orbmcp.commands.adhoc import serves_adhoc
-from orbmcp.daemon.policy import digest_key, env_digests, forwardable, slash_runs_here, variables_in
+from orbmcp.daemon.policy import digest_key, env_digests, slash_runs_here, variables_in
 from orbmcp.daemon.signals import signals_handled_by
-from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.argv import SERVE, ProgramLine, forwarded_command
 from orbmcp.session import daemon_protocol as protocol
 from orbmcp.session.daemon_scope import Scope, current_scope, socket_path, state_path
 from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 from orbmcp.text import one_line, terminal_output
+
+TYPE_CHECKING = False  # not typing's (see the docstring)
+if TYPE_CHECKING:
+    from typing import Any
 
 # What the daemon needs of this environment to render as this terminal would, and the settings
 # that change what a command does. Secrets never cross: variables the config references are only
@@ -56,25 +58,10 @@ FORWARDED_ENV = (
 FORWARDED_PREFIXES = ("ORBMCP_", environment.GLOBAL_DIR)
 CONNECT_TIMEOUT_S = 2.0
 STDIN_LIMIT = 16 * 1024 * 1024
-# -- which lines go to the daemon ------------------------------------------------------------------
-
-
-SERVE = ("serve",)
-
-
-def forwarded_command(line: ProgramLine) -> tuple[str, ...] | None:
-    """The command path of ``line`` when it is one the daemon runs (or serves), else None."""
-    from orbmcp.commands.table import find
-
-    path = line.command()
-    if path == SERVE:
-        return None if serves_adhoc(line.words) else path
-    if adhoc_in_line(line.words):
-        return None  # a server the person typed runs one-shot, never in the shared session
-    spec = find(path) if path is not None else None
-    if spec is None or not forwardable(spec.path, spec.connects):
-        return None
-    return spec.path
+# The config files of a scope, as ``config/paths.py`` names them (without its pathlib):
+# ``global_files`` under the global dir, ``project_files`` under the project's.
+GLOBAL_FILES = ("settings.json", "mcp.json")
+PROJECT_CONFIG_DIR = ".orb"
 
 
 # -- the conversation ------------------------------------------------------------------------------
@@ -305,14 +292,15 @@ def request_frame(
 
 def config_variables(scope: Scope) -> list[str]:
     """The variables this scope's own config files reference (read here, not asked for)."""
-    from orbmcp.config.paths import global_files, project_files
+    return variables_in(config_files(scope))
 
+
+def config_files(scope: Scope) -> list[str]:
+    """The config files of ``scope`` (``--config``'s alone, else the global and project files)."""
     if scope.config_file is not None:
-        return variables_in([scope.config_file])
-    from pathlib import Path
-
-    files = (*global_files(Path(scope.global_dir)), *project_files(Path(scope.project_dir)))
-    return variables_in(str(f) for f in files)
+        return [scope.config_file]
+    project = os.path.join(scope.project_dir, PROJECT_CONFIG_DIR)
+    return [os.path.join(d, name) for d in (scope.global_dir, project) for name in GLOBAL_FILES]
 
 
 @contextlib.contextmanager
