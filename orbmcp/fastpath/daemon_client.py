@@ -21,17 +21,15 @@ files reference them, salted by this client too.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import socket
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
 
 from orbmcp import environment
 from orbmcp.daemon.policy import digest_key, env_digests, slash_runs_here, variables_in
-from orbmcp.daemon.signals import signals_handled_by
+from orbmcp.daemon.signals import HandledSignals, signals_handled_by
 from orbmcp.fastpath.argv import SERVE, ProgramLine, forwarded_command
 from orbmcp.session import daemon_protocol as protocol
 from orbmcp.session.daemon_scope import Scope, current_scope, socket_path, state_path
@@ -40,6 +38,7 @@ from orbmcp.text import one_line, terminal_output
 
 TYPE_CHECKING = False  # not typing's (see the docstring)
 if TYPE_CHECKING:
+    import _socket
     from typing import Any
 
 # What the daemon needs of this environment to render as this terminal would, and the settings
@@ -81,15 +80,17 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     sock = _verified(lambda: _running_or_started(scope, sock_path, env))
     replaced = False
     while sock is not None:  # once, or twice when the daemon found speaks another protocol
-        with sock:
+        try:
             code = Conversation(sock, scope, env, kind).run(list(argv))
+        finally:
+            sock.close()
         if code is not Conversation.RESTART or replaced:
             return code if isinstance(code, int) else None
         sock, replaced = _verified(lambda: _replaced(scope, sock_path)), True
     return None
 
 
-def _verified(connect: Callable[[], socket.socket | None]) -> socket.socket | None:
+def _verified(connect: Callable[[], _socket.socket | None]) -> _socket.socket | None:
     """``connect()``'s socket; None (said in one line) when what answers is not our daemon."""
     try:
         return connect()
@@ -98,7 +99,7 @@ def _verified(connect: Callable[[], socket.socket | None]) -> socket.socket | No
         return None
 
 
-def _running_or_started(scope: Scope, sock_path: str, env: Mapping[str, str]) -> socket.socket | None:
+def _running_or_started(scope: Scope, sock_path: str, env: Mapping[str, str]) -> _socket.socket | None:
     """The scope's running daemon; else one started here when the setting says ``auto``."""
     sock = _connect(sock_path)
     if sock is not None:
@@ -110,7 +111,7 @@ def _running_or_started(scope: Scope, sock_path: str, env: Mapping[str, str]) ->
     return _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
 
 
-def _replaced(scope: Scope, sock_path: str) -> socket.socket | None:
+def _replaced(scope: Scope, sock_path: str) -> _socket.socket | None:
     """An older (or newer) daemon speaks another protocol: stop it, start ours, connect."""
     # Here, not at the top: this module is a fast path, standard library only (import-set tests).
     from orbmcp.daemon.control import stop_scope
@@ -152,7 +153,7 @@ def auto_start_enabled(scope: Scope, environ: Mapping[str, str] | None = None) -
     return value == "auto"
 
 
-def _start_and_connect(scope: Scope, sock_path: str, why: str) -> socket.socket | None:
+def _start_and_connect(scope: Scope, sock_path: str, why: str) -> _socket.socket | None:
     from orbmcp.daemon.control import spawn
     from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
     from orbmcp.errors import OrbError
@@ -168,7 +169,7 @@ def _start_and_connect(scope: Scope, sock_path: str, why: str) -> socket.socket 
     return _connect(sock_path)
 
 
-def _connect(path: str) -> socket.socket | None:
+def _connect(path: str) -> _socket.socket | None:
     sock = connect_verified(path, timeout=CONNECT_TIMEOUT_S)
     if sock is not None:
         sock.settimeout(None)
@@ -186,17 +187,18 @@ def _refuse(exc: UntrustedDaemon) -> None:
 
 def _forget_stale(path: str) -> None:
     """The socket file outlived its daemon: remove it (and the state file) and say so, once."""
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-    with contextlib.suppress(OSError):
-        os.unlink(state_path(path))
+    for stale in (path, state_path(path)):
+        try:
+            os.unlink(stale)
+        except OSError:
+            pass
     sys.stderr.write(f"orbmcp: the session daemon of this scope is gone ({path}); running one-shot\n")
 
 
 class Conversation:
     RESTART = "restart"  # run() result: the daemon speaks another protocol version
 
-    def __init__(self, sock: socket.socket, scope: Scope, env: Mapping[str, str], kind: str = "run") -> None:
+    def __init__(self, sock: _socket.socket, scope: Scope, env: Mapping[str, str], kind: str = "run") -> None:
         self.sock = sock
         self.scope = scope
         self.env = env
@@ -303,19 +305,19 @@ def config_files(scope: Scope) -> list[str]:
     return [os.path.join(d, name) for d in (scope.global_dir, project) for name in GLOBAL_FILES]
 
 
-@contextlib.contextmanager
-def _cancel_on_interrupt(conv: Conversation) -> Iterator[None]:
+def _cancel_on_interrupt(conv: Conversation) -> HandledSignals:
     """Ctrl-C (and SIGTERM/SIGHUP) cancel this command in the daemon; the daemon then reports the
     interruption and the exit status, as a one-shot run would."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if not conv.cancelled:
             conv.cancelled = True
-            with contextlib.suppress(OSError):
+            try:
                 protocol.send(conv.sock, {"t": "cancel", "signal": signal.Signals(signum).name})
+            except OSError:
+                pass
 
-    with signals_handled_by(handler):
-        yield
+    return signals_handled_by(handler)
 
 
 def _write(stream: Any, data: object) -> None:
@@ -328,9 +330,11 @@ def _write(stream: Any, data: object) -> None:
         stream.write(raw)
         stream.flush()
     except BrokenPipeError:
-        with contextlib.suppress(OSError):
+        try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, stream.fileno())
+        except OSError:
+            pass
 
 
 def _isatty(stream: Any) -> bool:

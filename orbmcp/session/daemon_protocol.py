@@ -25,7 +25,7 @@ import json
 # The daemon's client imports this on every invocation: no ``typing``, ``socket`` or ``struct``.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import socket
+    from _socket import socket
     from typing import Any
 
 PROTOCOL_VERSION = 2  # 2: the serve request
@@ -66,11 +66,11 @@ def frame_length(header: bytes) -> int:
 # -- blocking helpers for the stdlib client ------------------------------------------------------
 
 
-def send(sock: socket.socket, message: dict[str, Any]) -> None:
+def send(sock: socket, message: dict[str, Any]) -> None:
     sock.sendall(encode(message))
 
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+def _recv_exactly(sock: socket, size: int) -> bytes:
     chunks: list[bytes] = []
     remaining = size
     while remaining:
@@ -82,7 +82,7 @@ def _recv_exactly(sock: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def receive(sock: socket.socket) -> dict[str, Any] | None:
+def receive(sock: socket) -> dict[str, Any] | None:
     """The next frame, or None when the peer closed the connection between frames."""
     first = sock.recv(HEADER_SIZE)
     if not first:
