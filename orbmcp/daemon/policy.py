@@ -19,13 +19,21 @@ def variables_in(paths: Iterable[str]) -> list[str]:
     """The names of the environment variables the files at ``paths`` reference (missing ones
     skipped). The client digests only these, from its own files: the daemon never names what is
     hashed."""
-    names: set[str] = set()
+    texts: list[str] = []
     for path in paths:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                names.update(_VARIABLE.findall(f.read(MAX_CONFIG_BYTES)))
+                texts.append(f.read(MAX_CONFIG_BYTES))
         except OSError:
             continue
+    return variables_in_texts(texts)
+
+
+def variables_in_texts(texts: Iterable[str]) -> list[str]:
+    """The names of the environment variables these files' contents reference."""
+    names: set[str] = set()
+    for text in texts:
+        names.update(_VARIABLE.findall(text))
     return sorted(names)
 
 
