@@ -4,7 +4,7 @@
     ``mcporter call everything.echo message=hi`` through mcporter's keep-alive daemon, on the npm
     ``@modelcontextprotocol/server-everything`` (both installed into a cache dir on first use; the
     comparison is skipped with a message when npm is missing). Interleaved runs, medians. Budgets:
-    orbmcp <= 100 ms, and <= 0.15x mcporter.
+    orbmcp <= 100 ms, and <= 0.10x mcporter.
 (b) warm ``orbmcp status`` with 3 ready servers: <= 100 ms; ``orbmcp complete "/mcp:stop "``
     through the daemon: <= 60 ms.
 (c) 1,000 sequential warm calls from one shell loop: calls/s, and the daemon's resident memory
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WARM_CALL_BUDGET_S = 0.100
-MCPORTER_RATIO_BUDGET = 0.15
+MCPORTER_RATIO_BUDGET = 0.10
 STATUS_BUDGET_S = 0.100
 COMPLETE_BUDGET_S = 0.060
 MEMORY_GROWTH_LIMIT = (0.10, 8 * 1024 * 1024)

@@ -6,8 +6,6 @@ Only the version and a few names live here; everything heavier is imported lazil
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from orbmcp import front_handlers as _front_handlers
 from orbmcp._version import __version__
 
@@ -18,7 +16,10 @@ _front_handlers.bind()
 
 __all__ = ["OrbError", "__version__", "register_server"]
 
+TYPE_CHECKING = False  # not typing's: every command, the daemon's client's too, imports this
 if TYPE_CHECKING:
+    from typing import Any
+
     from orbmcp.config.registry import register_server
     from orbmcp.errors import OrbError
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: the daemon's client imports no ``typing`` (fastpath/)
 if TYPE_CHECKING:
     from pathlib import Path
 

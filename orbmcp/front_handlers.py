@@ -10,7 +10,11 @@ module imports none of them).
 
 from __future__ import annotations
 
-from orbmcp.session.handler_refs import Handler, HandlerRef, bind_handlers
+from orbmcp.session.handler_refs import bind_handlers
+
+TYPE_CHECKING = False  # not typing's: every `import orbmcp` binds these (the daemon's client too)
+if TYPE_CHECKING:
+    from orbmcp.session.handler_refs import Handler, HandlerRef
 
 
 def shell() -> Handler:

@@ -10,9 +10,10 @@ Only what the person typed runs: nothing here reads a project file, and a shared
 daemon, the REPL, an agent's host) refuses an ad-hoc target, so the session's servers stay the
 ones its config names. The shell front rewrites the line before Typer binds it
 (``place_server``): the server's name goes where a configured server's name would stand, so
-``call --stdio CMD TOOL k=v`` binds as ``call NAME TOOL k=v``. Standard library only at import
-(and ``config.transports``): the daemon's client asks ``in_line`` on every invocation, so the
-imports of the other functions stay inside them.
+``call --stdio CMD TOOL k=v`` binds as ``call NAME TOOL k=v``. The daemon's client tells an
+ad-hoc line from the words alone (``fastpath/argv.py``, where ``is_url`` lives too); an
+entry's models (pydantic) load only when a line names a server, so those imports stay inside
+``take`` and ``entry``: every command line passes through ``place_server``, ``--help`` too.
 """
 
 from __future__ import annotations
@@ -24,17 +25,31 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from orbmcp.commands.table import find
 from orbmcp.config.transports import BY_OPTION
+from orbmcp.errors import UsageError
+from orbmcp.fastpath.argv import ProgramLine, is_url
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from orbmcp.config.model import ServerConfig
 
+__all__ = [
+    "KEYS",
+    "TARGET_OPTIONS",
+    "entry",
+    "is_url",
+    "name_for_command",
+    "name_for_url",
+    "place_server",
+    "requested",
+    "take",
+]
+
 TARGET_OPTIONS = tuple(f"--{option}" for option in BY_OPTION)
 # The handler keyword arguments of the shared ad-hoc params (commands/params.py: ADHOC).
 KEYS = (*BY_OPTION, "env", "header", "adhoc_name")
-_URL = re.compile(r"https?://", re.IGNORECASE)
 # Launchers whose first plain argument names the server (npx PACKAGE, uvx PACKAGE, node FILE).
 _LAUNCHERS = frozenset(
     {"npx", "bunx", "pnpx", "uvx", "pipx", "node", "deno", "bun", "uv", "python", "python3", "docker", "run"}
@@ -51,10 +66,6 @@ _GENERIC = frozenset({"index", "main", "server", "cli", "app", "__main__", "mcp"
 _BUILD_DIRS = frozenset({"dist", "build", "lib", "src", "bin", "out", ".", ".."})
 _SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts")
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def is_url(word: str) -> bool:
-    return _URL.match(word) is not None
 
 
 # -- names -------------------------------------------------------------------------------------
@@ -155,23 +166,6 @@ def _scan(words: Sequence[str], valued: frozenset[str]) -> tuple[dict[str, str],
     return given, first, end
 
 
-def in_line(words: Sequence[str]) -> bool:
-    """Whether a command line names an ad-hoc target (the daemon's client runs those one-shot).
-    Generous on purpose: a false yes only runs the command here instead of in the daemon."""
-    before = words[: words.index("--")] if "--" in words else words
-    return any(w in TARGET_OPTIONS or w.split("=", 1)[0] in TARGET_OPTIONS or is_url(w) for w in before)
-
-
-def serves_adhoc(words: Sequence[str]) -> bool:
-    """Whether a ``serve`` line serves a server given on the line (``--server URL``,
-    ``--server-stdio``, ``--server-sse``): its own session then, never the daemon's."""
-    before = words[: words.index("--")] if "--" in words else words
-    return any(
-        w.split("=", 1)[0] in ("--server-stdio", "--server-sse") or is_url(w) or is_url(w.partition("=")[2])
-        for w in before
-    )
-
-
 def place_server(args: list[str]) -> list[str]:
     """The line with the ad-hoc server's name where a configured server's name would stand.
 
@@ -179,10 +173,6 @@ def place_server(args: list[str]) -> list[str]:
     position becomes ``--http URL`` and the name; with ``--stdio``/``--http``/``--sse`` the name
     is inserted unless the line already names it.
     """
-    # Local: the daemon's client imports this module on every invocation (see the docstring).
-    from orbmcp.commands.table import find
-    from orbmcp.fastpath.argv import ProgramLine
-
     line = ProgramLine(args)
     path = line.command()
     spec = find(path) if path is not None else None
@@ -230,8 +220,6 @@ def take(kwargs: MutableMapping[str, Any], *, cwd: Path) -> ServerConfig | None:
     if not targets:
         extra = [f"--{k}" for k in ("env", "header", "adhoc_name") if values.get(k)]
         if extra:
-            from orbmcp.errors import UsageError  # local: see the module docstring
-
             shown = ", ".join(o.replace("adhoc-name", "name").replace("adhoc_name", "name") for o in extra)
             raise UsageError(
                 f"{shown} describe a server given with --stdio, --http or --sse (or a URL)",
@@ -250,12 +238,12 @@ def entry(
     cwd: Path,
 ) -> ServerConfig:
     """The synthetic entry of ``--stdio``/``--http``/``--sse``, checked like a file's entry."""
-    # Local: the daemon's client imports this module (see the docstring); these load pydantic.
+    # Local: every command line passes through ``place_server`` (see the docstring); these load
+    # pydantic.
     from orbmcp.commands.handlers.edit import build_entry, pairs
     from orbmcp.config.entries import parse_server
     from orbmcp.config.expand import finalize
     from orbmcp.config.settings import Settings
-    from orbmcp.errors import UsageError
 
     if len(targets) > 1:
         raise UsageError(

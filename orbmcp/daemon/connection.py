@@ -24,10 +24,9 @@ from orbmcp.commands.complete import resolve, shell_commands
 from orbmcp.commands.outcome import ExitCode
 from orbmcp.commands.spec import CommandSpec
 from orbmcp.daemon.agent_run import agent_request
-from orbmcp.daemon.policy import forwardable
 from orbmcp.daemon.remote import STDIN_LIMIT, Answers, RemoteConsole
 from orbmcp.errors import Interrupted, OrbError
-from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.argv import ProgramLine, runs_in_daemon
 from orbmcp.render import render_to_terminal
 from orbmcp.session import daemon_protocol as protocol
 from orbmcp.session import requests
@@ -174,7 +173,7 @@ class Connection:
             inv = parse_words(line.words, front="cli")
         except OrbError as err:
             return self._refused(line, request, err)
-        if inv.help or not forwardable(inv.spec.path, inv.spec.connects) or adhoc.requested(inv.kwargs):
+        if inv.help or not runs_in_daemon(inv.spec.path) or adhoc.requested(inv.kwargs):
             return None  # an ad-hoc server runs one-shot, never in the shared session
         scope = self.daemon.scope_of(line, request)
         if scope.key != self.daemon.scope.key:
@@ -193,7 +192,7 @@ class Connection:
     def _refused(self, line: ProgramLine, request: Mapping[str, Any], err: OrbError) -> Prepared | None:
         """A usage error in a command this daemon runs is answered here, as one-shot words it."""
         spec, _n = resolve(shell_commands(), line.words)
-        if spec is None or not forwardable(spec.path, spec.connects):
+        if spec is None or not runs_in_daemon(spec.path):
             return None
         scope = self.daemon.scope_of(line, request)
         if scope.key != self.daemon.scope.key:

@@ -19,6 +19,7 @@ map's task group; leaving the map closes them all, stopping every server (proces
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,18 +45,27 @@ SHARED = ""  # the identity of every directory whose project adds no configurati
 # Each project session holds its own server processes: a client naming ever new directories must
 # not grow the daemon without bound.
 MAX_PROJECT_SESSIONS = 32
+MAX_REMEMBERED_DIRECTORIES = 256  # directories whose candidate files identity_of remembers
 
 
 def project_adds_config(project_dir: Path, settings: Settings, environ: Mapping[str, str]) -> bool:
     """Whether ``project_dir`` has a file that may add servers: its ``.orb`` files, or a project
     file of another client that the global settings import."""
-    if any(path.is_file() for path in project_files(project_dir)):
-        return True
-    return any(
-        f.scope == "project" and f.path.is_file()
+    return any(os.path.isfile(path) for path in project_config_candidates(project_dir, settings, environ))
+
+
+def project_config_candidates(
+    project_dir: Path, settings: Settings, environ: Mapping[str, str]
+) -> tuple[str, ...]:
+    """Every file of ``project_dir`` that would add servers if it existed: its ``.orb`` files,
+    then the project files of the other clients the global settings import."""
+    others = (
+        str(f.path)
         for client in imports.active_clients(settings)
         for f in client_files(client, project_dir, environ=environ)
+        if f.scope == "project"
     )
+    return (*(str(path) for path in project_files(project_dir)), *others)
 
 
 class SessionMap:
@@ -71,6 +81,10 @@ class SessionMap:
         self._tg: TaskGroup | None = None
         self._closing = anyio.Event()
         self._lock = anyio.Lock()
+        # Per directory, the files whose existence would make it a project session, for the
+        # settings they were worked out under: every command asks (``identity_of``), and only
+        # whether they exist may change between commands, not where they are.
+        self._candidates: dict[str, tuple[Settings, tuple[str, ...]]] = {}
 
     @property
     def shared(self) -> DaemonSession:
@@ -81,7 +95,13 @@ class SessionMap:
         if scope.config_file is not None:
             return SHARED  # --config replaces every file layer, the project's included
         settings = self.shared.config.settings
-        if project_adds_config(Path(scope.project_dir), settings, self.environ):
+        known = self._candidates.get(scope.project_dir)
+        if known is None or known[0] is not settings:
+            if len(self._candidates) >= MAX_REMEMBERED_DIRECTORIES:
+                self._candidates.clear()
+            candidates = project_config_candidates(Path(scope.project_dir), settings, self.environ)
+            known = self._candidates[scope.project_dir] = (settings, candidates)
+        if any(os.path.isfile(path) for path in known[1]):
             return scope.project_dir
         return SHARED
 
@@ -159,4 +179,10 @@ class SessionMap:
             await self._closing.wait()
 
 
-__all__ = ["MAX_PROJECT_SESSIONS", "SHARED", "SessionMap", "project_adds_config"]
+__all__ = [
+    "MAX_PROJECT_SESSIONS",
+    "SHARED",
+    "SessionMap",
+    "project_adds_config",
+    "project_config_candidates",
+]

@@ -1,10 +1,13 @@
-"""What the daemon's client and the daemon agree on without talking: which commands the daemon
-runs, and how a variable's value is compared without crossing the socket. Standard library only."""
+"""What the daemon's client and the daemon agree on without talking: which ``slash`` lines run
+here, and how a variable's value is compared without crossing the socket (which commands the
+daemon runs: ``fastpath/argv.py``). Standard library only."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+
+from orbmcp.session.daemon_scope import sha256_hex
 
 # ``${VAR}`` and ``${env:VAR}`` (VS Code's spelling), defaults' own references included.
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)")
@@ -12,26 +15,25 @@ MAX_CONFIG_BYTES = 8 * 1024 * 1024
 MAX_VARIABLES = 1000
 
 
-def forwardable(path: tuple[str, ...], connects: bool) -> bool:
-    """Commands that connect run in the daemon, and so do ``slash`` and ``complete`` (the live
-    session's servers and tool names). ``daemon ...`` and the REPL always run here; ``serve`` has
-    a request of its own (``serve_client``)."""
-    if path[:1] in (("daemon",), ("shell",), ("serve",)):
-        return False
-    return connects or path in (("slash",), ("complete",))
-
-
 def variables_in(paths: Iterable[str]) -> list[str]:
     """The names of the environment variables the files at ``paths`` reference (missing ones
     skipped). The client digests only these, from its own files: the daemon never names what is
     hashed."""
-    names: set[str] = set()
+    texts: list[str] = []
     for path in paths:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                names.update(_VARIABLE.findall(f.read(MAX_CONFIG_BYTES)))
+                texts.append(f.read(MAX_CONFIG_BYTES))
         except OSError:
             continue
+    return variables_in_texts(texts)
+
+
+def variables_in_texts(texts: Iterable[str]) -> list[str]:
+    """The names of the environment variables these files' contents reference."""
+    names: set[str] = set()
+    for text in texts:
+        names.update(_VARIABLE.findall(text))
     return sorted(names)
 
 
@@ -66,6 +68,4 @@ def env_digests(env: Mapping[str, str], names: Sequence[str], nonce: str) -> dic
 
 
 def digest(nonce: str, value: str) -> str:
-    import hashlib  # only when the config references variables: not on every invocation
-
-    return hashlib.sha256(f"{nonce}\0{value}".encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(f"{nonce}\0{value}".encode("utf-8", "surrogatepass"))

@@ -10,10 +10,10 @@ HTTP it says where the daemon listens and waits: SIGTERM, SIGINT or SIGHUP make 
 
 from __future__ import annotations
 
+import _socket
 import contextlib
 import os
 import signal
-import socket
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -32,7 +32,7 @@ CONNECTION = 4
 class Conversation(Protocol):
     """What serving uses of the forwarding client's conversation (fastpath.daemon_client)."""
 
-    sock: socket.socket
+    sock: _socket.socket
     cancelled: bool  # set: a cancel frame would corrupt the MCP stream from now on
 
 
@@ -78,7 +78,7 @@ def _stop_on_signals() -> Iterator[None]:
         yield
 
 
-def _pipe(sock: socket.socket) -> int:
+def _pipe(sock: _socket.socket) -> int:
     """Copy until the daemon closes; 0 when that follows the agent's EOF, 4 when it came first."""
     stdin_done = threading.Event()
 
@@ -91,7 +91,7 @@ def _pipe(sock: socket.socket) -> int:
         finally:
             stdin_done.set()
             with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_WR)
+                sock.shutdown(_socket.SHUT_WR)
 
     threading.Thread(target=upstream, name="orbmcp-serve-stdin", daemon=True).start()
     while True:

@@ -27,7 +27,7 @@ from orbmcp import log
 from orbmcp.config.loader import load_config
 from orbmcp.config.model import ResolvedConfig
 from orbmcp.config.paths import global_files, project_files, trust_store_path
-from orbmcp.daemon.policy import MAX_CONFIG_BYTES, digest, digest_key, variables_in
+from orbmcp.daemon.policy import MAX_CONFIG_BYTES, digest, digest_key, variables_in_texts
 from orbmcp.session.daemon_scope import Scope
 from orbmcp.session.holder import PERSISTENT, Sessions
 
@@ -49,6 +49,11 @@ class DaemonSession:
         self.project_dir = Path(scope.project_dir)  # the shared session's moves with its commands
         self.nonce = nonce if nonce is not None else secrets.token_hex(16)
         self.config = self._load()
+        # The watched files' paths, for the config they were listed from; the variables they
+        # reference, for the fingerprint they were found under (every command reads the files,
+        # once: a change must be seen at once, but the paths and names change only with it).
+        self._watched: tuple[ResolvedConfig, tuple[str, ...]] | None = None
+        self._variables: tuple[str, list[str]] = ("", [])
         self.fingerprint = self._fingerprint()
         self.sessions = Sessions(PERSISTENT, self.config, interactive=False, daemon_pid=os.getpid())
         # One reload at a time, and none seen as done before it is: a command that arrives while
@@ -83,28 +88,46 @@ class DaemonSession:
             *self.config.import_candidates,
         ]
 
+    def _watched_paths(self) -> tuple[str, ...]:
+        if self._watched is None or self._watched[0] is not self.config:
+            paths = tuple(sorted({str(path) for path in self.watched_files()}))
+            self._watched = (self.config, paths)
+        return self._watched[1]
+
     def _fingerprint(self) -> str:
+        """A digest of every watched file's path and content (or why it could not be read); the
+        variables those contents reference are worked out here when it changed."""
         h = hashlib.sha256()
-        for path in sorted(set(self.watched_files())):
-            h.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
+        contents: list[bytes] = []
+        for path in self._watched_paths():
+            h.update(path.encode("utf-8", "surrogateescape") + b"\0")
             try:
                 with open(path, "rb") as f:
-                    h.update(f.read(MAX_CONFIG_BYTES + 1))
+                    data = f.read(MAX_CONFIG_BYTES + 1)
             except OSError as exc:
+                data = b""
                 h.update(f"<{type(exc).__name__}>".encode())
+            else:
+                h.update(data)
+                contents.append(data)
             h.update(b"\0")
-        return h.hexdigest()
+        fingerprint = h.hexdigest()
+        if fingerprint != self._variables[0]:
+            texts = (data[:MAX_CONFIG_BYTES].decode("utf-8", "replace") for data in contents)
+            self._variables = (fingerprint, variables_in_texts(texts))
+        return fingerprint
 
     def referenced_variables(self) -> list[str]:
-        """Names of the environment variables the configuration files reference."""
-        return variables_in(str(path) for path in self.watched_files())
+        """Names of the environment variables the configuration files reference (read now)."""
+        self._fingerprint()
+        return self._variables[1]
 
     def env_drift(self, client_digests: Mapping[str, object], client_salt: str = "") -> list[str]:
         """Variables the config references whose value in the client differs from the daemon's
         (of those the client digested: the ones its own config files reference)."""
         key = digest_key(self.nonce, client_salt)
         drift = []
-        for name in self.referenced_variables():
+        for name in self._variables[1]:  # as the files were at this command's ``refresh``
             if name not in client_digests:
                 continue
             mine = self.environ.get(name)

@@ -11,7 +11,22 @@ top (``tests/test_cli_foundation.py``, ``tests/commands/test_complete.py`` and
 - ``daemon_client``: forwards a command line to the scope's session daemon and relays its
   frames (stdlib sockets only); runs first on every invocation.
 - ``argv``: reads the program's own options off a command line without a parser (which command,
-  ``--project``, ``--config``, ``--json``, ``--help``), for the paths above and the daemon.
+  ``--project``, ``--config``, ``--json``, ``--help``), for the paths above and the daemon; and,
+  for the daemon's client, which commands the daemon runs (``DAEMON_COMMANDS``) and whether a line
+  names an ad-hoc server, from the words alone: the command table and the ad-hoc module import
+  the config's models (``typing``, ``dataclasses``; ~15 ms), so the few facts the client needs of
+  them are spelled there, and ``tests/fastpath/test_routes.py`` checks them against their sources.
+
+The warm call through the daemon is a Python start (~10 ms), ``re`` (pip's console script imports
+it), this client and the daemon's answer; its budget is 0.10x mcporter's warm daemon call
+(``bench/bench_daemon.py``). So the client and the modules it shares with the daemon
+(``session/daemon_scope.py``, ``daemon_trust.py``, ``daemon_protocol.py``, ``daemon/policy.py``,
+``daemon/signals.py``, ``environment.py``, ``text.py``; the ``orbmcp`` package itself and
+``__main__``) import no ``typing`` (``TYPE_CHECKING = False`` where it is only for types; mypy
+reads any ``TYPE_CHECKING``), ``pathlib``, ``dataclasses``, ``contextlib``, ``struct``,
+``socket`` (``_socket``, its C module: ~2 ms less) or ``hashlib`` (the builtin SHA-256, the same
+digest: ``hashlib`` loads OpenSSL, ~2.5 ms). ``tests/daemon/test_trust.py`` pins that import set
+(``test_the_forwarding_client_imports_only_what_it_uses``).
 
 Three tricks outside this package stay because a benchmark shows they matter (the first two:
 ``bench/bench_fastpath_tricks.py``, each on and off, alternately, in one run; 9 runs on this

@@ -5,25 +5,56 @@ The program's options (``GLOBAL_OPTIONS`` of the command table: ``--project``, `
 wants them before the command, so ``hoist_global_options`` moves them there. ``ProgramLine``
 gives them by name, for the session daemon's client and the daemon itself. Standard library
 only: the daemon's client runs this on every invocation. Nothing after ``--`` is an option.
+
+The client decides here, from the words alone, whether the daemon runs a line
+(``forwarded_command``): the command table (``commands/table.py``) and the ad-hoc servers' module
+(``commands/adhoc.py``) import the config's models and ``dataclasses`` (~15 ms), so the few facts
+the client needs of them are spelled here, and ``tests/fastpath/test_routes.py`` checks them
+against the table, ``GLOBAL_OPTIONS`` and the transports.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from orbmcp.commands.params import GLOBAL_OPTIONS
-
 HELP_FLAGS = ("--help", "-h")
+# The program's options (``GLOBAL_OPTIONS`` in ``commands/params.py``) that take a value, and its
+# flags (``--version`` and ``--help`` aside, eager; and ``--json``, also every command's option).
+VALUED_OPTIONS = ("--project", "-p", "--config", "-c")
+PROGRAM_FLAGS = ("--no-color", "--no-daemon", "--no-input")
+# The commands the session daemon runs (each connects, or reads the live session: ``slash``,
+# ``complete``); ``daemon ...`` and ``shell`` always run here; ``serve`` has a request of its own.
+DAEMON_COMMANDS = frozenset(
+    {
+        "status",
+        "start",
+        "stop",
+        "reconnect",
+        "auth",
+        "tools",
+        "lock",
+        "call",
+        "resources",
+        "read",
+        "prompts",
+        "prompt",
+        "enable",
+        "disable",
+        "check",
+        "slash",
+        "complete",
+    }
+)
+SERVE = ("serve",)
+# The options that name an ad-hoc server (``--stdio CMD``, ``--http URL``, ``--sse URL``: one per
+# transport, ``config/transports.py``), and those of ``serve`` (``--server-stdio``, ...).
+ADHOC_OPTIONS = ("--stdio", "--http", "--sse")
+SERVE_ADHOC_OPTIONS = ("--server-stdio", "--server-sse")
 
 
 def _option_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(options that take a value, flags) among the program's own options."""
-    valued = tuple(f for p in GLOBAL_OPTIONS if p.kind == "option" for f in p.option_names)
-    skip = ("version", "help", "json")  # eager, or also a per-command option
-    flags = tuple(
-        f for p in GLOBAL_OPTIONS if p.kind == "flag" and p.name not in skip for f in p.option_names
-    )
-    return valued, flags
+    return VALUED_OPTIONS, PROGRAM_FLAGS
 
 
 def hoist_global_options(args: Sequence[str]) -> list[str]:
@@ -103,6 +134,47 @@ class ProgramLine:
             if tuple(self.words[:n]) == spec.path and (best is None or n > len(best)):
                 best = spec.path
         return best
+
+
+def forwarded_command(line: ProgramLine) -> tuple[str, ...] | None:
+    """The path of the command when the session daemon runs (or serves) it, else None: a command
+    that needs no live session, and any line with a server typed on it (it runs one-shot)."""
+    head = tuple(line.words[:1])
+    if head == SERVE:
+        return None if _names_server(line.words, SERVE_ADHOC_OPTIONS, values=True) else SERVE
+    if not runs_in_daemon(head) or _names_server(line.words, ADHOC_OPTIONS):
+        return None
+    return head
+
+
+def runs_in_daemon(path: tuple[str, ...]) -> bool:
+    """Whether the session daemon runs the command at ``path`` (``DAEMON_COMMANDS``)."""
+    return len(path) == 1 and path[0] in DAEMON_COMMANDS
+
+
+def is_url(word: str) -> bool:
+    return word[:8].lower() == "https://" or word[:7].lower() == "http://"
+
+
+def names_adhoc_server(words: Sequence[str]) -> bool:
+    """Whether a command line names an ad-hoc target (the daemon's client runs those one-shot).
+    Generous on purpose: a false yes only runs the command here instead of in the daemon."""
+    return _names_server(words, ADHOC_OPTIONS)
+
+
+def serves_adhoc(words: Sequence[str]) -> bool:
+    """Whether a ``serve`` line serves a server given on the line (``--server URL``,
+    ``--server-stdio``, ``--server-sse``): its own session then, never the daemon's."""
+    return _names_server(words, SERVE_ADHOC_OPTIONS, values=True)
+
+
+def _names_server(words: Sequence[str], options: tuple[str, ...], *, values: bool = False) -> bool:
+    before = words[: words.index("--")] if "--" in words else words
+    for word in before:
+        name, _eq, value = word.partition("=")
+        if name in options or is_url(word) or (values and is_url(value)):
+            return True
+    return False
 
 
 def entry_json_option(args: list[str]) -> list[str]:

@@ -1,7 +1,8 @@
 """The forwarding client: hands a command line to the scope's daemon and plays its output back.
 
 Runs on every ``orbmcp`` invocation before anything heavy, so it imports only the standard
-library (and orbmcp's own stdlib-only modules: the command table, config paths, the protocol).
+library (and orbmcp's own stdlib-only modules: ``argv``, the protocol, the scope); neither
+``typing``, ``pathlib``, ``dataclasses`` nor ``hashlib`` (``tests/fastpath/test_import_sets.py``).
 ``maybe_forward(argv)`` returns None whenever the command should run here instead: no daemon,
 ``--no-daemon``/``ORBMCP_NO_DAEMON``, ``--help``, a command that does not connect, or a daemon that
 says the line is not for it. Otherwise it returns the exit status the daemon reported.
@@ -20,25 +21,25 @@ files reference them, salted by this client too.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import socket
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
-from typing import Any
 
 from orbmcp import environment
-from orbmcp.commands.adhoc import in_line as adhoc_in_line
-from orbmcp.commands.adhoc import serves_adhoc
-from orbmcp.daemon.policy import digest_key, env_digests, forwardable, slash_runs_here, variables_in
-from orbmcp.daemon.signals import signals_handled_by
-from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.daemon.policy import digest_key, env_digests, slash_runs_here, variables_in
+from orbmcp.daemon.signals import HandledSignals, signals_handled_by
+from orbmcp.fastpath.argv import SERVE, ProgramLine, forwarded_command
 from orbmcp.session import daemon_protocol as protocol
 from orbmcp.session.daemon_scope import Scope, current_scope, socket_path, state_path
 from orbmcp.session.daemon_trust import UntrustedDaemon, connect_verified
 from orbmcp.text import one_line, terminal_output
+
+TYPE_CHECKING = False  # not typing's (see the docstring)
+if TYPE_CHECKING:
+    import _socket
+    from typing import Any
 
 # What the daemon needs of this environment to render as this terminal would, and the settings
 # that change what a command does. Secrets never cross: variables the config references are only
@@ -56,25 +57,10 @@ FORWARDED_ENV = (
 FORWARDED_PREFIXES = ("ORBMCP_", environment.GLOBAL_DIR)
 CONNECT_TIMEOUT_S = 2.0
 STDIN_LIMIT = 16 * 1024 * 1024
-# -- which lines go to the daemon ------------------------------------------------------------------
-
-
-SERVE = ("serve",)
-
-
-def forwarded_command(line: ProgramLine) -> tuple[str, ...] | None:
-    """The command path of ``line`` when it is one the daemon runs (or serves), else None."""
-    from orbmcp.commands.table import find
-
-    path = line.command()
-    if path == SERVE:
-        return None if serves_adhoc(line.words) else path
-    if adhoc_in_line(line.words):
-        return None  # a server the person typed runs one-shot, never in the shared session
-    spec = find(path) if path is not None else None
-    if spec is None or not forwardable(spec.path, spec.connects):
-        return None
-    return spec.path
+# The config files of a scope, as ``config/paths.py`` names them (without its pathlib):
+# ``global_files`` under the global dir, ``project_files`` under the project's.
+GLOBAL_FILES = ("settings.json", "mcp.json")
+PROJECT_CONFIG_DIR = ".orb"
 
 
 # -- the conversation ------------------------------------------------------------------------------
@@ -94,15 +80,17 @@ def maybe_forward(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     sock = _verified(lambda: _running_or_started(scope, sock_path, env))
     replaced = False
     while sock is not None:  # once, or twice when the daemon found speaks another protocol
-        with sock:
+        try:
             code = Conversation(sock, scope, env, kind).run(list(argv))
+        finally:
+            sock.close()
         if code is not Conversation.RESTART or replaced:
             return code if isinstance(code, int) else None
         sock, replaced = _verified(lambda: _replaced(scope, sock_path)), True
     return None
 
 
-def _verified(connect: Callable[[], socket.socket | None]) -> socket.socket | None:
+def _verified(connect: Callable[[], _socket.socket | None]) -> _socket.socket | None:
     """``connect()``'s socket; None (said in one line) when what answers is not our daemon."""
     try:
         return connect()
@@ -111,7 +99,7 @@ def _verified(connect: Callable[[], socket.socket | None]) -> socket.socket | No
         return None
 
 
-def _running_or_started(scope: Scope, sock_path: str, env: Mapping[str, str]) -> socket.socket | None:
+def _running_or_started(scope: Scope, sock_path: str, env: Mapping[str, str]) -> _socket.socket | None:
     """The scope's running daemon; else one started here when the setting says ``auto``."""
     sock = _connect(sock_path)
     if sock is not None:
@@ -123,7 +111,7 @@ def _running_or_started(scope: Scope, sock_path: str, env: Mapping[str, str]) ->
     return _start_and_connect(scope, sock_path, 'the daemon setting is "auto"')
 
 
-def _replaced(scope: Scope, sock_path: str) -> socket.socket | None:
+def _replaced(scope: Scope, sock_path: str) -> _socket.socket | None:
     """An older (or newer) daemon speaks another protocol: stop it, start ours, connect."""
     # Here, not at the top: this module is a fast path, standard library only (import-set tests).
     from orbmcp.daemon.control import stop_scope
@@ -165,7 +153,7 @@ def auto_start_enabled(scope: Scope, environ: Mapping[str, str] | None = None) -
     return value == "auto"
 
 
-def _start_and_connect(scope: Scope, sock_path: str, why: str) -> socket.socket | None:
+def _start_and_connect(scope: Scope, sock_path: str, why: str) -> _socket.socket | None:
     from orbmcp.daemon.control import spawn
     from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S
     from orbmcp.errors import OrbError
@@ -181,7 +169,7 @@ def _start_and_connect(scope: Scope, sock_path: str, why: str) -> socket.socket 
     return _connect(sock_path)
 
 
-def _connect(path: str) -> socket.socket | None:
+def _connect(path: str) -> _socket.socket | None:
     sock = connect_verified(path, timeout=CONNECT_TIMEOUT_S)
     if sock is not None:
         sock.settimeout(None)
@@ -199,17 +187,18 @@ def _refuse(exc: UntrustedDaemon) -> None:
 
 def _forget_stale(path: str) -> None:
     """The socket file outlived its daemon: remove it (and the state file) and say so, once."""
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-    with contextlib.suppress(OSError):
-        os.unlink(state_path(path))
+    for stale in (path, state_path(path)):
+        try:
+            os.unlink(stale)
+        except OSError:
+            pass
     sys.stderr.write(f"orbmcp: the session daemon of this scope is gone ({path}); running one-shot\n")
 
 
 class Conversation:
     RESTART = "restart"  # run() result: the daemon speaks another protocol version
 
-    def __init__(self, sock: socket.socket, scope: Scope, env: Mapping[str, str], kind: str = "run") -> None:
+    def __init__(self, sock: _socket.socket, scope: Scope, env: Mapping[str, str], kind: str = "run") -> None:
         self.sock = sock
         self.scope = scope
         self.env = env
@@ -305,29 +294,30 @@ def request_frame(
 
 def config_variables(scope: Scope) -> list[str]:
     """The variables this scope's own config files reference (read here, not asked for)."""
-    from orbmcp.config.paths import global_files, project_files
+    return variables_in(config_files(scope))
 
+
+def config_files(scope: Scope) -> list[str]:
+    """The config files of ``scope`` (``--config``'s alone, else the global and project files)."""
     if scope.config_file is not None:
-        return variables_in([scope.config_file])
-    from pathlib import Path
-
-    files = (*global_files(Path(scope.global_dir)), *project_files(Path(scope.project_dir)))
-    return variables_in(str(f) for f in files)
+        return [scope.config_file]
+    project = os.path.join(scope.project_dir, PROJECT_CONFIG_DIR)
+    return [os.path.join(d, name) for d in (scope.global_dir, project) for name in GLOBAL_FILES]
 
 
-@contextlib.contextmanager
-def _cancel_on_interrupt(conv: Conversation) -> Iterator[None]:
+def _cancel_on_interrupt(conv: Conversation) -> HandledSignals:
     """Ctrl-C (and SIGTERM/SIGHUP) cancel this command in the daemon; the daemon then reports the
     interruption and the exit status, as a one-shot run would."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if not conv.cancelled:
             conv.cancelled = True
-            with contextlib.suppress(OSError):
+            try:
                 protocol.send(conv.sock, {"t": "cancel", "signal": signal.Signals(signum).name})
+            except OSError:
+                pass
 
-    with signals_handled_by(handler):
-        yield
+    return signals_handled_by(handler)
 
 
 def _write(stream: Any, data: object) -> None:
@@ -340,9 +330,11 @@ def _write(stream: Any, data: object) -> None:
         stream.write(raw)
         stream.flush()
     except BrokenPipeError:
-        with contextlib.suppress(OSError):
+        try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, stream.fileno())
+        except OSError:
+            pass
 
 
 def _isatty(stream: Any) -> bool:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from orbmcp._version import __version__
 
+TYPE_CHECKING = False  # not typing's: the daemon's client imports none (daemon_client.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     from orbmcp.frontends.shell_command import run_command
     from orbmcp.session.command_line import build_app
 
@@ -33,12 +36,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def run(argv: list[str], *, own_process: bool = False) -> int:
+def run(argv: list[str], *, own_process: bool = False, wire: Callable[[], None] | None = None) -> int:
     """Run one command line and return its exit status (what ``main`` exits with).
 
     Nothing here exits the process, so tests and embedders can run the CLI in-process.
     ``own_process``: the caller is the ``orbmcp`` program itself, which owns its process and may
-    tune it for the SDK import (never an embedder's process).
+    tune it for the SDK import (never an embedder's process). ``wire``: the program's wiring of
+    its fronts (``orbmcp.__main__``), run once the line goes past the fast paths.
     """
     if argv in (["--version"], ["-V"]):
         # Fast path: no Typer app to build for the most common scripted probe.
@@ -74,7 +78,8 @@ def run(argv: list[str], *, own_process: bool = False) -> int:
     from orbmcp.frontends.shell_command import run_program
 
     front_handlers.bind()
-
+    if wire is not None:
+        wire()
     return run_program(place_server(entry_json_option(hoist_global_options(argv))))
 
 
@@ -108,17 +113,16 @@ def _bare_status(argv: list[str]) -> int | None:
     )
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, *, wire: Callable[[], None] | None = None) -> None:
     _path_hint()
-    _exit(run(sys.argv[1:] if argv is None else argv, own_process=True))
+    _exit(run(sys.argv[1:] if argv is None else argv, own_process=True, wire=wire))
 
 
 def _path_hint() -> None:
     """Once, the line that puts this program's directory on ``PATH`` (``frontends.path_hint``)."""
-    from orbmcp.config.paths import global_dir
-    from orbmcp.frontends.path_hint import hint
+    from orbmcp.frontends.path_hint import cache_dir, hint
 
-    line = hint(sys.argv[0], os.environ, global_dir() / "cache")
+    line = hint(sys.argv[0], os.environ, cache_dir(os.environ))
     if line is not None:
         print(line, file=sys.stderr)
 

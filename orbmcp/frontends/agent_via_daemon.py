@@ -94,7 +94,7 @@ class DaemonLink:
         if sock is None:
             raise NoDaemon("no session daemon runs for this configuration")
         sock.setblocking(False)
-        stream = await UNIXSocketStream.from_socket(sock)
+        stream = await UNIXSocketStream.from_socket(sock.detach())  # anyio wraps the descriptor
         reader = FrameReader(stream)
         hello = None
         try:

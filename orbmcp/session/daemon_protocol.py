@@ -21,13 +21,16 @@ the daemon listens until the client closes the connection or sends ``cancel``.
 from __future__ import annotations
 
 import json
-import socket
-import struct
-from typing import Any
+
+# The daemon's client imports this on every invocation: no ``typing``, ``socket`` or ``struct``.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _socket import socket
+    from typing import Any
 
 PROTOCOL_VERSION = 2  # 2: the serve request
 MAX_FRAME = 16 * 1024 * 1024  # a `call -` with a large stdin object fits; anything larger is refused
-_HEADER = struct.Struct(">I")
+HEADER_SIZE = 4  # the body's length, unsigned, big-endian
 
 
 class ProtocolError(Exception):
@@ -38,7 +41,7 @@ def encode(message: dict[str, Any]) -> bytes:
     body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     if len(body) > MAX_FRAME:
         raise ProtocolError(f"frame of {len(body)} bytes is over the {MAX_FRAME}-byte limit")
-    return _HEADER.pack(len(body)) + body
+    return len(body).to_bytes(HEADER_SIZE, "big") + body
 
 
 def decode_body(body: bytes) -> dict[str, Any]:
@@ -52,23 +55,22 @@ def decode_body(body: bytes) -> dict[str, Any]:
 
 
 def frame_length(header: bytes) -> int:
-    (length,) = _HEADER.unpack(header)
+    if len(header) != HEADER_SIZE:
+        raise ProtocolError("connection closed mid-frame")
+    length = int.from_bytes(header, "big")
     if length > MAX_FRAME:
         raise ProtocolError(f"frame of {length} bytes is over the {MAX_FRAME}-byte limit")
-    return int(length)
-
-
-HEADER_SIZE = _HEADER.size
+    return length
 
 
 # -- blocking helpers for the stdlib client ------------------------------------------------------
 
 
-def send(sock: socket.socket, message: dict[str, Any]) -> None:
+def send(sock: socket, message: dict[str, Any]) -> None:
     sock.sendall(encode(message))
 
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+def _recv_exactly(sock: socket, size: int) -> bytes:
     chunks: list[bytes] = []
     remaining = size
     while remaining:
@@ -80,7 +82,7 @@ def _recv_exactly(sock: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def receive(sock: socket.socket) -> dict[str, Any] | None:
+def receive(sock: socket) -> dict[str, Any] | None:
     """The next frame, or None when the peer closed the connection between frames."""
     first = sock.recv(HEADER_SIZE)
     if not first:

@@ -15,14 +15,36 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
+from collections import namedtuple
 from collections.abc import Mapping
-from pathlib import Path
-from typing import NamedTuple
 
-from orbmcp import environment, fs
+from orbmcp import environment
 from orbmcp.session.daemon_trust import UntrustedDaemon, check_private
 
-# hashlib is imported where used: the daemon client computes a scope on every invocation.
+# The daemon's client computes a scope on every invocation, so this module imports neither
+# ``typing`` (its own TYPE_CHECKING), ``pathlib`` nor ``hashlib``, whose import loads OpenSSL
+# (~2.5 ms): SHA-256 comes from the interpreter's builtin module, the same digest.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hashlib import sha256
+    from typing import NamedTuple
+
+    class _ScopeFields(NamedTuple):
+        uid: int
+        global_dir: str
+        project_dir: str
+        config_file: str | None
+
+else:
+    _ScopeFields = namedtuple("_ScopeFields", "uid global_dir project_dir config_file")
+    try:
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256
+        else:
+            from _sha256 import sha256
+    except ImportError:  # a build without the builtin module
+        from hashlib import sha256
 
 # sun_path is 108 bytes on Linux, 104 on the BSDs and macOS; keep room for the terminating NUL.
 MAX_SOCKET_PATH = 100
@@ -33,22 +55,23 @@ class UnsafeDirectory(Exception):
     """The runtime directory exists but is not private to this user: refuse to use it."""
 
 
-class Scope(NamedTuple):
-    """Normalised absolute paths (strings: the client computes this on every invocation and
-    must not import pathlib)."""
+def sha256_hex(data: bytes) -> str:
+    """``hashlib.sha256(data).hexdigest()``, without loading OpenSSL (see above)."""
+    return sha256(data).hexdigest()
 
-    uid: int
-    global_dir: str
-    project_dir: str
-    config_file: str | None
+
+class Scope(_ScopeFields):
+    """The user, and normalised absolute paths (strings: the client computes this on every
+    invocation and must not import pathlib): ``uid``, ``global_dir``, ``project_dir``,
+    ``config_file`` (None: the config files of the global and project dirs)."""
+
+    __slots__ = ()
 
     @property
     def key(self) -> str:
         """The daemon's key: the project dir is left out, so every directory shares one daemon."""
-        import hashlib
-
         parts = [str(self.uid), self.global_dir, self.config_file or ""]
-        return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+        return sha256_hex("\0".join(parts).encode("utf-8", "surrogatepass"))[:20]
 
     def describe(self) -> dict[str, str | int | None]:
         return {
@@ -136,6 +159,10 @@ def check_private_dir(directory: str | os.PathLike[str]) -> None:
 def make_private_dir(directory: str | os.PathLike[str]) -> None:
     """Create the runtime directory 0700 (``fs.ensure_private_dir``), or check the one there: one
     open to others is refused before anything could tighten it."""
+    from pathlib import Path  # the daemon's, never the client's: see the top of this module
+
+    from orbmcp import fs
+
     check_private_dir(directory)
     try:
         fs.ensure_private_dir(Path(directory))

@@ -10,21 +10,25 @@ sit above this layer: ``orbmcp/front_handlers.py`` binds those (``bind_handlers`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Concatenate, TypeAlias
+from collections.abc import Mapping
 
 # Each handler module is imported when its command runs: --help, --version and completion import
-# none (tests/commands/test_registries.py).
+# none (tests/commands/test_registries.py). Nor ``typing`` (its own TYPE_CHECKING): every
+# ``import orbmcp`` binds the fronts' handlers, the daemon's client included (fastpath/).
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Concatenate, TypeAlias
+
     from orbmcp.commands.context import CommandContext
     from orbmcp.commands.spec import CommandSpec
 
-# A handler takes the command's context, then the command's parameters by name; it returns a
-# result (or None), or an awaitable of one.
-Handler: TypeAlias = "Callable[Concatenate[CommandContext, ...], object]"
-# Imports the handler's module and returns the handler.
-HandlerRef: TypeAlias = Callable[[], Handler]
+    # A handler takes the command's context, then the command's parameters by name; it returns a
+    # result (or None), or an awaitable of one.
+    Handler: TypeAlias = Callable[Concatenate[CommandContext, ...], object]
+    # Imports the handler's module and returns the handler.
+    HandlerRef: TypeAlias = Callable[[], Handler]
 
 
 def status() -> Handler:

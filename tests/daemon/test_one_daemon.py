@@ -117,6 +117,32 @@ def test_projects_get_their_own_servers_inside_the_same_daemon(tmp_path: Path) -
         assert server_processes(str(scoped.project / "p.jsonl")) == []
 
 
+def test_a_directory_that_gains_a_project_file_gets_its_session_on_the_next_command(tmp_path: Path) -> None:
+    # The daemon remembers where a directory's project files would be; whether they exist is
+    # asked on every command.
+    plain, grows = directories(tmp_path, 2)
+    plain.write({"g": raw_entry("--record", str(tmp_path / "g.jsonl"))})
+    plain.start()
+    try:
+        assert grows.run("call", "g", "echo", "text=shared").out == "shared\n"
+        assert plain.run("daemon", "status", "--json").json()["projects"] == []
+        (grows.project / ".orb").mkdir()
+        entry = raw_entry("--record", str(grows.project / "p.jsonl"), lifecycle="lazy")
+        (grows.project / ".orb" / "mcp.json").write_text(
+            json.dumps({"mcpServers": generous_servers({"p": entry})})
+        )
+        assert grows.run("trust", "--yes").code == 0
+        run = grows.run("call", "p", "echo", "text=mine")
+        assert (run.code, run.out) == (0, "mine\n"), run.err
+        projects = plain.run("daemon", "status", "--json").json()["projects"]
+        assert [p["dir"] for p in projects] == [str(grows.project)]
+        (grows.project / ".orb" / "mcp.json").unlink()
+        assert grows.run("call", "p", "echo", "text=gone").code != 0  # the shared session again
+        assert grows.run("call", "g", "echo", "text=back").out == "back\n"
+    finally:
+        plain.stop()
+
+
 def test_the_daemon_ends_with_its_owner_and_stops_its_servers(tmp_path: Path) -> None:
     (scoped,) = directories(tmp_path, 1)
     rec = tmp_path / "r.jsonl"

@@ -279,6 +279,42 @@ def test_the_verifying_client_stays_a_fast_path(client: Client, tmp_path: Path) 
     assert "orbmcp" in imported and imported & set(NOT_ON_FAST_PATHS) == set()
 
 
+# What the forwarding client never reaches (it runs before every command): the command table's
+# and config's models, and the standard library's slow imports they or a lazy habit pull in.
+NOT_ON_THE_CLIENT = (
+    "typing",
+    "dataclasses",
+    "inspect",
+    "ast",
+    "pathlib",
+    "hashlib",
+    "_hashlib",
+    "orbmcp.commands.table",
+    "orbmcp.commands.adhoc",
+    "orbmcp.config",
+    "orbmcp.session.requests",
+)
+
+
+def test_the_forwarding_client_imports_only_what_it_uses(client: Client, tmp_path: Path) -> None:
+    # The console script pip writes (it imports re itself), not ``-m``: runpy imports more.
+    script = tmp_path / "orbmcp"
+    script.write_text("import re, sys\nfrom orbmcp.__main__ import main\nsys.exit(main())\n")
+    with client.fake(script=[{"t": "out", "data": "ok\n"}]):
+        path = f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"  # no PATH hint to write
+        run = client.run("-X", "importtime", str(script), "call", "s", "t", python=True, OTHER="o", PATH=path)
+    assert run.code == 0 and run.out == "ok\n", run.err
+    names = [
+        line.rsplit("|", 1)[1].strip()
+        for line in run.err.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    imported = set(names[names.index("site") + 1 :])  # the program's (site: an editable finder's)
+    assert "orbmcp.fastpath.daemon_client" in imported  # the command went through the client
+    assert imported & set(NOT_ON_THE_CLIENT) == set()
+    assert [e for e in client.events() if e["event"] == "frame"][1]["frame"]["envDigests"]["OTHER"]
+
+
 def test_terminal_output_policy() -> None:
     kept = "\x1b[1;31mx\x1b[0m\x1b[2K\x1b[1A\x1b[?25l\x1b[?25h\r\n\t"
     assert terminal_output(kept) == kept

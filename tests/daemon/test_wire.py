@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orbmcp.daemon.control import ask, idle_timeout_s
-from orbmcp.daemon.policy import digest, env_digests, forwardable, slash_runs_here
+from orbmcp.daemon.policy import digest, env_digests, slash_runs_here
 from orbmcp.daemon.server import DEFAULT_IDLE_TIMEOUT_S, AlreadyRunning, Daemon
 from orbmcp.errors import UsageError
-from orbmcp.fastpath.argv import ProgramLine
+from orbmcp.fastpath.argv import ProgramLine, runs_in_daemon
 from orbmcp.fastpath.daemon_client import forwarded_command, maybe_forward
 from orbmcp.session import daemon_protocol as protocol
 from orbmcp.session.daemon_frames import FrameWriter
@@ -185,7 +185,7 @@ def test_which_lines_go_to_the_daemon() -> None:
         ["call", "s", "t", "--", "--help"],
     )
     assert ProgramLine(["call", "--help"]).help and ProgramLine(["status", "--no-daemon"]).no_daemon
-    assert not forwardable(("daemon", "start"), True)
+    assert not runs_in_daemon(("daemon", "start"))
     assert maybe_forward(["status"], {"ORBMCP_NO_DAEMON": "1"}) is None
     # The agent protocol and the command list run in the caller's process, never in the daemon.
     assert slash_runs_here(["slash", "--stdio"]) and slash_runs_here(["slash", "--list", "--json"])

@@ -119,6 +119,18 @@ def lock_changes(
     ]
 
 
+def server_changes(path: Path, sup: Supervisor) -> list[toollock.ToolChange] | None:
+    """``lock_changes(path, {sup.name: live_entry(sup)}, locked_only=True)``, with the server's
+    entry (a hash of every tool's description and schemas) built only when the lock names it:
+    ``call`` and ``status`` ask on every command, and most configs have no lock file."""
+    locked = toollock.read(path)
+    if locked is None:
+        return None
+    if sup.name not in locked:
+        return []
+    return toollock.diff_server(sup.name, locked.get(sup.name), live_entry(sup))
+
+
 async def tool_diff(ctx: CommandContext, before: str, after: str) -> ToolDiff:
     """``tools --diff A B``: B's tools against A's (two servers, or two versions of one)."""
     _manager, entries = await _ready_entries(ctx, list(dict.fromkeys([before, after])))
@@ -130,7 +142,7 @@ def changed_since_lock(ctx: CommandContext, sup: Supervisor) -> str | None:
     """For ``status``: a warning when a lock file exists and this server's tools differ from it."""
     path = default_lock_path(ctx.config())
     try:
-        changes = lock_changes(path, {sup.name: live_entry(sup)}, locked_only=True)
+        changes = server_changes(path, sup)
     except ConfigError:  # a broken lock file is for `lock` and `check` to report, not status
         return f"the lock file {path} cannot be read"
     if not changes or str(sup.state) != "ready":
@@ -143,7 +155,7 @@ def check_call(ctx: CommandContext, sup: Supervisor, tool: str) -> None:
     """Before ``call``: a tool that changed since the lock is named on stderr, or refused when the
     settings say ``"lock": "strict"``."""
     path = default_lock_path(ctx.config())
-    changes = lock_changes(path, {sup.name: live_entry(sup)}, locked_only=True)
+    changes = server_changes(path, sup)
     changed = [c for c in changes or () if c.tool == tool]
     if not changed:
         return
