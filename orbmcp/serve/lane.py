@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Awaitable, Callable
+from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 Write = Callable[[bytes], Awaitable[None]]
 # Writes a whole line now if the wire takes it without waiting (False: nothing written).
 WriteNow = Callable[[bytes], bool]
-# One encoder for every line (``json.dumps`` with options builds one per call), as json.dumps
+# One encoder for every line (``json.dumps`` with options builds one per call): what json.dumps
 # with these separators writes.
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -46,11 +47,13 @@ def _line(message: dict[str, Any]) -> bytes:
     return _encode(message).encode() + b"\n"
 
 
-def _answer(request_id: Any, result: dict[str, Any], raw: bytes | None = None) -> bytes:
+def _answer(request_id: int | str, result: dict[str, Any], raw: bytes | None = None) -> bytes:
     """The line ``_line({"jsonrpc": "2.0", "id": request_id, "result": result})`` writes; with
     ``raw``, the server's own text of that result in it (not encoded again)."""
-    text = _encode(result).encode() if raw is None else raw
-    return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (_encode(request_id).encode(), text)
+    if raw is None:
+        return _line({"jsonrpc": "2.0", "id": request_id, "result": result})
+    rid = encode_basestring_ascii(request_id) if isinstance(request_id, str) else str(request_id)
+    return b'{"jsonrpc":"2.0","id":' + rid.encode() + b',"result":' + raw + b"}\n"
 
 
 class FastLane:

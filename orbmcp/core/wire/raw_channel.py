@@ -16,6 +16,7 @@ import itertools
 import json
 import re
 from collections.abc import Awaitable, Callable
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 import anyio
@@ -342,22 +343,18 @@ class RawChannel:
 
 # One encoder for every request (``json.dumps`` with options builds one per call).
 _encode = json.JSONEncoder(separators=(",", ":")).encode
+_REQUEST = (
+    '{"jsonrpc":"2.0","id":"%s","method":"tools/call",'
+    '"params":{"name":%s,"arguments":%s,"_meta":{"progressToken":"%s"}}}\n'
+)
 
 
 def _request_line(request_id: str, tool: str, arguments: dict[str, Any]) -> bytes:
     """The line ``json.dumps`` (compact) writes for ``{"jsonrpc": "2.0", "id": request_id,
     "method": "tools/call", "params": {"name": tool, "arguments": arguments, "_meta":
-    {"progressToken": request_id}}}``, without building that message."""
-    rid = _encode(request_id).encode()
-    return (
-        b'{"jsonrpc":"2.0","id":%b,"method":"tools/call","params":{"name":%b,"arguments":%b,"_meta":{"progressToken":%b}}}\n'
-        % (
-            rid,
-            _encode(tool).encode(),
-            _encode(arguments).encode(),
-            rid,
-        )
-    )
+    {"progressToken": request_id}}}``, without building that message (``request_id`` is one of
+    ours: nothing in it to escape)."""
+    return (_REQUEST % (request_id, encode_basestring_ascii(tool), _encode(arguments), request_id)).encode()
 
 
 CONNECTION_CLOSED = -32000
