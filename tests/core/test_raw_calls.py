@@ -18,6 +18,7 @@ from mcp import MCPError
 
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
 from orbmcp.core.session.supervisor import Supervisor
+from orbmcp.core.tooling import call_paths
 from orbmcp.core.tooling.call_paths import RAW, Call
 from orbmcp.core.tooling.calls import call_tool, call_tool_wire, progress_filter
 from orbmcp.core.wire.raw_channel import ID_PREFIX, RawChannel
@@ -272,6 +273,24 @@ def test_the_channel_hands_over_only_answers_to_its_own_pending_ids() -> None:
     assert got == []
     assert raw.take(line) and got == [{}]
     assert waiter is raw._waiters["orbmcp-lane-1"]
+
+
+def test_the_servers_text_goes_on_only_with_the_result_it_checked_unchanged() -> None:
+    """The hand-over passes the server's text on with a result the check left as it came; one
+    whose later revision's fields were dropped goes on without it (encoded again), and one that
+    fails the check is not handed on at all."""
+    delivered: list[tuple[dict[str, Any], bytes | None]] = []
+
+    def deliver(result: dict[str, Any], raw: bytes | None) -> bool:
+        delivered.append((result, raw))
+        return True
+
+    plain = {"content": [{"type": "text", "text": "hi"}]}
+    call_paths._early(deliver, "2025-11-25", [])(plain, b"TEXT")
+    later = {**plain, "resultType": "complete"}
+    call_paths._early(deliver, "2025-11-25", [])(later, b"LATER")
+    call_paths._early(deliver, "2025-11-25", [])({"content": "not a list"}, b"BAD")
+    assert delivered == [(plain, b"TEXT"), (plain, None)]
 
 
 def test_the_sdk_helper_the_relay_shares_is_there() -> None:
