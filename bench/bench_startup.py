@@ -8,7 +8,12 @@ that machine noise hits every command alike; the verdict uses the median of wall
 is shown too, and so is the median of CPU time (user + system of the child), which a loaded
 machine (other jobs on 2 cores) disturbs much less than wall time.
 
-    python -m bench.bench_startup [--repeat N]
+orbmcp runs as a user has it: installed from this checkout, bytecode compiled (``bench/installed.py``),
+the baseline with the same interpreter; ``--checkout`` runs this checkout's source instead (on
+``PYTHONPATH``, beside the development venv's editable finder, which every interpreter start of
+that venv imports, the baseline's too).
+
+    python -m bench.bench_startup [--repeat N] [--checkout]
 """
 
 from __future__ import annotations
@@ -47,28 +52,38 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _time(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall and CPU seconds of one run."""
+def _time(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one run (in ``cwd``: not the checkout, whose ``orbmcp`` directory
+    ``python -m`` would import instead of the installed one)."""
     cpu, start = _cpu(), time.perf_counter()
-    subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return time.perf_counter() - start, _cpu() - cpu
 
 
-def measure(repeat: int) -> dict[str, list[tuple[float, float]]]:
+def _interpreter(checkout: bool) -> tuple[str, dict[str, str]]:
+    """The interpreter that runs orbmcp and the baseline, and what its environment adds."""
+    if not checkout:
+        from bench.installed import installed_python
+
+        return str(installed_python()), {}
     import compileall
 
     # An installed orbmcp has its bytecode compiled (pip does it); an editable checkout under
     # PYTHONDONTWRITEBYTECODE=1 would recompile every module on every run and measure that instead.
     compileall.compile_dir(str(ROOT / "orbmcp"), quiet=1)
-    py = sys.executable
+    return sys.executable, {"PYTHONPATH": str(ROOT)}
+
+
+def measure(repeat: int, *, checkout: bool = False) -> dict[str, list[tuple[float, float]]]:
+    py, added = _interpreter(checkout)
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env.update(
             {
                 "ORB_AGENT_DIR": str(Path(tmp) / "agent"),
                 "ORBMCP_CONFIG": str(_config(Path(tmp))),
-                "PYTHONPATH": str(ROOT),
                 "NO_COLOR": "1",
+                **added,
             }
         )
         env.pop("ORBMCP_DEBUG", None)
@@ -85,19 +100,22 @@ def measure(repeat: int) -> dict[str, list[tuple[float, float]]]:
             "orbmcp add --overwrite": [py, "-m", "orbmcp", "add", "x", "--lazy", "--overwrite", "--", "true"],
         }
         for argv in commands.values():  # warm the file cache and .pyc files
-            _time(argv, env)
+            _time(argv, env, tmp)
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(repeat):
             for name, argv in commands.items():
-                samples[name].append(_time(argv, env))
+                samples[name].append(_time(argv, env, tmp))
     return samples
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_startup")
     parser.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "40")))
+    parser.add_argument(
+        "--checkout", action="store_true", help="run this checkout's source, not an installed orbmcp"
+    )
     args, _ = parser.parse_known_args(argv)
-    runs = measure(args.repeat)
+    runs = measure(args.repeat, checkout=args.checkout)
     samples = {name: [wall for wall, _ in times] for name, times in runs.items()}
     cpu = {name: statistics.median(c for _, c in times) for name, times in runs.items()}
     names = list(samples)
@@ -115,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         if name.startswith("orbmcp ") and ratio > budget:
             over.append(name)
     budgets = f"fast paths <= {BUDGET}x baseline, config-only <= {CONFIG_BUDGET}x"
-    print(f"budget: {budgets} (median of {args.repeat} runs)")
+    how = "this checkout's source" if args.checkout else "orbmcp installed from this checkout"
+    print(f"budget: {budgets} (median of {args.repeat} runs; {how})")
     for name in over:
         print(f"OVER BUDGET: {name}")
     return 1 if over else 0

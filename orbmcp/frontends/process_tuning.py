@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable
 from functools import partial
 
+from orbmcp.config import pydantic_plugins
 from orbmcp.core.wire import sdk
 
 # The SDK, httpx2 and the server stacks the SDK imports log through stdlib logging at INFO (every
@@ -35,13 +36,15 @@ def owns_process() -> bool:
 
 
 def tune_for_cli(*, client_only: bool = False) -> None:
-    """Make the SDK import faster and keep third-party log output and warnings off the terminal.
+    """Make the SDK import faster, pydantic's start cheaper (no plugins: ``config/pydantic_plugins.py``)
+    and keep third-party log output and warnings off the terminal.
 
     ``client_only``: this process never hosts an MCP server, so the SDK's server stack is left
     out of the import (``frontends/sdk_trim.py``).
     """
     global _owned  # set once, by the program's entry point
     _owned = True
+    pydantic_plugins.leave_out()
     sdk.wrap_import(partial(_tuned_import, client_only=client_only))
     if sdk.loaded():  # imported before this command (an in-process caller): quiet it now
         _quiet_before_import()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Awaitable, Callable
+from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -37,11 +38,22 @@ if TYPE_CHECKING:
 Write = Callable[[bytes], Awaitable[None]]
 # Writes a whole line now if the wire takes it without waiting (False: nothing written).
 WriteNow = Callable[[bytes], bool]
-_MARKERS = (b'"tools/call"', b'"notifications/cancelled"')
+# One encoder for every line (``json.dumps`` with options builds one per call): what json.dumps
+# with these separators writes.
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _line(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    return _encode(message).encode() + b"\n"
+
+
+def _answer(request_id: int | str, result: dict[str, Any], raw: bytes | None = None) -> bytes:
+    """The line ``_line({"jsonrpc": "2.0", "id": request_id, "result": result})`` writes; with
+    ``raw``, the server's own text of that result in it (not encoded again)."""
+    if raw is None:
+        return _line({"jsonrpc": "2.0", "id": request_id, "result": result})
+    rid = encode_basestring_ascii(request_id) if isinstance(request_id, str) else str(request_id)
+    return b'{"jsonrpc":"2.0","id":' + rid.encode() + b',"result":' + raw + b"}\n"
 
 
 class FastLane:
@@ -63,7 +75,7 @@ class FastLane:
 
     def take(self, line: bytes) -> bool:
         """Handle ``line`` here (True), or leave it to the SDK (False)."""
-        if self._tg is None or not any(marker in line for marker in _MARKERS):
+        if self._tg is None or (b'"tools/call"' not in line and b'"notifications/cancelled"' not in line):
             return False
         message = json_object(line)
         if message is None:
@@ -94,9 +106,9 @@ class FastLane:
             return False
         if not isinstance(token, int | str) or isinstance(token, bool):
             token = None
-        self._running[request_id] = anyio.CancelScope()
         arguments = dict(arguments or {})
-        issued = self._issue(peer, tool, arguments)
+        issued = self._issue(peer, tool, arguments)  # first: the server starts on it meanwhile
+        self._running[request_id] = anyio.CancelScope()
         call = functools.partial(self._call, issued=issued)
         self._tg.start_soon(call, peer, request_id, tool, arguments, token)
         return True
@@ -136,14 +148,14 @@ class FastLane:
 
         written = False
 
-        def deliver(result: dict[str, Any]) -> bool:
+        def deliver(result: dict[str, Any], raw: bytes | None) -> bool:
             # From the server's reader, as the answer is read: a request the agent cancelled gets
             # no answer; anything else goes out now, not one trip round the event loop later.
             nonlocal written
             scope = self._running.get(request_id)
             if self._write_now is None or scope is None or scope.cancel_called:
                 return False
-            written = self._write_now(_line({"jsonrpc": "2.0", "id": request_id, "result": result}))
+            written = self._write_now(_answer(request_id, result, raw))
             return written
 
         call = InFlight(tool.server, None, request_id)
@@ -175,4 +187,4 @@ class FastLane:
         if written:  # answered from the reader; what the wire did not take goes out now
             await write(b"")
         elif result is not None:  # a cancelled request gets no answer
-            await write(_line({"jsonrpc": "2.0", "id": request_id, "result": result}))
+            await write(_answer(request_id, result))

@@ -18,6 +18,7 @@ from mcp import MCPError
 
 from orbmcp.core.capabilities.elicitation import ElicitationAnswer
 from orbmcp.core.session.supervisor import Supervisor
+from orbmcp.core.tooling import call_paths
 from orbmcp.core.tooling.call_paths import RAW, Call
 from orbmcp.core.tooling.calls import call_tool, call_tool_wire, progress_filter
 from orbmcp.core.wire.raw_channel import ID_PREFIX, RawChannel
@@ -274,6 +275,24 @@ def test_the_channel_hands_over_only_answers_to_its_own_pending_ids() -> None:
     assert waiter is raw._waiters["orbmcp-lane-1"]
 
 
+def test_the_servers_text_goes_on_only_with_the_result_it_checked_unchanged() -> None:
+    """The hand-over passes the server's text on with a result the check left as it came; one
+    whose later revision's fields were dropped goes on without it (encoded again), and one that
+    fails the check is not handed on at all."""
+    delivered: list[tuple[dict[str, Any], bytes | None]] = []
+
+    def deliver(result: dict[str, Any], raw: bytes | None) -> bool:
+        delivered.append((result, raw))
+        return True
+
+    plain = {"content": [{"type": "text", "text": "hi"}]}
+    call_paths._early(deliver, "2025-11-25", [])(plain, b"TEXT")
+    later = {**plain, "resultType": "complete"}
+    call_paths._early(deliver, "2025-11-25", [])(later, b"LATER")
+    call_paths._early(deliver, "2025-11-25", [])({"content": "not a list"}, b"BAD")
+    assert delivered == [(plain, b"TEXT"), (plain, None)]
+
+
 def test_the_sdk_helper_the_relay_shares_is_there() -> None:
     """The relay drops a later revision's result fields exactly as the SDK's session does, by
     the SDK's own (private) table: an SDK upgrade that moves it fails here, not in a call."""
@@ -289,7 +308,11 @@ def test_a_result_is_handed_on_early_only_when_nothing_of_its_call_must_come_fir
     raw = RawChannel("s")
     early: list[Any] = []
     got: list[Any] = []
-    fake = {"put": lambda self, item: got.append(item), "early": early.append, "items": []}
+    fake = {
+        "put": lambda self, item: got.append(item),
+        "early": staticmethod(lambda result, text: early.append(result)),
+        "items": [],
+    }
     raw._waiters["orbmcp-lane-1"] = waiter = type("W", (), fake)()
     answer = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","result":{"n":1}}'
     assert raw.take(answer) and early == [{"n": 1}] and got == [{"n": 1}]
@@ -301,6 +324,50 @@ def test_a_result_is_handed_on_early_only_when_nothing_of_its_call_must_come_fir
     error = b'{"jsonrpc":"2.0","id":"orbmcp-lane-1","error":{"code":-1,"message":"no"}}'
     raw.sdk_behind = False
     assert raw.take(error) and early == [{"n": 1}]  # an error goes the task's way
+
+
+def test_a_result_is_handed_on_with_the_servers_text_of_it_in_the_shapes_servers_write() -> None:
+    """An answer shaped as servers write one (``jsonrpc``, ``id``, ``result`` as the SDK orders
+    them, or ``result`` first as the TypeScript SDK does; compact or spaced) is handed on with the
+    result's own text, so a relay passes it on as the server wrote it; another order is handed on
+    parsed only, and a line with more after the result (an ``error`` too) is judged by the full
+    parse, as before."""
+    raw = RawChannel("s")
+    early: list[tuple[Any, bytes | None]] = []
+    got: list[Any] = []
+    fake = {
+        "put": lambda self, item: got.append(item),
+        "early": staticmethod(lambda result, text: early.append((result, text))),
+        "items": [],
+    }
+    raw._waiters["orbmcp-lane-7"] = type("W", (), fake)()
+    compact = '{"jsonrpc":"2.0","id":"orbmcp-lane-7","result":{"x":1.50,"t":"é\\u00e9"}} \r'.encode()
+    spaced = b'{"jsonrpc": "2.0", "id": "orbmcp-lane-7", "result": {"x": 1}}'
+    first = b'{"result":{"x":[2]},"jsonrpc":"2.0","id":"orbmcp-lane-7"}'
+    other = b'{"id":"orbmcp-lane-7","jsonrpc":"2.0","result":{"x":3}}'
+    for line in (compact, spaced, first, other):
+        assert raw.take(line)
+    assert early == [
+        ({"x": 1.5, "t": "éé"}, '{"x":1.50,"t":"é\\u00e9"}'.encode()),
+        ({"x": 1}, b'{"x": 1}'),
+        ({"x": [2]}, b'{"x":[2]}'),
+        ({"x": 3}, None),
+    ]
+    for both in (
+        b'{"jsonrpc":"2.0","id":"orbmcp-lane-7","result":{"x":1},"error":{"code":-1,"message":"no"}}',
+        b'{"result":{"x":1},"error":{"code":-1,"message":"no"},"jsonrpc":"2.0","id":"orbmcp-lane-7"}',
+    ):
+        assert raw.take(both) and len(early) == 4  # an error: the task's way, as the full parse says
+        assert type(got[-1]).__name__ == "_RawError"
+    assert not raw.take(b'{"jsonrpc":"2.0","id":"orbmcp-lane-8","result":{}}')  # not ours
+    assert not raw.take(b'{"result":{},"jsonrpc":"2.0","id":"orbmcp-lane-8"}')
+    for bad in (
+        b'{"jsonrpc":"2.0","id":"orbmcp-lane-7","result":{"x":\xff}}',  # not UTF-8
+        b'{"jsonrpc":"2.0","id":"orbmcp-lane-7","result":[1]}',  # not an object
+        b'{"result":' + b"[" * 100_000 + b"]" * 100_000 + b',"jsonrpc":"2.0","id":"orbmcp-lane-7"}',
+    ):
+        raw.take(bad)  # the full parse decides: nothing goes on early
+    assert len(early) == 4 and len(got) == 7  # the array: an outcome; the others: not answers
 
 
 async def test_an_issued_call_is_written_at_once_and_its_call_waits_for_the_answer() -> None:

@@ -50,11 +50,14 @@ class LineAgent:
     async def send(self, message: dict[str, Any]) -> None:
         await self._send.send(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
 
-    async def receive(self) -> dict[str, Any]:
+    async def receive_line(self) -> bytes:
         while b"\n" not in self._buffer:
             self._buffer += await self._receive.receive()
         line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
+        return line
+
+    async def receive(self) -> dict[str, Any]:
+        message: dict[str, Any] = json.loads(await self.receive_line())
         return message
 
     async def answer_to(self, request_id: Any) -> dict[str, Any]:
@@ -171,6 +174,25 @@ async def test_a_relayed_answer_goes_out_from_the_servers_reader(
             # The first answer after the lines of the handshake the SDK was given waits for the
             # SDK to have dispatched them (``RawChannel.held``), and goes out from the task.
             assert on_the_wire[1:] == [call_path.raw] * 3
+
+
+async def test_a_result_passed_on_by_the_reader_is_the_servers_own_text(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
+    """On the raw path the reader passes a result on as the server wrote it, not encoded again
+    (``light.py`` writes ``json.dumps``' spaced JSON); the SDK's path writes it compact."""
+    config = write_config(tmp_path / "mcp.json", {"light": stdio_entry("light")})
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            lines = []
+            for n in range(3):  # the first answer after the handshake goes out from the task
+                await agent.call(n, agent.tool("mcp__light__echo"), {"text": "hé"})
+                lines.append(await agent.receive_line())
+            assert [json.loads(line)["id"] for line in lines] == [0, 1, 2]
+            assert {json.loads(line)["result"]["content"][0]["text"] for line in lines} == {"hé"}
+            spaced = [b'"text": "h\\u00e9"' in line for line in lines]
+            assert spaced == [False, call_path.raw, call_path.raw]
+            assert raw_side(gateway, "light").relayed == (3 if call_path.raw else 0)
 
 
 async def test_a_relayed_call_is_written_to_its_server_before_its_task_runs(

@@ -23,13 +23,12 @@ the calls it was chosen for (``taken``): tests prove which one ran by it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orbmcp.core.capabilities.tasks import TaskProtocolError, call_as_task
 from orbmcp.core.wire.era import era_of
-from orbmcp.core.wire.raw_channel import Early, Issued, SdkProgress, connection_closed
+from orbmcp.core.wire.raw_channel import Deliver, Early, Issued, SdkProgress, connection_closed
 from orbmcp.errors import ProtocolError
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ class Call:
     task: bool = False  # made as a task (asked for, or the tool requires it)
     # A front that passes the result on as wire JSON may be handed it here first, checked, as the
     # answer is read (True: it passed it on); the raw path does, where nothing must come first.
-    deliver: Callable[[dict[str, Any]], bool] | None = None
+    deliver: Deliver | None = None
     # Written already by ``RawPath.issue`` (then this call is the raw path's).
     issued: Issued | None = None
 
@@ -174,17 +173,18 @@ def _checked(result: dict[str, Any], version: str) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key not in foreign}
 
 
-def _early(deliver: Callable[[dict[str, Any]], bool], version: str, checked: list[dict[str, Any]]) -> Early:
+def _early(deliver: Deliver, version: str, checked: list[dict[str, Any]]) -> Early:
     """The reader's hand-over of a call's result: checked as ``_checked`` does (kept, so the call
-    returns it without a second check) and handed to ``deliver``; a result that fails the check
-    is left to the calling task, which fails the same way."""
+    returns it without a second check) and handed to ``deliver``, with the server's text of it
+    when the check left it as it came; a result that fails the check is left to the calling
+    task, which fails the same way."""
 
-    def early(result: dict[str, Any]) -> None:
+    def early(result: dict[str, Any], raw: bytes | None) -> None:
         try:
             checked.append(_checked(result, version))
         except ValueError:  # pydantic's ValidationError
             return
-        deliver(checked[0])
+        deliver(checked[0], raw if checked[0] is result else None)
 
     return early
 

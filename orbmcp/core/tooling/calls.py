@@ -25,7 +25,7 @@ from orbmcp.core.session.discovery import collect_pages, wire
 from orbmcp.core.session.hints import failure_error
 from orbmcp.core.tooling.call_paths import RAW, SDK, Call, CallPath, path_for
 from orbmcp.core.tooling.results import from_sdk
-from orbmcp.core.wire.raw_channel import Issued, SdkProgress
+from orbmcp.core.wire.raw_channel import Deliver, Issued, SdkProgress
 from orbmcp.errors import (
     AuthError,
     ConnectionFailed,
@@ -225,7 +225,7 @@ async def call_tool_wire(
     timeout_s: float | None = None,
     progress: ProgressFn | None = None,
     asker: Asker | None = None,
-    deliver: Callable[[dict[str, Any]], bool] | None = None,
+    deliver: Deliver | None = None,
     issued: Issued | None = None,
 ) -> dict[str, Any]:
     """The server's ``tools/call`` result as wire JSON, for a front that passes it on unchanged;
@@ -260,7 +260,7 @@ def _call(
     *,
     task: bool = False,
     meta: dict[str, Any] | None = None,
-    deliver: Callable[[dict[str, Any]], bool] | None = None,
+    deliver: Deliver | None = None,
     issued: Issued | None = None,
 ) -> Call:
     if not task:

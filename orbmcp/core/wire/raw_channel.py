@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Awaitable, Callable
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 import anyio
@@ -31,8 +33,28 @@ SendNow = Callable[[bytes], bool]  # writes a line now if the pipe takes it with
 # A call's progress as the SDK reports it: (progress, total, message).
 SdkProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 GarbageHook = Callable[[bytes], None]
-# Handed a call's result by the reader as it arrives, before the calling task wakes (never raises).
-Early = Callable[[dict[str, Any]], None]
+# Handed a call's result by the reader as it arrives, before the calling task wakes (never raises),
+# with the result's JSON text as the server wrote it where the line has the plain shape of an
+# answer (``_answer_parts``; None otherwise): a relay may pass that text on without encoding it.
+Early = Callable[[dict[str, Any], bytes | None], None]
+# Handed a call's result (checked) and its text where the server's line had it (``Early``): True
+# when it was passed on.
+Deliver = Callable[[dict[str, Any], bytes | None], bool]
+
+
+def _shape(*parts: str) -> re.Pattern[str]:
+    return re.compile("[ \\t\\r\\n]*".join(parts))  # JSON's whitespace between the tokens
+
+
+# An answer with a result and nothing else, as servers write one: ``jsonrpc``, ``id``, ``result``
+# (the SDK's order, ``_HEAD`` before the result and ``_END`` after it), or ``result`` first (the
+# TypeScript SDK's: ``_RESULT`` before it, ``_TAIL`` after), compact or spaced.
+_ID = '"(' + re.escape(ID_PREFIX) + '[0-9]{1,19})"'
+_HEAD = _shape("", r"\{", '"jsonrpc"', ":", r'"2\.0"', ",", '"id"', ":", _ID, ",", '"result"', ":", "")
+_END = _shape("", r"\}", "")
+_RESULT = _shape("", r"\{", '"result"', ":", "")
+_TAIL = _shape("", ",", '"jsonrpc"', ":", r'"2\.0"', ",", '"id"', ":", _ID, r"\}", "")
+_decode_value = json.JSONDecoder().raw_decode
 
 
 class _Closed:
@@ -59,18 +81,49 @@ class Issued:
 
 
 class _Waiter:
-    """One pending call: what the reader handed over (progress tuples, then its outcome)."""
+    """One pending call: what the reader handed over (progress tuples, then its outcome). ``wake``
+    is made by the calling task when it waits (``_answer``), not when the call is written: a
+    relayed call's request goes out without it."""
 
     __slots__ = ("early", "items", "wake")
 
     def __init__(self, early: Early | None) -> None:
-        self.wake = anyio.Event()
+        self.wake: anyio.Event | None = None
         self.items: list[Any] = []
         self.early = early
 
     def put(self, item: Any) -> None:
         self.items.append(item)
-        self.wake.set()
+        if self.wake is not None:
+            self.wake.set()
+
+
+def _answer_parts(line: bytes) -> tuple[str, dict[str, Any], bytes] | None:
+    """An answer with a result and nothing else, in one of the shapes servers write
+    (``_HEAD``/``_RESULT``): its id, its result and the result's text as the server wrote it;
+    None for any other line (the full parse decides what it is)."""
+    try:
+        text = line.decode()
+        head = _HEAD.match(text)
+        if head is not None:
+            result, end = _decode_value(text, head.end())
+            if _END.fullmatch(text, end) is None:
+                return None  # more after the result (an "error" too): the full parse decides
+            answer_id = head[1]
+        else:
+            start = _RESULT.match(text)
+            if start is None:
+                return None
+            result, end = _decode_value(text, start.end())
+            tail = _TAIL.fullmatch(text, end)
+            if tail is None:
+                return None
+            head, answer_id = start, tail[1]
+    except (ValueError, RecursionError):  # not UTF-8, bad JSON, nesting deep enough
+        return None
+    if not isinstance(result, dict):
+        return None
+    return answer_id, result, text[head.end() : end].encode()
 
 
 def json_object(line: bytes) -> dict[str, Any] | None:
@@ -123,6 +176,13 @@ class RawChannel:
         server wrote (bad JSON, deep nesting, ids of any type)."""
         if not self._waiters or _MARK not in line:
             return False
+        compact = _answer_parts(line)
+        if compact is not None:
+            answer_id, result, raw = compact
+            waiter = self._waiters.get(answer_id)
+            if waiter is None:
+                return False  # not ours: the SDK skips it as today
+            return self._answered(waiter, result, raw)
         message = json_object(line)
         if message is None:
             return False
@@ -132,13 +192,15 @@ class RawChannel:
         waiter = self._waiters.get(request_id) if isinstance(request_id, str) else None
         if waiter is None or ("result" not in message and "error" not in message):
             return False  # not ours, or not an answer: the SDK skips it as today
-        outcome = self._outcome(message, line)
+        return self._answered(waiter, self._outcome(message, line), None)
+
+    def _answered(self, waiter: _Waiter, outcome: Any, raw: bytes | None) -> bool:
         if self.sdk_behind:
             self.held.append((waiter, outcome))
             return True
         if waiter.early is not None and not waiter.items and type(outcome) is dict:
             # Nothing of the call's is left to relay before its result: it may go on at once.
-            waiter.early(outcome)
+            waiter.early(outcome, raw)
         waiter.put(outcome)
         return True
 
@@ -279,10 +341,20 @@ class RawChannel:
                 pass  # the connection is going: the server stops the work with it
 
 
+# One encoder for every request (``json.dumps`` with options builds one per call).
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+_REQUEST = (
+    '{"jsonrpc":"2.0","id":"%s","method":"tools/call",'
+    '"params":{"name":%s,"arguments":%s,"_meta":{"progressToken":"%s"}}}\n'
+)
+
+
 def _request_line(request_id: str, tool: str, arguments: dict[str, Any]) -> bytes:
-    params = {"name": tool, "arguments": arguments, "_meta": {"progressToken": request_id}}
-    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    """The line ``json.dumps`` (compact) writes for ``{"jsonrpc": "2.0", "id": request_id,
+    "method": "tools/call", "params": {"name": tool, "arguments": arguments, "_meta":
+    {"progressToken": request_id}}}``, without building that message (``request_id`` is one of
+    ours: nothing in it to escape)."""
+    return (_REQUEST % (request_id, encode_basestring_ascii(tool), _encode(arguments), request_id)).encode()
 
 
 CONNECTION_CLOSED = -32000
@@ -319,9 +391,18 @@ async def _answer(waiter: _Waiter, on_progress: SdkProgress) -> Any:
                     return item
                 await on_progress(*item)
             continue
-        await waiter.wake.wait()
-        # Re-armed before the next drain: whatever the reader adds from here on wakes the new one.
-        waiter.wake = anyio.Event()
+        # Armed before the wait: whatever the reader adds from here on wakes this one.
+        wake = waiter.wake = anyio.Event()
+        await wake.wait()
 
 
-__all__ = ["ID_PREFIX", "Early", "Issued", "RawChannel", "SdkProgress", "connection_closed", "json_object"]
+__all__ = [
+    "ID_PREFIX",
+    "Deliver",
+    "Early",
+    "Issued",
+    "RawChannel",
+    "SdkProgress",
+    "connection_closed",
+    "json_object",
+]
