@@ -28,7 +28,7 @@ reads any ``TYPE_CHECKING``), ``pathlib``, ``dataclasses``, ``contextlib``, ``st
 digest: ``hashlib`` loads OpenSSL, ~2.5 ms). ``tests/daemon/test_trust.py`` pins that import set
 (``test_the_forwarding_client_imports_only_what_it_uses``).
 
-Three tricks outside this package stay because a benchmark shows they matter (the first two:
+Four tricks outside this package stay because a benchmark shows they matter (the first two:
 ``bench/bench_fastpath_tricks.py``, each on and off, alternately, in one run; 9 runs on this
 project's 2-core machine, loaded):
 
@@ -42,6 +42,9 @@ project's 2-core machine, loaded):
 - ``config/deferred_asyncio.py`` (pydantic-settings imported without asyncio, which it imports
   for a method orbmcp never calls): ~40 ms CPU less on every config-only command, ~0.4x of their
   baseline, ``import typer, rich.console`` (their budget is 3x; ``bench/bench_startup.py``).
+- ``config/pydantic_plugins.py`` (the program's pydantic without its plugin loader, which imports
+  ``importlib.metadata`` and scans every distribution's entry points): ~7 % of every config-only
+  command (``bench/bench_startup.py``); an embedder's process keeps its plugins.
 
 Outside the fast paths, modules import at module top like ordinary Python.
 """
