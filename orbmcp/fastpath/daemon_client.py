@@ -215,9 +215,16 @@ class Conversation:
             return None
         if hello.get("protocol") != protocol.PROTOCOL_VERSION:
             return self.RESTART
-        protocol.send(self.sock, self._request(argv, hello))
+        try:
+            protocol.send(self.sock, self._request(argv, hello))
+        except OSError:  # it closed after its hello (an idle daemon stopping): nothing ran
+            return self._not_taken()
         with _cancel_on_interrupt(self):
             return self._play()
+
+    @staticmethod
+    def _not_taken() -> None:
+        sys.stderr.write("orbmcp: the session daemon stopped before taking the command; running one-shot\n")
 
     def _request(self, argv: list[str], hello: Mapping[str, Any]) -> dict[str, Any]:
         return request_frame(self.kind, argv, hello, self.scope, self.env)
@@ -228,11 +235,19 @@ class Conversation:
     def _play(self) -> int | None:
         out = sys.stdout.buffer
         err = sys.stderr.buffer
+        first = True
         while True:
             try:
                 message = protocol.receive(self.sock)
             except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for odd platforms
                 continue
+            except ConnectionResetError:
+                if first:  # closed with the request unread (an idle daemon stopping): nothing ran
+                    return self._not_taken()
+                message = None
+            except OSError:
+                message = None
+            first = False
             if message is None:
                 sys.stderr.write(
                     "orbmcp: the session daemon closed the connection before the command ended\n"

@@ -315,6 +315,17 @@ def test_the_forwarding_client_imports_only_what_it_uses(client: Client, tmp_pat
     assert [e for e in client.events() if e["event"] == "frame"][1]["frame"]["envDigests"]["OTHER"]
 
 
+def test_a_daemon_that_leaves_after_its_hello_leaves_the_command_to_run_here(client: Client) -> None:
+    # An idle daemon stopping closes a client that said hello, its request unread: nothing ran
+    # there, so the command runs one-shot (it was a raw BrokenPipeError traceback).
+    with client.fake("--leave-after-hello"):
+        run = client.run("status", "--json", OTHER="o")
+    assert (run.code, run.out) == (0, "[]\n"), run.err
+    assert "Traceback" not in run.err
+    assert "orbmcp: the session daemon stopped before taking the command; running one-shot" in run.err
+    assert [e["event"] for e in client.events()].count("left") == 1
+
+
 def test_terminal_output_policy() -> None:
     kept = "\x1b[1;31mx\x1b[0m\x1b[2K\x1b[1A\x1b[?25l\x1b[?25h\r\n\t"
     assert terminal_output(kept) == kept

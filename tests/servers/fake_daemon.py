@@ -1,6 +1,7 @@
 """Red-team kit: a fake session daemon on the socket path an orbmcp client would use.
 
 Usage: fake_daemon.py SOCKET RECORD [--dir-mode OCTAL] [--owner UID] [--listen-as UID] [--script JSON]
+                      [--leave-after-hello]
 
 It creates the socket's directory (mode ``--dir-mode``, 0700 by default) and listens there, the
 way another local user could before the real daemon ever starts. Run as root it can impersonate
@@ -11,7 +12,9 @@ else: only ``SO_PEERCRED`` tells). It records to RECORD (JSON lines) every conne
 and every frame it receives, answers a hello (protocol 2, asking for the digests of ``env`` names
 with its own nonce), then sends the frames of ``--script`` (a JSON list) after the client's
 request, recording the answer to each one that has an ``id``, and ends with ``exit`` 0. It prints
-``ready`` once listening and serves until killed.
+``ready`` once listening and serves until killed. ``--leave-after-hello`` closes each connection
+right after its hello, the request unread (what a daemon that stops on its idle timeout does to a
+client that said hello but had not yet said what it wants).
 """
 
 from __future__ import annotations
@@ -69,13 +72,16 @@ def _receive(conn: socket.socket, record: Recorder) -> dict[str, Any] | None:
     return frame
 
 
-def _converse(conn: socket.socket, script: list[dict[str, Any]], record: Recorder) -> None:
+def _converse(conn: socket.socket, script: list[dict[str, Any]], record: Recorder, leave: bool = False) -> None:
     hello = _receive(conn, record)
     if hello is None:
         return
     conn.sendall(
         _frame({"t": "hello", "protocol": PROTOCOL_VERSION, "env": ["SECRET_PIN", "OTHER"], "nonce": "n"})
     )
+    if leave:
+        record(event="left")
+        return
     if _receive(conn, record) is None:  # the request: argv, cwd, env, digests
         return
     for frame in script:
@@ -93,6 +99,7 @@ def main() -> None:
     parser.add_argument("--owner", type=int)
     parser.add_argument("--listen-as", type=int)
     parser.add_argument("--script", default="[]")
+    parser.add_argument("--leave-after-hello", action="store_true")
     args = parser.parse_args()
     script = json.loads(args.script)
     record = Recorder(open(args.record, "a", encoding="utf-8"))  # noqa: SIM115 - kept for the life of the process
@@ -115,7 +122,7 @@ def main() -> None:
         record(event="accepted")
         with conn:
             try:
-                _converse(conn, script, record)
+                _converse(conn, script, record, args.leave_after_hello)
             except (OSError, ValueError) as exc:
                 record(event="ended", reason=type(exc).__name__)
 
