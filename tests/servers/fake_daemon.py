@@ -72,7 +72,9 @@ def _receive(conn: socket.socket, record: Recorder) -> dict[str, Any] | None:
     return frame
 
 
-def _converse(conn: socket.socket, script: list[dict[str, Any]], record: Recorder, leave: bool = False) -> None:
+def _converse(
+    conn: socket.socket, script: list[dict[str, Any]], record: Recorder, leave: bool = False
+) -> None:
     hello = _receive(conn, record)
     if hello is None:
         return
