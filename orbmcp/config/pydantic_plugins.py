@@ -23,6 +23,7 @@ import importlib
 import sys
 import types
 from collections.abc import Sequence
+from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from typing import Any
 
@@ -49,7 +50,7 @@ class _NoPlugins(types.ModuleType):
         return getattr(real, attr)
 
 
-class _StandInFinder:
+class _StandInFinder(MetaPathFinder, Loader):
     """Finds the stand-in for the loader's name (and nothing else); steps aside while the stand-in
     imports the real module."""
 
