@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.core.live import stdio_entry
-from tests.daemon import Scoped, daemon, scope_in, wait_for
+from tests.daemon import Scoped, alive, daemon, scope_in, wait_for
 from tests.frontends.test_agent_protocol import HANG_GUARD_S, Agent
 
 HANG_GUARD_MS = int(HANG_GUARD_S * 1000)
@@ -33,11 +35,12 @@ def ancestors(pid: int) -> set[int]:
     return found
 
 
-@pytest.fixture
-def scoped(tmp_path: Path) -> Scoped:
-    markers = tmp_path / "markers"
+def configured(base: Path) -> Scoped:
+    """A scope under ``base`` whose config runs server-everything and asks.py (their markers in
+    ``base / "markers"``) and answers sampling with a fixed reply."""
+    markers = base / "markers"
     markers.mkdir()
-    s = scope_in(tmp_path)
+    s = scope_in(base)
     sampler = (
         "import json,sys; json.load(sys.stdin); "
         "print(json.dumps({'role':'assistant','model':'m1','content':{'type':'text','text':'hi'}}))"
@@ -55,6 +58,57 @@ def scoped(tmp_path: Path) -> Scoped:
     return s
 
 
+@pytest.fixture
+def scoped(tmp_path: Path) -> Scoped:
+    """A scope of the test's own, for the tests whose subject is the daemon going away."""
+    return configured(tmp_path)
+
+
+@dataclass
+class Shared:
+    scoped: Scoped
+    pid: int
+    markers: Path
+
+    def agent_requests(self) -> int:
+        count: int = self.scoped.run("daemon", "status", "--json").json()["agentRequests"]
+        return count
+
+
+@pytest.fixture(scope="module")
+def _shared_daemons() -> Iterator[list[Shared]]:
+    held: list[Shared] = []
+    yield held
+    for shared in held:
+        shared.scoped.stop()
+
+
+@pytest.fixture
+def running(
+    _shared_daemons: list[Shared], tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Shared]:
+    """A running daemon on ``configured``'s servers, shared by this module's tests whose subject
+    is what the daemon serves an agent (not its start or stop): a daemon start and its SDK
+    servers per test were most of this file's CPU. Counters are read as deltas. A test that fails
+    stops it (what it left in flight must not reach the next test), and the next one starts
+    another."""
+    current = _shared_daemons[-1] if _shared_daemons else None
+    if current is None or current.scoped.daemon_pid() != current.pid or not alive(current.pid):
+        base = tmp_path_factory.mktemp("shared")
+        scoped = configured(base)
+        home = base / "home"
+        home.mkdir()
+        # One home for every client of the shared daemon (the autouse fixture gives each test its own).
+        scoped.extra_env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+        current = Shared(scoped, scoped.start()["pid"], base / "markers")
+        _shared_daemons.append(current)
+    failed = request.session.testsfailed
+    yield current
+    if request.session.testsfailed != failed:
+        current.scoped.stop()
+        _shared_daemons.remove(current)
+
+
 def agent_in(scoped: Scoped) -> Agent:
     return Agent(None, environ=scoped.env(), cwd=scoped.project)
 
@@ -63,82 +117,84 @@ def wait_file(path: Path) -> None:
     wait_for(path.exists, HANG_GUARD_S, f"{path} to appear")
 
 
-def test_lines_and_questions_go_through_the_daemon(scoped: Scoped, tmp_path: Path) -> None:
-    markers = tmp_path / "markers"
-    with daemon(scoped) as info:
-        agent = agent_in(scoped)
-        try:
-            ready = agent.expect(lambda m: m["type"] == "ready")
-            assert ready["daemon"] == info["pid"]
-            agent.send({"type": "run", "id": "r1", "line": "/mcp call everything add a=2 b=3"})
-            result = agent.reply("r1")
-            assert (result["exit"], result["text"], result["error"]) == (0, "5", None), result["text"]
-            assert result["content"] == [{"type": "text", "text": "5"}]
-            status = scoped.run("daemon", "status", "--json").json()
-            assert status["agentRequests"] == 1
-            assert {"name": "everything", "state": "ready"} in status["servers"]
-
-            # a server's form, asked of the agent with the agent's run id; answered through the daemon
-            agent.send({"type": "run", "id": "f", "line": "/mcp call asks form"})
-            ask = agent.expect(lambda m: m["type"] == "ask")
-            assert (ask["kind"], ask["run"], ask["server"]) == ("form", "f", "asks")
-            assert "\x1b" not in ask["message"] and ask["schema"]["required"] == ["name", "agree"]
-            agent.send({"type": "answer", "id": ask["id"], "action": "accept", "content": {"agree": True}})
-            again = agent.expect(lambda m: m["type"] == "ask")
-            assert again["errors"] and again["run"] == "f"
-            content = {"name": "Ann", "agree": True}
-            agent.send({"type": "answer", "id": again["id"], "action": "accept", "content": content})
-            assert '"name": "Ann"' in agent.reply("f")["text"]
-            agent.send({"type": "run", "id": "u", "line": "/mcp call asks open_url"})
-            ask = agent.expect(lambda m: m["type"] == "ask")
-            assert (ask["kind"], ask["run"], ask["url"]) == ("url", "u", "https://example.com/connect")
-            agent.send({"type": "answer", "id": ask["id"], "action": "decline"})
-            assert agent.reply("u")["text"].splitlines()[0] == "decline"
-            # sampling consent, then the configured command answers
-            agent.send({"type": "run", "id": "s", "line": "/mcp call asks sample prompt=hello"})
-            ask = agent.expect(lambda m: m["type"] == "ask")
-            assert (ask["kind"], ask["run"]) == ("confirm", "s") and "user: hello" in ask["detail"]
-            agent.send({"type": "answer", "id": ask["id"], "action": "accept"})
-            assert agent.reply("s")["text"] == "m1: hi"
-            # cancelling a run withdraws its question
-            agent.send({"type": "run", "id": "f2", "line": "/mcp call asks form"})
-            ask = agent.expect(lambda m: m["type"] == "ask")
-            agent.send({"type": "cancel", "id": "f2"})
-            agent.expect(lambda m: m == {"type": "ask_cancelled", "id": ask["id"]})
-            assert agent.reply("f2")["exit"] == 130
-
-            # completion through the daemon's live session
-            agent.send({"type": "complete", "id": "c1", "line": "/mcp call everything ad"})
-            values = [i["value"] for i in agent.reply("c1")["items"]]
-            assert "add" in values
-
-            # an error is the same envelope, spelled for the agent
-            agent.send({"type": "run", "id": "bad", "line": "/mcp:start nope"})
-            bad = agent.reply("bad")
-            assert (bad["exit"], bad["error"]["reason"]) == (2, "unknown_server")
-
-            # cancel: the daemon's call is cancelled (the server is the daemon's child)
-            agent.send({"type": "run", "id": "long", "line": "/mcp call everything sleep seconds=120"})
-            wait_file(markers / "sleep-started")
-            assert info["pid"] in ancestors(int((markers / "sleep-started").read_text()))
-            agent.send({"type": "cancel", "id": "long"})
-            cancelled = agent.reply("long")
-            assert cancelled["exit"] == 130 and cancelled["error"]["code"] == "interrupted"
-            wait_file(markers / "sleep-cancelled")
-            assert not [m for m in agent.seen if m["type"] == "notice"]  # never fell back
-
-            # the agent leaving cancels its line in the daemon, and the daemon's servers stay
-            for marker in ("sleep-started", "sleep-cancelled"):
-                (markers / marker).unlink()
-            agent.send({"type": "run", "id": "left", "line": "/mcp call everything sleep seconds=120"})
-            wait_file(markers / "sleep-started")
-            assert agent.close() == 0
-            wait_file(markers / "sleep-cancelled")
-        finally:
-            agent.finish()
+def test_lines_and_questions_go_through_the_daemon(running: Shared) -> None:
+    scoped, markers = running.scoped, running.markers
+    for left in markers.iterdir():  # an earlier test's, on the shared daemon
+        left.unlink()
+    before = running.agent_requests()
+    agent = agent_in(scoped)
+    try:
+        ready = agent.expect(lambda m: m["type"] == "ready")
+        assert ready["daemon"] == running.pid
+        agent.send({"type": "run", "id": "r1", "line": "/mcp call everything add a=2 b=3"})
+        result = agent.reply("r1")
+        assert (result["exit"], result["text"], result["error"]) == (0, "5", None), result["text"]
+        assert result["content"] == [{"type": "text", "text": "5"}]
         status = scoped.run("daemon", "status", "--json").json()
-        assert status["pid"] == info["pid"] and status["agentRequests"] == 9
+        assert status["agentRequests"] == before + 1
         assert {"name": "everything", "state": "ready"} in status["servers"]
+
+        # a server's form, asked of the agent with the agent's run id; answered through the daemon
+        agent.send({"type": "run", "id": "f", "line": "/mcp call asks form"})
+        ask = agent.expect(lambda m: m["type"] == "ask")
+        assert (ask["kind"], ask["run"], ask["server"]) == ("form", "f", "asks")
+        assert "\x1b" not in ask["message"] and ask["schema"]["required"] == ["name", "agree"]
+        agent.send({"type": "answer", "id": ask["id"], "action": "accept", "content": {"agree": True}})
+        again = agent.expect(lambda m: m["type"] == "ask")
+        assert again["errors"] and again["run"] == "f"
+        content = {"name": "Ann", "agree": True}
+        agent.send({"type": "answer", "id": again["id"], "action": "accept", "content": content})
+        assert '"name": "Ann"' in agent.reply("f")["text"]
+        agent.send({"type": "run", "id": "u", "line": "/mcp call asks open_url"})
+        ask = agent.expect(lambda m: m["type"] == "ask")
+        assert (ask["kind"], ask["run"], ask["url"]) == ("url", "u", "https://example.com/connect")
+        agent.send({"type": "answer", "id": ask["id"], "action": "decline"})
+        assert agent.reply("u")["text"].splitlines()[0] == "decline"
+        # sampling consent, then the configured command answers
+        agent.send({"type": "run", "id": "s", "line": "/mcp call asks sample prompt=hello"})
+        ask = agent.expect(lambda m: m["type"] == "ask")
+        assert (ask["kind"], ask["run"]) == ("confirm", "s") and "user: hello" in ask["detail"]
+        agent.send({"type": "answer", "id": ask["id"], "action": "accept"})
+        assert agent.reply("s")["text"] == "m1: hi"
+        # cancelling a run withdraws its question
+        agent.send({"type": "run", "id": "f2", "line": "/mcp call asks form"})
+        ask = agent.expect(lambda m: m["type"] == "ask")
+        agent.send({"type": "cancel", "id": "f2"})
+        agent.expect(lambda m: m == {"type": "ask_cancelled", "id": ask["id"]})
+        assert agent.reply("f2")["exit"] == 130
+
+        # completion through the daemon's live session
+        agent.send({"type": "complete", "id": "c1", "line": "/mcp call everything ad"})
+        values = [i["value"] for i in agent.reply("c1")["items"]]
+        assert "add" in values
+
+        # an error is the same envelope, spelled for the agent
+        agent.send({"type": "run", "id": "bad", "line": "/mcp:start nope"})
+        bad = agent.reply("bad")
+        assert (bad["exit"], bad["error"]["reason"]) == (2, "unknown_server")
+
+        # cancel: the daemon's call is cancelled (the server is the daemon's child)
+        agent.send({"type": "run", "id": "long", "line": "/mcp call everything sleep seconds=120"})
+        wait_file(markers / "sleep-started")
+        assert running.pid in ancestors(int((markers / "sleep-started").read_text()))
+        agent.send({"type": "cancel", "id": "long"})
+        cancelled = agent.reply("long")
+        assert cancelled["exit"] == 130 and cancelled["error"]["code"] == "interrupted"
+        wait_file(markers / "sleep-cancelled")
+        assert not [m for m in agent.seen if m["type"] == "notice"]  # never fell back
+
+        # the agent leaving cancels its line in the daemon, and the daemon's servers stay
+        for marker in ("sleep-started", "sleep-cancelled"):
+            (markers / marker).unlink()
+        agent.send({"type": "run", "id": "left", "line": "/mcp call everything sleep seconds=120"})
+        wait_file(markers / "sleep-started")
+        assert agent.close() == 0
+        wait_file(markers / "sleep-cancelled")
+    finally:
+        agent.finish()
+    status = scoped.run("daemon", "status", "--json").json()
+    assert status["pid"] == running.pid and status["agentRequests"] == before + 9
+    assert {"name": "everything", "state": "ready"} in status["servers"]
 
 
 def test_without_the_daemon_the_agent_keeps_its_own_session_and_says_so_once(scoped: Scoped) -> None:
@@ -163,16 +219,16 @@ def test_without_the_daemon_the_agent_keeps_its_own_session_and_says_so_once(sco
             agent.finish()
 
 
-def test_no_daemon_keeps_the_protocol_in_its_own_process(scoped: Scoped) -> None:
-    with daemon(scoped):
-        agent = Agent(None, environ=scoped.env(ORBMCP_NO_DAEMON="1"), cwd=scoped.project)
-        try:
-            assert agent.expect(lambda m: m["type"] == "ready")["daemon"] is None
-            agent.send({"type": "run", "id": "r1", "line": "/mcp call everything add a=1 b=1"})
-            assert agent.reply("r1")["text"] == "2"
-        finally:
-            agent.finish()
-        assert scoped.run("daemon", "status", "--json").json()["agentRequests"] == 0
+def test_no_daemon_keeps_the_protocol_in_its_own_process(running: Shared) -> None:
+    scoped, before = running.scoped, running.agent_requests()
+    agent = Agent(None, environ=scoped.env(ORBMCP_NO_DAEMON="1"), cwd=scoped.project)
+    try:
+        assert agent.expect(lambda m: m["type"] == "ready")["daemon"] is None
+        agent.send({"type": "run", "id": "r1", "line": "/mcp call everything add a=1 b=1"})
+        assert agent.reply("r1")["text"] == "2"
+    finally:
+        agent.finish()
+    assert running.agent_requests() == before
 
 
 def _frames(kind: str, **body: Any) -> dict[str, Any]:
@@ -202,28 +258,27 @@ def test_frames_from_the_daemon_are_checked() -> None:
     ]
 
 
-def test_a_question_of_one_of_two_runs_is_said_to_be_theirs_through_the_daemon(scoped: Scoped) -> None:
+def test_a_question_of_one_of_two_runs_is_said_to_be_theirs_through_the_daemon(running: Shared) -> None:
     yes = {"action": "accept", "content": {"ok": True}}
-    with daemon(scoped):
-        agent = agent_in(scoped)
-        try:
-            agent.expect(lambda m: m["type"] == "ready")
-            agent.send({"type": "run", "id": "l1", "line": "/mcp call asks two_forms"})
-            first = agent.expect(lambda m: m["type"] == "ask")
-            assert (first["run"], first["message"]) == ("l1", "First?")
-            agent.send({"type": "run", "id": "l2", "line": "/mcp call asks form"})
-            other = agent.expect(lambda m: m["type"] == "ask")
-            assert other["run"] is None and sorted(other["runs"]) == ["l1", "l2"]
-            agent.send({"type": "answer", "id": first["id"], **yes})
-            second = agent.expect(lambda m: m["type"] == "ask")
-            assert second["message"] == "Second?" and second["run"] is None
-            assert sorted(second["runs"]) == ["l1", "l2"]
-            agent.send({"type": "answer", "id": second["id"], **yes})
-            assert agent.reply("l1")["text"] == "accept accept"
-            agent.send({"type": "cancel", "id": "l2"})
-            assert agent.reply("l2")["exit"] == 130
-        finally:
-            agent.finish()
+    agent = agent_in(running.scoped)
+    try:
+        agent.expect(lambda m: m["type"] == "ready")
+        agent.send({"type": "run", "id": "l1", "line": "/mcp call asks two_forms"})
+        first = agent.expect(lambda m: m["type"] == "ask")
+        assert (first["run"], first["message"]) == ("l1", "First?")
+        agent.send({"type": "run", "id": "l2", "line": "/mcp call asks form"})
+        other = agent.expect(lambda m: m["type"] == "ask")
+        assert other["run"] is None and sorted(other["runs"]) == ["l1", "l2"]
+        agent.send({"type": "answer", "id": first["id"], **yes})
+        second = agent.expect(lambda m: m["type"] == "ask")
+        assert second["message"] == "Second?" and second["run"] is None
+        assert sorted(second["runs"]) == ["l1", "l2"]
+        agent.send({"type": "answer", "id": second["id"], **yes})
+        assert agent.reply("l1")["text"] == "accept accept"
+        agent.send({"type": "cancel", "id": "l2"})
+        assert agent.reply("l2")["exit"] == 130
+    finally:
+        agent.finish()
 
 
 # -- a hostile daemon (this user's, verified): what its frames can do ------------------------------

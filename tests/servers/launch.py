@@ -41,6 +41,9 @@ def python_exe() -> str:
 # none of the .pth start-ups either (coverage's subprocess measurement costs ~0.1 s of CPU per
 # process, and these are not what it measures). Their liveness descendants do the same.
 STDLIB_ONLY = frozenset({"raw", "hostile", "light", "tasks", "relay"})
+# The SDK-built servers run with ``-S`` too and put site-packages on their path themselves,
+# without its .pth files (the coverage start-up among them): no orbmcp code runs in them.
+SDK_BUILT = frozenset({"everything", "asks", "choices", "paged", "reference"})
 
 
 def server_cmd(name: str, *args: str) -> list[str]:
@@ -48,7 +51,7 @@ def server_cmd(name: str, *args: str) -> list[str]:
     script = SERVERS_DIR / (name if name.endswith(".py") else f"{name}.py")
     if not script.is_file():
         raise FileNotFoundError(f"no test server {script}")
-    flags = ["-S"] if script.stem in STDLIB_ONLY else []
+    flags = ["-S"] if script.stem in STDLIB_ONLY | SDK_BUILT else []
     return [python_exe(), *flags, str(script), *args]
 
 

@@ -1,6 +1,10 @@
 """One parser for every front (issue 25 item 1): the shell's argv, a slash line and a line the
 session daemon runs bind a command's words the same way, so a usage error, a default and a
-conversion come out the same wherever the person typed the command."""
+conversion come out the same wherever the person typed the command.
+
+The one-shot and slash lines run in-process (``Scoped.run_here``: the same entry point as
+``python -m orbmcp``, without an interpreter start per line); the forwarded lines reach a real
+daemon from a real client process."""
 
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ def _served(scoped: Scoped) -> int:
 
 def _slash(scoped: Scoped, line: str) -> tuple[int, Any, Any]:
     """``orbmcp slash LINE --json``: the exit status, the result's JSON and the error."""
-    run = scoped.run("--no-daemon", "slash", line, "--json")
+    run = scoped.run_here("slash", line, "--json")
     envelope = json.loads(run.out)
     assert envelope["exit"] == run.code
     return run.code, envelope["json"], envelope["error"]
@@ -47,7 +51,7 @@ def _error(run: Run) -> dict[str, Any]:
 
 def test_a_usage_error_is_the_same_on_every_front(scoped: Scoped) -> None:
     words = ("call", "r", "echo", f"text={TEXT}", "--max-output", "lots", "--json")
-    one_shot = scoped.run("--no-daemon", *words)
+    one_shot = scoped.run_here(*words)
     code, result, slash_error = _slash(scoped, "/mcp " + " ".join(words[:3]) + " --max-output lots")
     with daemon(scoped):
         before = _served(scoped)
@@ -69,8 +73,8 @@ def test_a_default_and_a_conversion_are_the_same_on_every_front(scoped: Scoped) 
     outputs: dict[tuple[str, ...], list[str]] = {}
     for options in ((), ("--max-output", "5")):
         words = ("call", "r", "echo", f"text={TEXT}", *options)
-        one_shot = scoped.run("--no-daemon", *words)
-        slash = scoped.run("--no-daemon", "slash", f"/mcp call r echo 'text={TEXT}' {' '.join(options)}")
+        one_shot = scoped.run_here(*words)
+        slash = scoped.run_here("slash", f"/mcp call r echo 'text={TEXT}' {' '.join(options)}")
         assert one_shot.code == slash.code == 0, (one_shot.err, slash.err)
         outputs[options] = [one_shot.out, slash.out]
     with daemon(scoped):

@@ -21,6 +21,15 @@ from tests.timeouts import generous_servers
 
 pytest_plugins = ["pytester"]
 
+# An inner session loads the orbmcp plugin (by its entry point, as a user's does) and anyio, and
+# none of this venv's other plugins: xdist, pytest-cov and Hypothesis played no part in these tests
+# and cost ~0.7 s of CPU at each inner start. Coverage still measures the inner process (coverage's
+# own subprocess patch, pyproject's [tool.coverage.run]).
+INNER = (
+    "-p", "no:cacheprovider",
+    "-p", "no:xdist", "-p", "no:xdist.looponfail", "-p", "no:pytest_cov", "-p", "no:hypothesispytest",
+)  # fmt: skip
+
 
 def _raw(*args: str) -> dict[str, object]:
     command, *argv = server_cmd("raw", "--answer-discover-error", "-32601", *args)
@@ -49,7 +58,7 @@ def test_a_smoke_test_in_three_lines(pytester: pytest.Pytester) -> None:
             assert mcp_call("ev", "add", a=2, b=3).text() == "5"
         """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*INNER)
     result.assert_outcomes(passed=1)
 
 
@@ -84,7 +93,7 @@ def test_one_server_serves_every_test_and_errors_read_well(pytester: pytest.Pyte
             mcp_call("nope", "echo")
         """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--mcp-config={config}")
+    result = pytester.runpytest_subprocess(*INNER, f"--mcp-config={config}")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*unknown server 'nope'*"])
     initializes = [
@@ -120,7 +129,7 @@ def test_the_ini_option_and_the_nearest_marker(pytester: pytest.Pytester) -> Non
             """,
         }
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*INNER)
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*mcp_config needs the config file's path*"])
 
@@ -145,9 +154,9 @@ def test_the_plugin_is_inactive_until_used_and_stops_what_it_started(pytester: p
             assert mcp_call("r", "echo", text="x").text() == "x"
         """,
     )
-    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_plain.py")
+    plain = pytester.runpytest_subprocess(*INNER, "test_plain.py")
     plain.assert_outcomes(passed=1)
-    used = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_uses.py")
+    used = pytester.runpytest_subprocess(*INNER, "test_uses.py")
     used.assert_outcomes(passed=1)
     try:
         for _ in range(2):  # the server and its child registered; both are gone now: EOF
@@ -187,7 +196,7 @@ def test_a_marker_names_one_server_by_its_command(pytester: pytest.Pytester) -> 
             pass
         """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*INNER)
     result.assert_outcomes(passed=2, errors=2)
     result.stdout.fnmatch_lines(["*mcp_server needs the server's command line or URL*"])
     result.stdout.fnmatch_lines(["*mcp_server: --sse 'ftp://nowhere': expected an http:// or https:// URL*"])
