@@ -64,18 +64,6 @@ def _runs_quality_tests(config: pytest.Config) -> bool:
     return any(path == _QUALITY_TESTS or path in _QUALITY_TESTS.parents for path in paths)
 
 
-# The session daemon's tests spend most of their time waiting on other processes (daemons, their
-# clients and servers) and little of it on this process's CPU. Last in the collection, they were
-# what all three workers ran at the end of the run, two cores half idle; first, they run beside
-# the CPU-bound tests, and the short tests that end the run balance the workers.
-_WAIT_BOUND = quality.ROOT / "tests" / "daemon"
-
-
-@pytest.hookimpl(tryfirst=True)  # before --ff / --lf reorder: theirs comes out on top
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: 0 if item.path.is_relative_to(_WAIT_BOUND) else 1)  # stable
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     global _quality_dir
     config = session.config
