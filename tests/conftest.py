@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from orbmcp import environment, log
 from tests import quality
 from tests.core.paths import call_path  # noqa: F401  (the fixture every call test runs on: both call paths)
-from tests.servers import npm
+from tests.servers import launch, npm
 
 # npm keeps its cache under the home directory; tests that install Node packages keep the real one.
 _NPM_CACHE = str(Path.home() / ".npm")
@@ -67,6 +67,10 @@ def _runs_quality_tests(config: pytest.Config) -> bool:
 def pytest_sessionstart(session: pytest.Session) -> None:
     global _quality_dir
     config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        # Where tests run: the SDK-built test servers start as forks of one process that imported
+        # the SDK once (tests/servers/forkserver.py), ~0.7 s less CPU per server start.
+        launch.use_forkserver()
     # Only the process that runs the session does this: not each pytest-xdist worker.
     if hasattr(config, "workerinput"):
         return

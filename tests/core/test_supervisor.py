@@ -19,6 +19,7 @@ from orbmcp.errors import AuthError, ConnectionFailed, UsageError
 from tests.auth.browser import HeadlessBrowser
 from tests.auth.oauth_server import ASOptions, make_cfg, running_server
 from tests.core.live import load, managed, raw_entry, stdio_entry, wait_until, write_config
+from tests.servers.launch import NOT_FORKED
 from tests.timeouts import HANG_GUARD_S
 
 
@@ -62,7 +63,8 @@ async def test_a_token_refused_mid_session_asks_for_authorization(
 async def test_health_checks_on_a_modern_session_detect_a_frozen_server(tmp_path: Path) -> None:
     config = write_config(
         tmp_path / "mcp.json",
-        {"e": stdio_entry("everything", lifecycle="lazy", healthCheckIntervalMs=300)},
+        # its own process, not a fork: SIGSTOP must freeze the server itself
+        {"e": stdio_entry("everything", lifecycle="lazy", healthCheckIntervalMs=300, env=NOT_FORKED)},
     )
     async with managed(config) as manager:
         with anyio.fail_after(HANG_GUARD_S):

@@ -7,12 +7,15 @@ in its state file, if it does not stop).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -61,7 +64,24 @@ class Scoped:
     def argv(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "orbmcp", *args]
 
-    def run(self, *args: str, stdin: str | None = None, timeout: float = CLI_TIMEOUT_S, **env: str) -> Run:
+    def run(
+        self,
+        *args: str,
+        stdin: str | None = None,
+        timeout: float = CLI_TIMEOUT_S,
+        process: bool = False,
+        **env: str,
+    ) -> Run:
+        """``orbmcp ARGS`` as a client of the scope's daemon: run in this process (``run_cli``,
+        which goes through the same client code to the daemon, a real process on the real socket)
+        where it can be, else as a process of its own: with ``process``, for ``daemon``'s own
+        commands (which start, stop and fork), and from a thread or inside an event loop (a
+        concurrent client; ``run_cli`` swaps process-wide state and runs its own loop)."""
+        if not (process or args[:1] == ("daemon",) or _busy_here()):
+            from tests.cli import run_cli
+
+            done = run_cli(*args, env=self.env(**env), cwd=self.project, stdin=stdin or "", timeout=timeout)
+            return Run(done.code, done.stdout, done.stderr)
         proc = subprocess.run(
             self.argv(*args),
             input=stdin,
@@ -119,6 +139,17 @@ class Scoped:
                 os.kill(pid, signal.SIGKILL)
 
 
+def _busy_here() -> bool:
+    """Whether this is a thread or an event loop, where ``run_cli`` cannot run."""
+    if threading.current_thread() is not threading.main_thread():
+        return True
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def scope_in(tmp_path: Path) -> Scoped:
     """A scope of its own under ``tmp_path``: an agent home and an empty project directory."""
     project = tmp_path / "project"
@@ -137,6 +168,17 @@ def alive(pid: int) -> bool:
             return f.read().rpartition(")")[2].split()[0] != "Z"
     except OSError:
         return False
+
+
+def accepting(path: Path) -> bool:
+    """Whether something still listens on the Unix socket at ``path``: a SIGKILLed daemon's
+    threads may close its descriptors a moment after its pid turned into a zombie."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
 
 
 def wait_for(predicate: Any, timeout: float = 30.0, what: str = "condition") -> None:

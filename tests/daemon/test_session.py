@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.core.live import raw_entry, stdio_entry
-from tests.daemon import Scoped, alive, daemon, methods, records, wait_for
+from tests.daemon import Scoped, accepting, alive, daemon, methods, records, wait_for
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
 
@@ -272,6 +272,7 @@ def test_a_stale_socket_is_removed_and_the_command_runs_one_shot(scoped: Scoped)
     info = scoped.start()
     os.kill(info["pid"], signal.SIGKILL)
     wait_for(lambda: not alive(info["pid"]), what="the killed daemon")
+    wait_for(lambda: not accepting(scoped.socket), what="the killed daemon's socket to close")
     assert scoped.socket.exists()
     run = scoped.run("call", "r", "echo", "text=cold")
     assert (run.code, run.out) == (0, "cold\n")

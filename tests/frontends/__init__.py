@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.servers.launch import server_cmd
 from tests.timeouts import generous_servers, scaled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +64,8 @@ def write_config(directory: Path, servers: Mapping[str, Any], name: str = "mcp.j
 
 def everything_entry(**extra: Any) -> dict[str, Any]:
     """A stdio server entry running tests/servers/everything.py."""
-    return {"command": PY, "args": [str(SERVERS / "everything.py")], **extra}
+    command, *args = server_cmd("everything")
+    return {"command": command, "args": args, **extra}
 
 
 # Servers that need no connection: completion, status and config commands stay offline.

@@ -17,6 +17,7 @@ import pytest
 from tests.core.live import stdio_entry
 from tests.daemon import Scoped, alive, daemon, scope_in, wait_for
 from tests.frontends.test_agent_protocol import HANG_GUARD_S, Agent
+from tests.servers.launch import NOT_FORKED
 
 HANG_GUARD_MS = int(HANG_GUARD_S * 1000)
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="Unix sockets and uids")
@@ -49,7 +50,10 @@ def configured(base: Path) -> Scoped:
         {
             # a generous connect timeout: the first line starts these under the daemon, whatever the load
             "everything": stdio_entry(
-                "everything", env={"ORB_TEST_MARKER_DIR": str(markers)}, timeoutMs=HANG_GUARD_MS
+                # its own process, not a fork: the test follows its ancestry to the daemon
+                "everything",
+                env={"ORB_TEST_MARKER_DIR": str(markers), **NOT_FORKED},
+                timeoutMs=HANG_GUARD_MS,
             ),
             "asks": stdio_entry("asks", timeoutMs=HANG_GUARD_MS),
         },

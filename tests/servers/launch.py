@@ -5,6 +5,8 @@
   ``http_server_process([...])`` is the same for synchronous tests (e.g. around an in-process CLI run).
 - ``LivenessServer`` collects ``"<pid> <role>"`` lines from ``raw.py --liveness`` process trees and
   tells a test when every one of those processes has died (EOF on its connection).
+- ``use_forkserver()`` (the suite's conftest, per worker) starts the SDK-built servers as forks of
+  a process that imported the SDK once (``forkserver.py``); ``NOT_FORKED`` in an entry's env opts out.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
@@ -44,6 +47,10 @@ STDLIB_ONLY = frozenset({"raw", "hostile", "light", "tasks", "relay"})
 # The SDK-built servers run with ``-S`` too and put site-packages on their path themselves,
 # without its .pth files (the coverage start-up among them): no orbmcp code runs in them.
 SDK_BUILT = frozenset({"everything", "asks", "choices", "paged", "reference"})
+# Names the fork server (forkserver.py) an SDK-built server started with -S hands itself to;
+# an entry's env setting it to "" opts out (tests/servers/sdk_site.py).
+FORKSERVER_ENV = "ORB_TEST_FORKSERVER"
+NOT_FORKED = {FORKSERVER_ENV: ""}
 
 
 def server_cmd(name: str, *args: str) -> list[str]:
@@ -53,6 +60,36 @@ def server_cmd(name: str, *args: str) -> list[str]:
         raise FileNotFoundError(f"no test server {script}")
     flags = ["-S"] if script.stem in STDLIB_ONLY | SDK_BUILT else []
     return [python_exe(), *flags, str(script), *args]
+
+
+def use_forkserver() -> None:
+    """Start this process's SDK-built servers through a fork server (``forkserver.py``), which
+    ends with this process (its stdin's EOF). Not waited for: until it listens, servers start on
+    their own."""
+    if not os.environ.get(FORKSERVER_ENV):
+        process, socket_path = start_forkserver()
+        _FORKSERVERS.append(process)
+        os.environ[FORKSERVER_ENV] = socket_path
+
+
+_FORKSERVERS: list[subprocess.Popen[bytes]] = []
+
+
+def start_forkserver() -> tuple[subprocess.Popen[bytes], str]:
+    """A fork server and the socket it will listen on; closing its stdin ends it."""
+    base = tempfile.mkdtemp(prefix="orbmcp-fork-")
+    socket_path = os.path.join(base, "sock")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_") and k != FORKSERVER_ENV}
+    with open(os.path.join(base, "stderr"), "wb") as errors:
+        process = subprocess.Popen(
+            [python_exe(), str(SERVERS_DIR / "forkserver.py"), socket_path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            env=env,
+            cwd=SERVERS_DIR,
+        )
+    return process, socket_path
 
 
 async def stop_process(proc: Process) -> None:

@@ -26,11 +26,12 @@ import sys
 # No orbmcp code runs in this server: the coverage tracer a test run starts in every Python
 # subprocess (pyproject: patch = ["subprocess"]) would only slow its SDK import.
 # Started by tests/servers/launch.py with -S: site-packages without their .pth start-ups, so the
-# coverage tracer never starts here (~0.08 s of CPU per start); started without, it stops.
+# coverage tracer never starts here (~0.08 s of CPU per start); started without, it stops. Under the
+# suite, sdk_site.start() hands the start to the worker's fork server (tests/servers/forkserver.py).
 if sys.flags.no_site and __name__ == "__main__":
     import sdk_site  # type: ignore[import-not-found]
 
-    sdk_site.add()
+    sdk_site.start()
 _coverage = sys.modules.get("coverage") if __name__ == "__main__" else None
 if _coverage is not None and (_running := _coverage.Coverage.current()) is not None:
     _running.stop()
