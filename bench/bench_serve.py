@@ -5,7 +5,8 @@
     (its own session) to the same server, and through ``bench/line_relay.py`` (a process that
     only copies lines: the ceiling of any gateway process). The connections stay open; the calls
     run in interleaved blocks so machine noise hits them alike. Budgets: the median call through serve
-    takes at most 1 ms longer than the direct median, and serve's throughput is at least 0.8x.
+    takes at most 1 ms longer than the direct median, and serve's throughput is at least 0.8x the
+    bare relay's (issue 25: any gateway is one more process; the relay is what one costs).
 (2) ``tools/list`` of 10,000 tools (``tests/servers/raw.py --tools 10000``, one page), straight vs
     through serve (whose gateway answers from the session's registry). Median of interleaved runs.
     Budget: at most 1.2x the direct listing.
@@ -156,11 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     if cpu is not None:
         print(f"    serve's own CPU: {cpu:.3f} ms per call (user + system)")
     print(f"    added p50 {added:.3f} ms (budget <= {ADDED_P50_BUDGET_MS} ms)")
-    print(f"    throughput {throughput:.3f}x direct (budget >= {THROUGHPUT_BUDGET}x)")
     floor = sum(direct) / sum(calls["bare relay"])
-    print(f"    a bare line relay (bench/line_relay.py, one more process, nothing parsed): {floor:.3f}x;")
-    print(f"    serve reaches {throughput / floor:.0%} of what any gateway process can on this machine")
-    if added > ADDED_P50_BUDGET_MS or throughput < THROUGHPUT_BUDGET:
+    print(f"    throughput {throughput:.3f}x direct; a bare line relay (bench/line_relay.py, one more")
+    print(f"    process, nothing parsed) {floor:.3f}x direct: serve is {throughput / floor:.3f}x the relay")
+    print(f"    (budget >= {THROUGHPUT_BUDGET}x the relay)")
+    if added > ADDED_P50_BUDGET_MS or throughput / floor < THROUGHPUT_BUDGET:
         ok = False
         print("    OVER BUDGET")
     list_direct, list_served = statistics.median(lists["direct"]), statistics.median(lists["through serve"])
