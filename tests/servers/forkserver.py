@@ -107,7 +107,12 @@ def _mind(conn: socket.socket, request: dict[str, object], fds: list[int]) -> No
     for fd in fds:
         os.close(fd)
     pidfd = os.pidfd_open(pid)
-    conn.sendall(f"pid {pid}\n".encode())
+    try:
+        conn.sendall(f"pid {pid}\n".encode())
+    except OSError:  # the stand-in is gone already: so is its server
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os._exit(0)
     while True:
         ready, _, _ = select.select([conn, pidfd], [], [])
         if pidfd in ready:
