@@ -74,10 +74,11 @@ class Scoped:
     ) -> Run:
         """``orbmcp ARGS`` as a client of the scope's daemon: run in this process (``run_cli``,
         which goes through the same client code to the daemon, a real process on the real socket)
-        where it can be, else as a process of its own: with ``process``, for ``daemon``'s own
-        commands (which start, stop and fork), and from a thread or inside an event loop (a
-        concurrent client; ``run_cli`` swaps process-wide state and runs its own loop)."""
-        if not (process or args[:1] == ("daemon",) or _busy_here()):
+        where it can be, else as a process of its own: with ``process``, for the commands that
+        start a daemon (a child of this process otherwise), and from a thread or inside an event
+        loop (a concurrent client; ``run_cli`` swaps process-wide state and runs its own loop)."""
+        starts = args[:1] == ("daemon",) and args[1:2] not in (("status",), ("stop",))
+        if not (process or starts or _busy_here()):
             from tests.cli import run_cli
 
             done = run_cli(*args, env=self.env(**env), cwd=self.project, stdin=stdin or "", timeout=timeout)
