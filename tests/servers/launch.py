@@ -66,7 +66,8 @@ def use_forkserver() -> None:
     """Start this process's SDK-built servers through a fork server (``forkserver.py``), which
     ends with this process (its stdin's EOF). Not waited for: until it listens, servers start on
     their own."""
-    if not os.environ.get(FORKSERVER_ENV):
+    # The minder waits on its server with a pidfd (Linux 5.3+); elsewhere servers start directly.
+    if not os.environ.get(FORKSERVER_ENV) and hasattr(os, "pidfd_open"):
         process, socket_path = start_forkserver()
         _FORKSERVERS.append(process)
         os.environ[FORKSERVER_ENV] = socket_path

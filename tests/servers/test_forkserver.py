@@ -19,6 +19,10 @@ from tests.daemon import alive, wait_for
 from tests.servers.launch import FORKSERVER_ENV, server_cmd, start_forkserver
 from tests.timeouts import HANG_GUARD_S
 
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "pidfd_open"), reason="the fork server's minder needs pidfd_open (Linux 5.3+)"
+)
+
 
 @pytest.fixture(scope="module")
 def forkserver() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
