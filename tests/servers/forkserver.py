@@ -8,7 +8,7 @@ A server started with ``-S`` while ``$ORB_TEST_FORKSERVER`` names SOCKET connect
 (``sdk_site.start()``) and sends its argv, environment and working directory with its stdin,
 stdout and stderr. Per start the fork server forks a minder, and the minder forks the server: the
 minder relays the signals the stand-in receives, SIGKILLs the server when the stand-in is gone
-(killed), and sends back the server's exit status, which the stand-in exits with.
+(killed), and sends back the server's exit status (one line), which the stand-in exits with.
 """
 
 from __future__ import annotations
@@ -107,34 +107,23 @@ def _mind(conn: socket.socket, request: dict[str, object], fds: list[int]) -> No
     for fd in fds:
         os.close(fd)
     pidfd = os.pidfd_open(pid)
-    try:
-        conn.sendall(f"pid {pid}\n".encode())
-    except OSError:  # the stand-in is gone already: so is its server
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os._exit(0)
+    # The server is this process's child until waited for: a signal never misses its pid.
     while True:
         ready, _, _ = select.select([conn, pidfd], [], [])
         if pidfd in ready:
             _, status = os.waitpid(pid, 0)
             try:
-                conn.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+                conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
             except OSError:
-                pass
+                pass  # the stand-in is gone: nobody to tell
             os._exit(0)
         data = conn.recv(64)
-        if not data:  # the stand-in is gone: so is its server
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if not data:  # the stand-in is gone (killed): so is its server
+            os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os._exit(0)
         for signum in data:
-            try:
-                os.kill(pid, signum)
-            except ProcessLookupError:
-                pass
+            os.kill(pid, signum)
 
 
 def main(argv: list[str]) -> int:

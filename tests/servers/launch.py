@@ -28,6 +28,7 @@ import anyio
 from anyio.abc import Process, SocketAttribute, SocketStream, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from tests.servers.sdk_site import FORKSERVER_ENV
 from tests.timeouts import HANG_GUARD_S, scaled
 
 SERVERS_DIR = Path(__file__).resolve().parent
@@ -47,9 +48,7 @@ STDLIB_ONLY = frozenset({"raw", "hostile", "light", "tasks", "relay"})
 # The SDK-built servers run with ``-S`` too and put site-packages on their path themselves,
 # without its .pth files (the coverage start-up among them): no orbmcp code runs in them.
 SDK_BUILT = frozenset({"everything", "asks", "choices", "paged", "reference"})
-# Names the fork server (forkserver.py) an SDK-built server started with -S hands itself to;
-# an entry's env setting it to "" opts out (tests/servers/sdk_site.py).
-FORKSERVER_ENV = "ORB_TEST_FORKSERVER"
+# An entry's env with this hands its SDK-built server no fork server (tests/servers/sdk_site.py).
 NOT_FORKED = {FORKSERVER_ENV: ""}
 
 

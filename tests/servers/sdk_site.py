@@ -77,12 +77,8 @@ def _stand_in(conn: socket.socket) -> int:
 
     for signum in RELAYED:
         signal.signal(signum, relay)
-    code = 1
-    for line in conn.makefile("rb"):
-        word, _, value = line.decode().partition(" ")
-        if word == "exit":
-            code = int(value)
-            break
+    status = conn.makefile("rb").readline().strip()  # empty: the minder died without a word
+    code = int(status) if status else 1
     if code < 0:  # ended by a signal: so does its stand-in
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
