@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -25,6 +26,9 @@ from orbmcp import environment, log
 from tests import quality
 from tests.core.paths import call_path  # noqa: F401  (the fixture every call test runs on: both call paths)
 from tests.servers import launch, npm
+
+if TYPE_CHECKING:  # the SDK: imported by the tests that use it, not by xdist's controller
+    from tests.memory import MemoryTransport
 
 # npm keeps its cache under the home directory; tests that install Node packages keep the real one.
 _NPM_CACHE = str(Path.home() / ".npm")
@@ -145,3 +149,13 @@ def _isolated_agent_dir(
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def in_memory() -> Iterator[MemoryTransport]:
+    """Config entries of ``tests.memory.memory_entry`` connect to SDK servers in this event loop;
+    the ``MemoryTransport``, whose ``opened`` lists the in-memory servers this test opened."""
+    from tests.memory import installed
+
+    with installed() as transport:
+        yield transport

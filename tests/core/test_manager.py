@@ -42,6 +42,7 @@ from tests.core.live import (
     wait_until,
     write_config,
 )
+from tests.memory import MemoryTransport, memory_entry
 from tests.servers.launch import http_server
 from tests.timeouts import HANG_GUARD_S
 
@@ -397,13 +398,16 @@ async def test_failed_health_check_reconnects(tmp_path: Path, fast_retries: None
 # --- discovery ----------------------------------------------------------------------------------
 
 
-async def test_ten_thousand_tools_over_a_hundred_pages_and_a_repeated_cursor(tmp_path: Path) -> None:
+async def test_ten_thousand_tools_over_a_hundred_pages_and_a_repeated_cursor(
+    tmp_path: Path, in_memory: MemoryTransport
+) -> None:
+    """What discovery does with the pages, not the process: the servers run in this loop."""
     config = write_config(
         tmp_path / "mcp.json",
         {
-            "big": stdio_entry("paged", "--tools", "10000", "--page-size", "100"),
-            "stuck": stdio_entry("paged", "--tools", "10", "--page-size", "2", "--repeat-cursor"),
-            "bad": stdio_entry("paged", "--tools", "2", "--bad-header-tool"),
+            "big": memory_entry("paged", "--tools", "10000", "--page-size", "100"),
+            "stuck": memory_entry("paged", "--tools", "10", "--page-size", "2", "--repeat-cursor"),
+            "bad": memory_entry("paged", "--tools", "2", "--bad-header-tool"),
         },
     )
     async with managed(config) as manager:
@@ -429,6 +433,7 @@ async def test_ten_thousand_tools_over_a_hundred_pages_and_a_repeated_cursor(tmp
         # A repeated cursor stops discovery with a warning instead of looping.
         assert manager.tools.counts("stuck") == (2, 2)
         assert list(stuck.snap.warnings) == ["server 'stuck' repeated a tools cursor; stopped after 2 pages"]
+    assert in_memory.opened == ["paged"] * 3
 
 
 def _pages(count: int, *, first_cursor: str | None = None) -> Any:

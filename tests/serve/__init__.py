@@ -1,8 +1,10 @@
-"""Helpers of the serve tests: a gateway in this process on real HTTP, real clients, notices.
+"""Helpers of the serve tests: a gateway in this process, real clients, notices.
 
 ``http_gateway(config)`` runs ``orbmcp serve --http`` in the test's event loop (its own session over
 the servers the config names, a listener on 127.0.0.1:0) and yields where it listens and its token;
-``agent(served, ...)`` is the SDK's ``Client`` on it. ``Notices`` records what an agent is told.
+``agent(served, ...)`` is the SDK's ``Client`` on it. ``memory_gateway(config)`` is the same gateway
+without a listener, for ``tests.memory.memory_agent``: the agent's messages over in-memory streams,
+for the tests whose subject is what serve relays, not HTTP. ``Notices`` records what an agent is told.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from orbmcp.config.model import ResolvedConfig
 from orbmcp.serve.gateway import Gateway
 from orbmcp.serve.http import bound_address, listen, serve_http
 from orbmcp.serve.options import HttpAddress, ServeOptions
 from orbmcp.serve.session import own_gateway
 from orbmcp.serve.token import load_or_create
 from tests.core.live import FAST_GRACE_S, load, stdio_entry
+from tests.memory import installed
 from tests.timeouts import scaled
 
 OWN_TOOL_NAMES = [
@@ -48,32 +52,49 @@ def everything_entry(*args: str, **extra: Any) -> dict[str, Any]:
 
 
 @dataclass
-class Served:
+class Gatewayed:
+    gateway: Gateway
+    notices: list[tuple[str, str]]  # what the gateway told its user: (level, message)
+
+
+@dataclass
+class Served(Gatewayed):
     url: str
     token: str
-    gateway: Gateway
-    notices: list[tuple[str, str]]
+
+
+@asynccontextmanager
+async def _own(resolved: ResolvedConfig, options: ServeOptions | None) -> AsyncIterator[Gatewayed]:
+    notices: list[tuple[str, str]] = []
+    async with own_gateway(
+        resolved, options or ServeOptions(), lambda m, lvl: notices.append((lvl, m))
+    ) as gw:
+        gw.manager.runtime.stdin_grace_s = FAST_GRACE_S
+        gw.manager.runtime.term_grace_s = FAST_GRACE_S
+        yield Gatewayed(gw, notices)
 
 
 @asynccontextmanager
 async def http_gateway(config: Path, options: ServeOptions | None = None) -> AsyncIterator[Served]:
-    notices: list[tuple[str, str]] = []
     resolved = load(config)
     sock = listen(HttpAddress("127.0.0.1", 0), allow_remote=False)
     token = load_or_create(resolved.global_dir)
     bound = bound_address(sock, HttpAddress("127.0.0.1", 0))
     try:
-        async with own_gateway(
-            resolved, options or ServeOptions(), lambda m, lvl: notices.append((lvl, m))
-        ) as gw:
-            gw.manager.runtime.stdin_grace_s = FAST_GRACE_S
-            gw.manager.runtime.term_grace_s = FAST_GRACE_S
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(serve_http, gw, sock, bound, token)
-                yield Served(bound.url, token, gw, notices)
-                tg.cancel_scope.cancel()
+        async with _own(resolved, options) as own, anyio.create_task_group() as tg:
+            tg.start_soon(serve_http, own.gateway, sock, bound, token)
+            yield Served(own.gateway, own.notices, bound.url, token)
+            tg.cancel_scope.cancel()
     finally:
         sock.close()
+
+
+@asynccontextmanager
+async def memory_gateway(config: Path, options: ServeOptions | None = None) -> AsyncIterator[Gatewayed]:
+    """The gateway ``serve`` runs, with no listener: agents come through ``memory_agent``."""
+    with installed():  # the config's memory_entry servers, in this loop too
+        async with _own(load(config), options) as own:
+            yield own
 
 
 @dataclass

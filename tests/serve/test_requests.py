@@ -22,7 +22,8 @@ from orbmcp.serve.hub import Hub
 from orbmcp.serve.ui import ServeUI
 from tests.auth.oauth_server import running_server
 from tests.core.live import FAST_GRACE_S, wait_until, write_config
-from tests.serve import Notices, agent, http_gateway, names, reference_entry
+from tests.memory import memory_agent, memory_entry
+from tests.serve import Notices, agent, http_gateway, memory_gateway, names
 from tests.timeouts import HANG_GUARD_S
 
 pytestmark = [
@@ -100,9 +101,10 @@ async def test_without_elicitation_a_url_reaches_the_agent_as_a_log_message(tmp_
         assert message.params.level == "notice" and "https://as.example/authorize" in message.params.data
 
 
+@pytest.mark.usefixtures("in_memory")
 async def test_with_no_capable_agent_a_servers_request_goes_to_what_answered_before(tmp_path: Path) -> None:
     config = load_config(
-        config_file=write_config(tmp_path / "mcp.json", {"ref": reference_entry()}), cwd=tmp_path
+        config_file=write_config(tmp_path / "mcp.json", {"ref": memory_entry("reference")}), cwd=tmp_path
     )
     manager = Manager(config, retries=False)
     manager.runtime.stdin_grace_s = manager.runtime.term_grace_s = FAST_GRACE_S
@@ -142,9 +144,9 @@ async def test_an_agents_roots_are_the_servers_roots_while_it_is_connected(tmp_p
     async def roots(context: Any) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root(uri=uri) for uri in current])
 
-    config = write_config(tmp_path / "mcp.json", {"ref": reference_entry()})
-    async with http_gateway(config) as served:
-        async with agent(served, list_roots_callback=roots, message_handler=notices) as client:
+    config = write_config(tmp_path / "mcp.json", {"ref": memory_entry("reference")})
+    async with memory_gateway(config) as served:
+        async with memory_agent(served.gateway, list_roots_callback=roots, message_handler=notices) as client:
             tool = next(n for n in names(await client.list_tools()) if "__test_roots_" in n)
             assert json.loads((await client.call_tool(tool, {})).content[0].text) == ["file:///agent/one"]
             current[:] = ["file:///agent/two", "file:///agent/three"]
@@ -160,8 +162,11 @@ async def test_an_agents_roots_are_the_servers_roots_while_it_is_connected(tmp_p
 
 async def test_prompt_and_resource_changes_and_reconnects_reach_the_agent(tmp_path: Path) -> None:
     notices = Notices()
-    config = write_config(tmp_path / "mcp.json", {"ref": reference_entry()})
-    async with http_gateway(config) as served, agent(served, message_handler=notices) as client:
+    config = write_config(tmp_path / "mcp.json", {"ref": memory_entry("reference")})
+    async with (
+        memory_gateway(config) as served,
+        memory_agent(served.gateway, message_handler=notices) as client,
+    ):
         before = [p.name for p in (await client.list_prompts()).prompts]
         assert "ref__test_simple_prompt" in before
         watched = "orbmcp://ref/test%3A%2F%2Fwatched-resource"

@@ -101,7 +101,8 @@ async def serve(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def main(argv: list[str]) -> int:
+def from_argv(argv: list[str]) -> Server[Any]:
+    """The server this script's command line describes."""
     p = argparse.ArgumentParser(description="paginating MCP test server (stdio)")
     p.add_argument("--tools", type=int, default=5, metavar="N")
     p.add_argument("--page-size", type=int, default=2, metavar="K")
@@ -109,14 +110,17 @@ def main(argv: list[str]) -> int:
     p.add_argument("--empty-cursor-first", action="store_true")
     p.add_argument("--bad-header-tool", action="store_true")
     args = p.parse_args(argv)
-    server = build_server(
+    return build_server(
         args.tools,
         args.page_size,
         repeat_cursor=args.repeat_cursor,
         empty_first=args.empty_cursor_first,
         bad_header=args.bad_header_tool,
     )
-    anyio.run(serve, server)
+
+
+def main(argv: list[str]) -> int:
+    anyio.run(serve, from_argv(argv))
     return 0
 
 

@@ -490,14 +490,20 @@ async def handshake_only(ctx: Ctx, call_next: Any) -> Any:
     return await call_next(ctx)
 
 
-async def main() -> None:
+async def serve_streams(read: Any, write: Any) -> None:
+    """Serve one client on a pair of SDK message streams (stdio's, or in-memory ones in a test)."""
+    subscriptions.clear()  # a fresh server subscribes to nothing (in-memory, the module stays)
     server = build_server()
     options = server.create_initialization_options(
         NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
     )
+    # Handshake-only: a dual-era loop would lock onto 2026-07-28 at the client's probe.
+    await serve_loop(server, read, write, lifespan_state={}, init_options=options)
+
+
+async def main() -> None:
     async with stdio_server() as (read, write):
-        # Handshake-only: a dual-era loop would lock onto 2026-07-28 at the client's probe.
-        await serve_loop(server, read, write, lifespan_state={}, init_options=options)
+        await serve_streams(read, write)
 
 
 if __name__ == "__main__":
