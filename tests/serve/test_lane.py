@@ -25,7 +25,7 @@ from orbmcp.serve.lane import FastLane
 from orbmcp.serve.options import ServeOptions
 from orbmcp.serve.session import own_gateway
 from orbmcp.serve.wire import message_streams
-from tests.core.live import FAST_GRACE_S, load, stdio_entry, write_config
+from tests.core.live import FAST_GRACE_S, load, stdio_entry, wait_until, write_config
 from tests.core.paths import PathProbe
 from tests.servers.launch import run_http_server
 from tests.timeouts import HANG_GUARD_S
@@ -117,6 +117,17 @@ async def lane_wire(
 
 def relay_entry(record: Path | None = None) -> dict[str, Any]:
     return stdio_entry("relay", *(["--record", str(record)] if record is not None else []))
+
+
+async def recorded(record: Path, method: str) -> dict[str, Any]:
+    """The first message of ``method`` the relay server recorded, once it has."""
+    with anyio.fail_after(BOUND_S):
+        while True:
+            lines = record.read_text(encoding="utf-8").splitlines() if record.exists() else []
+            for message in map(json.loads, lines):
+                if message.get("method") == method:
+                    return dict(message)
+            await anyio.sleep(0.02)
 
 
 def raw_side(gateway: Gateway, server: str) -> RawChannel:
@@ -240,26 +251,49 @@ async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(
     record = tmp_path / "record.jsonl"
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry(record)})
 
-    async def recorded(method: str) -> dict[str, Any]:
-        with anyio.fail_after(BOUND_S):
-            while True:
-                lines = record.read_text(encoding="utf-8").splitlines() if record.exists() else []
-                for message in map(json.loads, lines):
-                    if message.get("method") == method:
-                        return dict(message)
-                await anyio.sleep(0.02)
-
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config) as (gateway, agent):
             await agent.call(1, agent.tool("mcp__relay__hold"), {})
-            upstream = await recorded("tools/call")
+            upstream = await recorded(record, "tools/call")
             await agent.send({"method": "notifications/cancelled", "params": {"requestId": 1}})
-            cancelled = await recorded("notifications/cancelled")
+            cancelled = await recorded(record, "notifications/cancelled")
             assert cancelled["params"]["requestId"] == upstream["id"]
             await agent.call(2, agent.tool("mcp__relay__echo"), {"text": "next"})
             answer = await agent.receive()  # the first line since the cancel: call 1 got none
             assert answer["id"] == 2 and text(answer) == "next"
             assert not raw_side(gateway, "relay").pending
+
+
+async def test_a_call_in_flight_when_the_agent_leaves_is_cancelled_on_the_server(
+    tmp_path: Path, call_path: PathProbe
+) -> None:
+    """The lane's call tasks end with its wire (``lane.CallTasks``): the server hears the cancel
+    while the session, and the server, stay."""
+    record = tmp_path / "record.jsonl"
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry(record)})
+    with anyio.fail_after(BOUND_S):
+        async with lane_wire(config) as (gateway, agent):
+            await agent.call(1, agent.tool("mcp__relay__hold"), {})
+            upstream = await recorded(record, "tools/call")
+            agent._send.close_now()  # the agent leaves: its wire reads EOF, serve_stream ends
+            cancelled = await recorded(record, "notifications/cancelled")
+            assert cancelled["params"]["requestId"] == upstream["id"]
+            await wait_until(lambda: not raw_side(gateway, "relay").pending, what="the call's end")
+            assert gateway.manager.get("relay").connected
+
+
+async def test_a_call_task_that_fails_fails_the_wire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in a call's task is not swallowed: it ends the wire as a task of its group would."""
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the lane")
+
+    monkeypatch.setattr(lane, "call_tool_wire", broken)
+    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry()})
+    with anyio.fail_after(BOUND_S), pytest.raises(RuntimeError, match="a bug in the lane"):
+        async with lane_wire(config) as (_, agent):
+            await agent.call(1, agent.tool("mcp__relay__echo"), {"text": "x"})
+            await anyio.sleep_forever()  # ended by the failure, which the session passes on
 
 
 async def test_twenty_calls_in_flight_are_answered_out_of_order(tmp_path: Path, call_path: PathProbe) -> None:
