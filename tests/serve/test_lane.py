@@ -245,41 +245,31 @@ async def test_what_the_agent_is_answered_is_the_checked_result(tmp_path: Path, 
             assert raw_side(gateway, "relay").relayed == (4 if call_path.raw else 0)
 
 
-async def test_a_cancelled_call_gets_no_answer_and_the_server_hears_of_it(
-    tmp_path: Path, call_path: PathProbe
+@pytest.mark.parametrize("how", ["cancels", "leaves"])
+async def test_a_call_the_agent_gives_up_gets_no_answer_and_the_server_hears_of_it(
+    tmp_path: Path, call_path: PathProbe, how: str
 ) -> None:
-    record = tmp_path / "record.jsonl"
-    config = write_config(tmp_path / "mcp.json", {"relay": relay_entry(record)})
-
-    with anyio.fail_after(BOUND_S):
-        async with lane_wire(config) as (gateway, agent):
-            await agent.call(1, agent.tool("mcp__relay__hold"), {})
-            upstream = await recorded(record, "tools/call")
-            await agent.send({"method": "notifications/cancelled", "params": {"requestId": 1}})
-            cancelled = await recorded(record, "notifications/cancelled")
-            assert cancelled["params"]["requestId"] == upstream["id"]
-            await agent.call(2, agent.tool("mcp__relay__echo"), {"text": "next"})
-            answer = await agent.receive()  # the first line since the cancel: call 1 got none
-            assert answer["id"] == 2 and text(answer) == "next"
-            assert not raw_side(gateway, "relay").pending
-
-
-async def test_a_call_in_flight_when_the_agent_leaves_is_cancelled_on_the_server(
-    tmp_path: Path, call_path: PathProbe
-) -> None:
-    """The lane's call tasks end with its wire (``lane.CallTasks``): the server hears the cancel
-    while the session, and the server, stay."""
+    """The agent cancels the call, or leaves (its wire reads EOF, and the lane's call tasks end
+    with it: ``lane.CallTasks``): either way the server hears the cancel, and the session and the
+    server stay."""
     record = tmp_path / "record.jsonl"
     config = write_config(tmp_path / "mcp.json", {"relay": relay_entry(record)})
     with anyio.fail_after(BOUND_S):
         async with lane_wire(config) as (gateway, agent):
             await agent.call(1, agent.tool("mcp__relay__hold"), {})
             upstream = await recorded(record, "tools/call")
-            agent._send.close_now()  # the agent leaves: its wire reads EOF, serve_stream ends
+            if how == "cancels":
+                await agent.send({"method": "notifications/cancelled", "params": {"requestId": 1}})
+            else:
+                agent._send.close_now()
             cancelled = await recorded(record, "notifications/cancelled")
             assert cancelled["params"]["requestId"] == upstream["id"]
             await wait_until(lambda: not raw_side(gateway, "relay").pending, what="the call's end")
             assert gateway.manager.get("relay").connected
+            if how == "cancels":
+                await agent.call(2, agent.tool("mcp__relay__echo"), {"text": "next"})
+                answer = await agent.receive()  # the first line since the cancel: call 1 got none
+                assert answer["id"] == 2 and text(answer) == "next"
 
 
 async def test_a_call_task_that_fails_fails_the_wire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
