@@ -74,11 +74,12 @@ class Scoped:
     ) -> Run:
         """``orbmcp ARGS`` as a client of the scope's daemon: run in this process (``run_cli``,
         which goes through the same client code to the daemon, a real process on the real socket)
-        where it can be, else as a process of its own: with ``process``, for the commands that
-        start a daemon (a child of this process otherwise), and from a thread or inside an event
-        loop (a concurrent client; ``run_cli`` swaps process-wide state and runs its own loop)."""
-        starts = args[:1] == ("daemon",) and args[1:2] not in (("status",), ("stop",))
-        if not (process or starts or _busy_here()):
+        where it can be, else as a process of its own: with ``process``, for a daemon in the
+        foreground (the command is the daemon), and from a thread or inside an event loop (a
+        concurrent client; ``run_cli`` swaps process-wide state and runs its own loop). A daemon
+        started in this process is its child, as one a command auto-starts is: ended, it is a
+        zombie until reaped, which orbmcp and ``alive`` count as gone."""
+        if not (process or "--foreground" in args or _busy_here()):
             from tests.cli import run_cli
 
             done = run_cli(*args, env=self.env(**env), cwd=self.project, stdin=stdin or "", timeout=timeout)
