@@ -14,7 +14,9 @@ the stdio scripts run). Tests about processes, pipes and HTTP keep real ones (``
 - A tool that ends its server's process (everything's ``crash``) is left out in memory: it would
   end the test's.
 - ``memory_agent(gateway)`` is an agent's SDK ``Client`` on a ``serve`` gateway over the same
-  streams (``serve_stream``, what ``serve --stdio`` runs on its pipes).
+  streams: ``serve_stream``, what ``serve --stdio`` runs inside its line framing and fast lane
+  (``serve/wire.py``, ``serve/lane.py``), which these tests do not go through
+  (``tests/serve/test_lane.py`` and ``test_stdio.py`` do).
 """
 
 from __future__ import annotations
@@ -34,26 +36,35 @@ from orbmcp.config.transports import STREAMABLE_HTTP, TransportKind
 from orbmcp.core.wire.transports import Dial, Opened, ServerTransport
 from orbmcp.serve.gateway import Gateway, serve_stream
 from tests.servers import everything, paged, reference
-from tests.timeouts import scaled
+from tests.timeouts import HANG_GUARD_S
 
 MEMORY_HOST = "memory.invalid"  # RFC 2606: never resolves, so a URL of it reaches no network
 
 ServerLoop = Callable[[Any, Any], Awaitable[None]]  # serves one client on (read, write) until EOF
 
 
+def _takes(server: str, argv: list[str], *known: str) -> None:
+    unknown = set(argv) - set(known)
+    assert not unknown, f"{server}.py in memory takes only {known or 'no arguments'}, not {unknown}"
+
+
 def _everything(argv: list[str]) -> ServerLoop:
-    unknown = set(argv) - {"--list-changed"}
-    assert not unknown, f"everything.py in memory takes only --list-changed, not {unknown}"
+    _takes("everything", argv, "--list-changed")
     server = everything.build_server(list_changed="--list-changed" in argv)
     server.remove_tool("crash")
     return run_server(server._lowlevel_server)
+
+
+def _reference(argv: list[str]) -> ServerLoop:
+    _takes("reference", argv)
+    return reference.serve_streams
 
 
 # The test servers in memory, by script name, from the script's own arguments.
 SERVERS: dict[str, Callable[[list[str]], ServerLoop]] = {
     "everything": _everything,
     "paged": lambda argv: run_server(paged.from_argv(argv)),
-    "reference": lambda argv: reference.serve_streams,
+    "reference": _reference,
 }
 
 
@@ -83,7 +94,7 @@ async def streams_to(run: ServerLoop) -> AsyncIterator[TransportStreams]:
         finally:
             with anyio.CancelScope(shield=True):
                 await client[1].aclose()  # EOF: the server's loop ends by itself
-                with anyio.move_on_after(scaled(5)):
+                with anyio.fail_after(HANG_GUARD_S):  # a server loop must end on EOF
                     await done.wait()
             tg.cancel_scope.cancel()
 
@@ -135,7 +146,7 @@ def installed() -> Iterator[MemoryTransport]:
 
 @asynccontextmanager
 async def memory_agent(gateway: Gateway, **kwargs: Any) -> AsyncIterator[Client]:
-    """An agent's SDK ``Client`` on ``gateway``, served as ``serve --stdio`` serves its pipes."""
+    """An agent's SDK ``Client`` on ``gateway`` (``serve_stream``, without stdio's framing)."""
 
     async def run(read: Any, write: Any) -> None:
         await serve_stream(gateway, read, write)

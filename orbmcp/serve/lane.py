@@ -46,38 +46,45 @@ _encode = json.JSONEncoder(separators=(",", ":")).encode
 class CallTasks:
     """The lane's call tasks, as asyncio tasks of its own: anyio's ``start_soon`` costs about 35 us
     a task (its task handle and bookkeeping; measured beside ``loop.create_task`` at about 8 us),
-    a tenth of what serve spends on a relayed call (``bench/bench_serve.py``). As in a task group:
-    ``keep`` (a task of the lane's group) cancels and awaits them when the group ends, and a task
-    that fails fails the group."""
+    a tenth of what serve spends on a relayed call (``bench/bench_serve.py``). As in a task group
+    ``tg``: each task runs in a cancel scope of its own, which ``keep`` (a task of ``tg``) cancels
+    when ``tg`` ends, so shielded steps (a courtesy cancel to the server) finish as they would
+    there; it awaits them all; and a task that fails fails ``tg``."""
 
-    def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._tg: TaskGroup | None = None
-
-    def attach(self, tg: TaskGroup) -> None:
+    def __init__(self, tg: TaskGroup) -> None:
+        self._tasks: dict[asyncio.Task[None], anyio.CancelScope] = {}
         self._tg = tg
+        self.closed = False  # ``tg`` is ending: the lane takes no more calls
         tg.start_soon(self.keep)
 
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        scope = anyio.CancelScope()
+        task = asyncio.get_running_loop().create_task(_within(scope, coro))
+        self._tasks[task] = scope
         task.add_done_callback(self._done)
+        return task
 
     def _done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and (error := task.exception()) is not None and self._tg is not None:
+        del self._tasks[task]
+        if not task.cancelled() and (error := task.exception()) is not None:
             self._tg.start_soon(_reraise, error)
 
     async def keep(self) -> None:
         try:
             await anyio.sleep_forever()
         finally:
+            self.closed = True
             with anyio.CancelScope(shield=True):
-                tasks = list(self._tasks)
-                for task in tasks:
-                    task.cancel()
-                if tasks:
-                    await asyncio.wait(tasks)  # each ends within its courtesy cancel's bound
+                # Until none is left: one may have been spawned before ``closed`` was set.
+                while self._tasks:
+                    for scope in self._tasks.values():
+                        scope.cancel()
+                    await asyncio.wait(list(self._tasks))  # each ends within its shielded steps' bounds
+
+
+async def _within(scope: anyio.CancelScope, coro: Coroutine[Any, Any, None]) -> None:
+    with scope:
+        await coro
 
 
 async def _reraise(error: BaseException) -> None:
@@ -107,8 +114,7 @@ class FastLane:
 
     def attach(self, write: Write, tg: TaskGroup, write_now: WriteNow | None = None) -> None:
         self._write, self._write_now = write, write_now
-        self._tasks = CallTasks()
-        self._tasks.attach(tg)
+        self._tasks = CallTasks(tg)
 
     def _peer(self) -> Peer | None:
         peers = self._gateway.peers
@@ -118,7 +124,9 @@ class FastLane:
 
     def take(self, line: bytes) -> bool:
         """Handle ``line`` here (True), or leave it to the SDK (False)."""
-        if self._tasks is None or (b'"tools/call"' not in line and b'"notifications/cancelled"' not in line):
+        if self._tasks is None or self._tasks.closed:
+            return False
+        if b'"tools/call"' not in line and b'"notifications/cancelled"' not in line:
             return False
         message = json_object(line)
         if message is None:

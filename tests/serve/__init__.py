@@ -27,7 +27,7 @@ from orbmcp.serve.http import bound_address, listen, serve_http
 from orbmcp.serve.options import HttpAddress, ServeOptions
 from orbmcp.serve.session import own_gateway
 from orbmcp.serve.token import load_or_create
-from tests.core.live import FAST_GRACE_S, load, stdio_entry
+from tests.core.live import FAST_GRACE_S, load, stdio_entry, write_config
 from tests.memory import installed
 from tests.timeouts import scaled
 
@@ -43,8 +43,9 @@ OWN_TOOL_NAMES = [
 ]
 
 
-def reference_entry(**extra: Any) -> dict[str, Any]:
-    return stdio_entry("reference", **extra)
+def config(tmp_path: Path, **servers: dict[str, Any]) -> Path:
+    """``tmp_path/mcp.json`` naming ``servers``."""
+    return write_config(tmp_path / "mcp.json", servers)
 
 
 def everything_entry(*args: str, **extra: Any) -> dict[str, Any]:

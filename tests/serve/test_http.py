@@ -2,12 +2,14 @@
 
 The gateway runs in the test's event loop on 127.0.0.1:0 with a session of its own; the servers
 behind it are real processes (``tests/servers``). Proofs are what the agent receives (results,
-notifications, refusals) and what the servers saw (marker files, their own answers).
+notifications, refusals) and what the servers saw (marker files, their own answers). What serve
+relays (tools, calls, resources, prompts, questions, logs) is ``test_relaying.py``'s, over
+in-memory streams; here is what is about HTTP (the token, the origin, two agents' sessions) or
+about the servers' processes (a cancel reaching one, a crash).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +19,13 @@ import pytest
 from mcp import MCPError
 
 from orbmcp.core.wire.era import unwrap_exception
-from tests.core.live import raw_entry, write_config
+from tests.core.live import raw_entry
+from tests.serve import OWN_TOOL_NAMES as OWN_TOOLS
 from tests.serve import (
     Notices,
     Served,
     agent,
+    config,
     everything_entry,
     http_gateway,
     names,
@@ -33,40 +37,6 @@ pytestmark = [
     pytest.mark.anyio,
     pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
 ]
-
-OWN_TOOLS = [
-    "mcp_status",
-    "mcp_connect",
-    "mcp",
-    "mcp_server",
-    "mcp_start",
-    "mcp_stop",
-    "mcp_auth",
-    "mcp_reconnect",
-]
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"  # uvicorn serves on asyncio; module-wide, for the shared gateway below
-
-
-@pytest.fixture(scope="module")
-async def everything_served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    """One gateway over everything.py for the tests that list, call and read through it and change
-    nothing on it (no tool added, no server stopped): a gateway and a server per test was most of
-    this file's CPU. Its global dir and home are its own (the per-test ones come later)."""
-    base = tmp_path_factory.mktemp("served")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("ORB_AGENT_DIR", str(base / "agent"))
-        env.setenv("HOME", str(base / "home"))
-        path = config(base, everything=everything_entry())
-        async with http_gateway(path) as served:
-            yield served
-
-
-def config(tmp_path: Path, **servers: dict[str, Any]) -> Path:
-    return write_config(tmp_path / "mcp.json", servers)
 
 
 async def test_cancelling_a_call_cancels_it_on_the_server(tmp_path: Path) -> None:
@@ -137,8 +107,12 @@ async def test_a_call_to_a_server_that_stopped_is_a_tool_error_naming_it(tmp_pat
             await client.call_tool("no_such_tool", {})
 
 
-async def test_requests_without_the_token_or_from_a_web_page_are_refused(everything_served: Served) -> None:
-    served = everything_served
+async def test_requests_without_the_token_or_from_a_web_page_are_refused(tmp_path: Path) -> None:
+    async with http_gateway(config(tmp_path, everything=raw_entry())) as served:
+        await refusals(served)
+
+
+async def refusals(served: Served) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     async with httpx2.AsyncClient() as http:
         bare = await http.post(served.url, json=body)

@@ -6,13 +6,14 @@ stdio server's tools are relayed raw where the relay is on (proven by its connec
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import select
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -270,6 +271,49 @@ async def test_a_call_the_agent_gives_up_gets_no_answer_and_the_server_hears_of_
                 await agent.call(2, agent.tool("mcp__relay__echo"), {"text": "next"})
                 answer = await agent.receive()  # the first line since the cancel: call 1 got none
                 assert answer["id"] == 2 and text(answer) == "next"
+
+
+async def test_call_tasks_end_with_their_group_and_so_does_the_lane() -> None:
+    """``CallTasks`` as a task group would: the group's end cancels every call task without
+    breaking into a shielded step (a courtesy cancel to the server), awaits them all, one spawned
+    while they end too; then the lane takes no more lines."""
+    in_shield, release = anyio.Event(), anyio.Event()
+    done: list[str] = []
+    spawned: list[asyncio.Task[None]] = []
+
+    async def call(late: bool) -> None:
+        if not late:
+            with anyio.CancelScope(shield=True):
+                in_shield.set()
+                await release.wait()  # the group is cancelled meanwhile
+                done.append("shielded step")
+        try:
+            await anyio.sleep_forever()
+        finally:
+            if not late:
+                spawned.append(tasks.spawn(call(late=True)))  # as a line read meanwhile would
+
+    fast = FastLane(cast(Gateway, None))
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as tg:
+
+            async def write(data: bytes) -> None:
+                pass
+
+            fast.attach(write, tg)
+            tasks = lane.CallTasks(tg)
+            spawned.append(tasks.spawn(call(late=False)))
+            await in_shield.wait()
+            tg.cancel_scope.cancel()
+            with anyio.CancelScope(shield=True):
+                while not tasks.closed:  # the keeper has cancelled the call's scope
+                    await anyio.lowlevel.checkpoint()
+                await anyio.lowlevel.checkpoint()
+                release.set()
+    assert done == ["shielded step"]
+    assert len(spawned) == 2 and all(task.done() for task in spawned)
+    call_line = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}'
+    assert fast.take(call_line) is False  # the wire ended: nothing is taken off it
 
 
 async def test_a_call_task_that_fails_fails_the_wire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,10 +20,9 @@ import pytest
 from mcp import MCPError
 
 from orbmcp.serve.options import ServeOptions
-from tests.core.live import write_config
 from tests.memory import memory_agent, memory_entry
 from tests.serve import OWN_TOOL_NAMES as OWN_TOOLS
-from tests.serve import Gatewayed, Notices, memory_gateway, names, tool_named
+from tests.serve import Gatewayed, Notices, config, memory_gateway, names, tool_named
 from tests.timeouts import HANG_GUARD_S
 
 pytestmark = [
@@ -33,10 +32,6 @@ pytestmark = [
 
 EVERYTHING = memory_entry("everything", "--list-changed")
 REFERENCE = memory_entry("reference")
-
-
-def config(tmp_path: Path, **servers: dict[str, Any]) -> Path:
-    return write_config(tmp_path / "mcp.json", servers)
 
 
 @pytest.fixture

@@ -142,7 +142,12 @@ ENUMS_FORM = {
 
 Ctx = ServerRequestContext[Any, Any]
 ToolFn = Callable[[Ctx, dict[str, Any]], Awaitable[types.CallToolResult]]
-subscriptions: set[str] = set()
+
+
+def subscriptions(ctx: Ctx) -> set[str]:
+    """The URIs this server's client subscribed to: each served connection has its own."""
+    subscribed: set[str] = ctx.lifespan_context["subscriptions"]
+    return subscribed
 
 
 def text(value: str, *, error: bool = False) -> types.CallToolResult:
@@ -285,7 +290,7 @@ async def update_resource(ctx: Ctx, args: dict[str, Any]) -> types.CallToolResul
 
 
 async def list_subscriptions(ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
-    return text(json.dumps(sorted(subscriptions)))
+    return text(json.dumps(sorted(subscriptions(ctx))))
 
 
 def _string_args(*names: str) -> dict[str, Any]:
@@ -394,12 +399,12 @@ async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> ty
 
 
 async def subscribe(ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
-    subscriptions.add(str(params.uri))
+    subscriptions(ctx).add(str(params.uri))
     return types.EmptyResult()
 
 
 async def unsubscribe(ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-    subscriptions.discard(str(params.uri))
+    subscriptions(ctx).discard(str(params.uri))
     return types.EmptyResult()
 
 
@@ -492,13 +497,12 @@ async def handshake_only(ctx: Ctx, call_next: Any) -> Any:
 
 async def serve_streams(read: Any, write: Any) -> None:
     """Serve one client on a pair of SDK message streams (stdio's, or in-memory ones in a test)."""
-    subscriptions.clear()  # a fresh server subscribes to nothing (in-memory, the module stays)
     server = build_server()
     options = server.create_initialization_options(
         NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
     )
     # Handshake-only: a dual-era loop would lock onto 2026-07-28 at the client's probe.
-    await serve_loop(server, read, write, lifespan_state={}, init_options=options)
+    await serve_loop(server, read, write, lifespan_state={"subscriptions": set()}, init_options=options)
 
 
 async def main() -> None:
