@@ -96,7 +96,6 @@ async def streams_to(run: ServerLoop) -> AsyncIterator[TransportStreams]:
                 await client[1].aclose()  # EOF: the server's loop ends by itself
                 with anyio.fail_after(HANG_GUARD_S):  # a server loop must end on EOF
                     await done.wait()
-            tg.cancel_scope.cancel()
 
 
 def run_server(server: Server[Any]) -> ServerLoop:
