@@ -156,19 +156,9 @@ def is_url(word: str) -> bool:
     return word[:8].lower() == "https://" or word[:7].lower() == "http://"
 
 
-def names_adhoc_server(words: Sequence[str]) -> bool:
-    """Whether a command line names an ad-hoc target (the daemon's client runs those one-shot).
-    Generous on purpose: a false yes only runs the command here instead of in the daemon."""
-    return _names_server(words, ADHOC_OPTIONS)
-
-
-def serves_adhoc(words: Sequence[str]) -> bool:
-    """Whether a ``serve`` line serves a server given on the line (``--server URL``,
-    ``--server-stdio``, ``--server-sse``): its own session then, never the daemon's."""
-    return _names_server(words, SERVE_ADHOC_OPTIONS, values=True)
-
-
 def _names_server(words: Sequence[str], options: tuple[str, ...], *, values: bool = False) -> bool:
+    """Whether a line names a server of its own (an ad-hoc target), which the daemon's client
+    runs one-shot. Generous on purpose: a false yes only runs the line here, not in the daemon."""
     before = words[: words.index("--")] if "--" in words else words
     for word in before:
         name, _eq, value = word.partition("=")
