@@ -2,12 +2,14 @@
 
 A server name, tool description or stderr line can carry escape sequences that recolour, retitle,
 hyperlink or overwrite the terminal. Everything a server supplies passes through here first.
-Stdlib only, so renderers that never load rich can use it.
+Stdlib only, so renderers that never load rich can use it. ``TextSink``, where text is written (a
+terminal, a buffer, a daemon's frame), lives here too: the one protocol every layer writes through.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any, Protocol
 
 # CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings, and the two-byte and nF escapes, in
 # both 7-bit (ESC ...) and 8-bit (C1) introducers. An unterminated string is left for the
@@ -191,3 +193,11 @@ def _truncate(s: str, max_len: int | None) -> str:
         return s
     keep = max(max_len, 0)
     return f"{s[:keep]}…[+{len(s) - keep} chars]"
+
+
+class TextSink(Protocol):
+    """Where printed text goes: ``sys.stdout``, an ``io.StringIO``, a daemon client's frames."""
+
+    def write(self, text: str, /) -> Any: ...
+
+    def flush(self) -> Any: ...

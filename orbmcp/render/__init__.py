@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from orbmcp.commands.results.base import Result
 from orbmcp.render.json import to_json_text
 from orbmcp.render.plain import render_plain
-
-
-class TextSink(Protocol):
-    def write(self, text: str, /) -> Any: ...
-
-    def flush(self) -> Any: ...
+from orbmcp.text import TextSink
 
 
 class OutputTarget(Protocol):

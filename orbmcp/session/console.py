@@ -15,17 +15,12 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from orbmcp import environment
+from orbmcp.text import TextSink
 
 # Input helpers are imported where used: --help and --version make a console too.
-
-
-class TextSink(Protocol):
-    def write(self, text: str, /) -> Any: ...
-
-    def flush(self) -> Any: ...
 
 
 @dataclass
