@@ -2,9 +2,9 @@
 or its module (``core/wire/transports/``), so adding a transport touches those and nothing else.
 
 Every comparison in orbmcp/ with a transport's name or spelling on one side fails here, except in
-the modules that define them and where the word is not a server's transport: a URL's scheme, and
-``orbmcp serve``'s own listener (serve/, daemon/: how orbmcp is served, not how it reaches a
-server).
+the module that defines them and where the word is not a server's transport: a URL's scheme, an
+ASGI scope's type, and how ``orbmcp serve`` itself is served (its listener, not a server it
+reaches). The command-line options (``--stdio``, ``--http``, ``--sse``) count as names.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from orbmcp.config.transports import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "orbmcp"
-NAMES = {spelling for kind in KINDS.values() for spelling in (kind.name, kind.option, *kind.spellings)}
+WORDS = {spelling for kind in KINDS.values() for spelling in (kind.name, kind.option, *kind.spellings)}
+NAMES = WORDS | {f"--{word}" for word in WORDS}
 
 DEFINING = {"orbmcp/config/transports.py"}
-NOT_A_SERVER_TRANSPORT = ("orbmcp/serve/", "orbmcp/daemon/")
-# `p.name == "sse"`: whether a command takes the shared ad-hoc params (a parameter's name); the
-# fronts branch replaces this binder (issue 25 item 1).
-PARAM_NAMES = {"orbmcp/session/runner.py"}
+NOT_A_SERVER_TRANSPORT = {
+    "orbmcp/serve/http.py",  # scope["type"] != "http": an ASGI scope, not a transport
+    "orbmcp/daemon/serve_client.py",  # a serve request's listener: how serve is served
+}
 
 
 def _names_in(node: ast.AST) -> set[str]:
@@ -50,7 +51,7 @@ def test_no_module_compares_transport_names() -> None:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel in DEFINING | PARAM_NAMES or rel.startswith(NOT_A_SERVER_TRANSPORT):
+        if rel in DEFINING | NOT_A_SERVER_TRANSPORT:
             continue
         found += compares_of_transport_names(path)
     assert found == [], "ask the transport's kind (orbmcp/config/transports.py) instead:\n" + "\n".join(found)

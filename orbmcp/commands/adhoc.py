@@ -25,6 +25,8 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from orbmcp.commands.params import ADHOC
+from orbmcp.commands.spec import CommandSpec
 from orbmcp.commands.table import find
 from orbmcp.config.transports import BY_OPTION
 from orbmcp.errors import UsageError
@@ -45,9 +47,18 @@ __all__ = [
     "place_server",
     "requested",
     "take",
+    "taken_by",
 ]
 
 TARGET_OPTIONS = tuple(f"--{option}" for option in BY_OPTION)
+
+
+def taken_by(spec: CommandSpec) -> bool:
+    """Whether a command takes the shared ad-hoc params (``commands/params.py`` ``ADHOC``; ``serve``
+    has its own)."""
+    return ADHOC[0] in spec.params
+
+
 # The handler keyword arguments of the shared ad-hoc params (commands/params.py: ADHOC).
 KEYS = (*BY_OPTION, "env", "header", "adhoc_name")
 # Launchers whose first plain argument names the server (npx PACKAGE, uvx PACKAGE, node FILE).
@@ -195,7 +206,7 @@ def place_server(args: list[str]) -> list[str]:
         return args
     kind = targets[0]
     name = given.get("--name") or (
-        name_for_command(given[kind]) if kind == "--stdio" else name_for_url(given[kind])
+        name_for_command(given[kind]) if BY_OPTION[kind[2:]].local else name_for_url(given[kind])
     )
     if first is not None and first < end and rest[first] == name:
         return args

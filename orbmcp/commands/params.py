@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from orbmcp import environment
 from orbmcp.commands.spec import Param
+from orbmcp.config.transports import KINDS
 
 # Options of the program itself, defined once: the Typer root callback (session/command_line.py),
 # the option hoisting of fastpath/entry.py, completion and the man page are built from these.
@@ -69,19 +70,10 @@ TIMEOUT = Param(
 # command that takes a server takes these, and handlers never see them (the front turns them into
 # the command's one server).
 ADHOC: tuple[Param, ...] = (
-    Param(
-        "stdio",
-        "Try a server without configuring it: run this command line (quoted) as a stdio server.",
-        kind="option",
-        metavar="'COMMAND ARGS'",
+    *(
+        Param(kind.option, kind.option_help, kind="option", metavar=kind.option_metavar)
+        for kind in KINDS.values()
     ),
-    Param(
-        "http",
-        "Try a Streamable HTTP server at this URL (a bare URL as SERVER does the same).",
-        kind="option",
-        metavar="URL",
-    ),
-    Param("sse", "Try an SSE server at this URL.", kind="option", metavar="URL"),
     Param(
         "env",
         "With --stdio: an environment variable of the server, NAME=VALUE (repeatable).",

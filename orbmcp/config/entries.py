@@ -11,7 +11,7 @@ will be used, so an entry nobody approved never reads the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -29,7 +29,7 @@ from orbmcp.config.problems import Problems, show
 from orbmcp.config.settings import Settings
 from orbmcp.config.sse_entry import SseEntry
 from orbmcp.config.stdio_entry import StdioEntry
-from orbmcp.config.transports import is_local
+from orbmcp.config.transports import FOR_COMMAND, FOR_URL, entry_words, in_entry, is_local
 from orbmcp.suggest import close_names
 
 # The model of an entry's transport part, by the transport ``transport_of`` resolved (from
@@ -40,12 +40,6 @@ TRANSPORT_MODELS: Mapping[Transport, type[StdioEntry | HttpEntry | SseEntry]] = 
     "stdio": StdioEntry,
     "streamable-http": HttpEntry,
     "sse": SseEntry,
-}
-_TRANSPORTS: Mapping[str, Transport] = {
-    "stdio": "stdio",
-    "streamable-http": "streamable-http",
-    "http": "streamable-http",
-    "sse": "sse",
 }
 
 
@@ -106,10 +100,11 @@ def transport_of(problems: Problems, entry: Mapping[str, object]) -> Transport |
         if key not in entry:
             continue
         value = entry[key]
-        transport = _TRANSPORTS.get(value) if isinstance(value, str) else None
-        if transport is None:
-            problems.invalid(f'"{key}" must be one of stdio, streamable-http, http, sse (got {show(value)})')
+        kind = in_entry(value) if isinstance(value, str) else None
+        if kind is None:
+            problems.invalid(f'"{key}" must be one of {", ".join(entry_words())} (got {show(value)})')
             return None
+        transport = cast(Transport, kind.name)
         if found is not None and transport != found:
             problems.invalid(f'"transport" and "type" disagree ({found} vs {transport})')
             return None
@@ -118,11 +113,12 @@ def transport_of(problems: Problems, entry: Mapping[str, object]) -> Transport |
         problems.invalid('set either "command" (stdio) or "url" (HTTP), not both: choose one transport')
         return None
     if found is None:
-        found = "stdio" if "command" in entry else "streamable-http" if "url" in entry else None
+        implied = FOR_COMMAND if "command" in entry else FOR_URL if "url" in entry else None
+        found = cast(Transport, implied.name) if implied is not None else None
     if found is None:
         problems.invalid('no transport: set "command" (stdio) or "url" (HTTP)')
     elif is_local(found) and "command" not in entry:
-        problems.invalid('transport "stdio" needs "command"')
+        problems.invalid(f'transport "{found}" needs "command"')
     elif not is_local(found) and "url" not in entry:
         problems.invalid(f'transport "{found}" needs "url"')
     else:

@@ -25,6 +25,8 @@ class TransportKind:
     local: bool  # a process orbmcp spawns (``command``), else a server at a ``url``
     fields: tuple[str, ...]  # the entry keys that belong to this transport
     option: str  # the ad-hoc command-line option naming a server of this kind (``--stdio URL``)
+    option_help: str  # that option's help line
+    option_metavar: str  # and its value's placeholder
     fallback: str | None = None  # the transport a URL that refuses this one is tried over
     endpoint_event: bool = False  # a GET opens an event stream that names the POST endpoint
 
@@ -36,6 +38,8 @@ STDIO = TransportKind(
     local=True,
     fields=("command", "args", "env", "cwd"),
     option="stdio",
+    option_help="Try a server without configuring it: run this command line (quoted) as a stdio server.",
+    option_metavar="'COMMAND ARGS'",
 )
 STREAMABLE_HTTP = TransportKind(
     name="streamable-http",
@@ -44,6 +48,8 @@ STREAMABLE_HTTP = TransportKind(
     local=False,
     fields=("url", "headers"),
     option="http",
+    option_help="Try a Streamable HTTP server at this URL (a bare URL as SERVER does the same).",
+    option_metavar="URL",
     fallback="sse",
 )
 SSE = TransportKind(
@@ -53,11 +59,30 @@ SSE = TransportKind(
     local=False,
     fields=("url", "headers"),
     option="sse",
+    option_help="Try an SSE server at this URL.",
+    option_metavar="URL",
     endpoint_event=True,
 )
 
 KINDS: dict[str, TransportKind] = {kind.name: kind for kind in (STDIO, STREAMABLE_HTTP, SSE)}
 BY_OPTION: dict[str, TransportKind] = {kind.option: kind for kind in KINDS.values()}
+# The transport of an orbmcp entry that names none: the one its ``command`` or its ``url`` implies.
+FOR_COMMAND = STDIO
+FOR_URL = STREAMABLE_HTTP
+
+
+def in_entry(value: str) -> TransportKind | None:
+    """The kind an orbmcp entry's ``transport``/``type`` names: its name or its option's word
+    (``streamable-http`` or ``http``), exactly; None: not one of ``entry_words()``."""
+    for kind in KINDS.values():
+        if value in (kind.name, kind.option):
+            return kind
+    return None
+
+
+def entry_words() -> list[str]:
+    """What an entry's ``transport`` may say: ``stdio, streamable-http, http, sse``."""
+    return list(dict.fromkeys(word for kind in KINDS.values() for word in (kind.name, kind.option)))
 
 
 def kind_of(name: str) -> TransportKind:

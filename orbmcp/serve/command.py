@@ -14,6 +14,7 @@ from orbmcp.commands import adhoc
 from orbmcp.commands.context import CommandContext
 from orbmcp.commands.results.base import Lines
 from orbmcp.commands.spelling import agent_text
+from orbmcp.config.transports import SSE, STDIO, STREAMABLE_HTTP
 from orbmcp.errors import UsageError
 from orbmcp.serve.http import bound_address, listen, serve_http
 from orbmcp.serve.options import NAME_MODES, HttpAddress, NameMode, ServeOptions, parse_address
@@ -56,7 +57,8 @@ def _adhoc(
     the one served, in this process's own session (never the daemon's)."""
 
     urls = [s for s in server or () if adhoc.is_url(s)]
-    targets = [(k, v) for k, v in (("stdio", stdio), ("sse", sse)) if v] + [("http", u) for u in urls]
+    given_kinds = ((STDIO, stdio), (SSE, sse), *((STREAMABLE_HTTP, u) for u in urls))
+    targets = [(kind.option, value) for kind, value in given_kinds if value]
     if not targets:
         if env or header or name:
             raise UsageError(

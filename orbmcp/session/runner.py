@@ -28,7 +28,7 @@ from orbmcp.text import one_line
 async def call_handler(spec: CommandSpec, ctx: CommandContext, kwargs: dict[str, Any]) -> Any:
     handler = handler_of(spec)
     args = {k: v for k, v in kwargs.items() if k != "json"}
-    if any(p.name == "sse" for p in spec.params):  # the shared ad-hoc params (serve has its own)
+    if adhoc.taken_by(spec):
         take_adhoc(ctx, args)
     result = handler(ctx, **args)
     if inspect.isawaitable(result):
