@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import psutil
+
 # A zombie (exited, not yet reaped) and a dead task are gone for every purpose of orbmcp's.
 _DEAD_STATES = (b"Z", b"X")
 
@@ -24,11 +28,24 @@ def alive(pid: int) -> bool:
     if pid <= 0:
         return False
     try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+        process = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return False
+    return runs(process)
+
+
+def runs(process: psutil.Process) -> bool:
+    """``process`` still runs: psutil finds the same process (its start time re-checked, so not a
+    recycled pid) and it is not a zombie (exited, not yet reaped: an init that never reaps leaves
+    those). A process of another user counts as running: it exists, whose it is does not matter."""
+    import psutil
+
+    try:
+        return bool(process.is_running() and process.status() != psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return False
     except psutil.AccessDenied:
-        return True  # it exists; whose it is does not matter here
+        return True
 
 
 def create_time(pid: int) -> float | None:
@@ -122,5 +139,6 @@ __all__ = [
     "own_rss_bytes",
     "proc_state",
     "running_state",
+    "runs",
     "same_process",
 ]

@@ -9,6 +9,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import psutil
+
 from orbmcp import processes
 
 # A child that prints its own child's pid and then waits on stdin: a process tree to inspect.
@@ -64,6 +66,16 @@ def test_a_reaped_pid_is_gone() -> None:
     assert processes.create_time(pid) is None
     assert processes.proc_state(pid) is None
     assert not processes.alive(0) and not processes.alive(-1)
+
+
+def test_a_process_held_across_its_end_stops_running() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    held = psutil.Process(child.pid)
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+    assert not processes.runs(held)  # a zombie
+    child.wait(timeout=30)
+    assert not processes.runs(held)  # reaped: psutil no longer finds it
+    assert processes.runs(psutil.Process(os.getpid()))
 
 
 def test_a_recycled_pid_is_not_the_same_process() -> None:

@@ -216,16 +216,10 @@ def _verified_members(record: GroupRecord) -> list[psutil.Process]:
     pid was recycled and nothing is touched. Either way, a process carrying the server's tag
     (``proctree``) that started after it is the server's descendant, wherever it went.
     """
-    leader_alive = False
-    try:
-        leader = psutil.Process(record.pid)
-        if not _same_start(leader.create_time(), record.create_time):
-            return []
-        leader_alive = leader.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        pass
-    except psutil.Error:
-        return []
+    leader_started = processes.create_time(record.pid)  # None: gone
+    if leader_started is not None and not _same_start(leader_started, record.create_time):
+        return []  # the pid is another process's now
+    leader_alive = leader_started is not None and processes.alive(record.pid)
     members = {proc.pid: proc for proc in _group_members(record)}
     outside: list[tuple[int, int]] = []
     if leader_alive:
@@ -279,18 +273,10 @@ def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Proce
     deadline = time.monotonic() + timeout
     alive = procs
     while True:
-        alive = [proc for proc in alive if _still_running(proc)]
+        alive = [proc for proc in alive if processes.runs(proc)]
         if not alive or time.monotonic() >= deadline:
             return alive
         time.sleep(_POLL_INTERVAL)
-
-
-def _still_running(proc: psutil.Process) -> bool:
-    # Killed orphans wait for init to reap them; an init that never reaps leaves zombies.
-    try:
-        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
-        return False
 
 
 __all__ = ["GroupRecord", "GroupRegistry", "ReapedGroup"]
