@@ -30,7 +30,7 @@ from orbmcp.commands.spec import CommandSpec
 from orbmcp.commands.table import find
 from orbmcp.config.transports import BY_OPTION
 from orbmcp.errors import UsageError
-from orbmcp.fastpath.argv import ProgramLine, is_url
+from orbmcp.fastpath.argv import ADHOC_OPTIONS, ProgramLine, is_url
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KEYS",
-    "TARGET_OPTIONS",
     "entry",
     "is_url",
     "name_for_command",
@@ -49,8 +48,6 @@ __all__ = [
     "take",
     "taken_by",
 ]
-
-TARGET_OPTIONS = tuple(f"--{option}" for option in BY_OPTION)
 
 
 def taken_by(spec: CommandSpec) -> bool:
@@ -196,7 +193,7 @@ def place_server(args: list[str]) -> list[str]:
     rest = list(line.words[len(spec.path) :])
     valued = frozenset(f for p in spec.params if p.kind == "option" for f in p.option_names)
     given, first, end = _scan(rest, valued)
-    targets = [o for o in TARGET_OPTIONS if o in given]
+    targets = [o for o in ADHOC_OPTIONS if o in given]
     if first is not None and first < end and is_url(rest[first]) and not targets:
         url = rest[first]
         name = given.get("--name") or name_for_url(url)

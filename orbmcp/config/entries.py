@@ -11,7 +11,7 @@ will be used, so an entry nobody approved never reads the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -29,7 +29,16 @@ from orbmcp.config.problems import Problems, show
 from orbmcp.config.settings import Settings
 from orbmcp.config.sse_entry import SseEntry
 from orbmcp.config.stdio_entry import StdioEntry
-from orbmcp.config.transports import FOR_COMMAND, FOR_URL, entry_words, in_entry, is_local
+from orbmcp.config.transports import (
+    FOR_COMMAND,
+    FOR_URL,
+    SSE,
+    STDIO,
+    STREAMABLE_HTTP,
+    entry_words,
+    in_entry,
+    is_local,
+)
 from orbmcp.suggest import close_names
 
 # The model of an entry's transport part, by the transport ``transport_of`` resolved (from
@@ -37,9 +46,9 @@ from orbmcp.suggest import close_names
 # than by a discriminated union: each model builds its validator on first use (``defer_build``),
 # so a config that has no SSE server never builds the SSE one (the config commands' budget).
 TRANSPORT_MODELS: Mapping[Transport, type[StdioEntry | HttpEntry | SseEntry]] = {
-    "stdio": StdioEntry,
-    "streamable-http": HttpEntry,
-    "sse": SseEntry,
+    STDIO.name: StdioEntry,
+    STREAMABLE_HTTP.name: HttpEntry,
+    SSE.name: SseEntry,
 }
 
 
@@ -104,7 +113,7 @@ def transport_of(problems: Problems, entry: Mapping[str, object]) -> Transport |
         if kind is None:
             problems.invalid(f'"{key}" must be one of {", ".join(entry_words())} (got {show(value)})')
             return None
-        transport = cast(Transport, kind.name)
+        transport = kind.name
         if found is not None and transport != found:
             problems.invalid(f'"transport" and "type" disagree ({found} vs {transport})')
             return None
@@ -114,7 +123,7 @@ def transport_of(problems: Problems, entry: Mapping[str, object]) -> Transport |
         return None
     if found is None:
         implied = FOR_COMMAND if "command" in entry else FOR_URL if "url" in entry else None
-        found = cast(Transport, implied.name) if implied is not None else None
+        found = implied.name if implied is not None else None
     if found is None:
         problems.invalid('no transport: set "command" (stdio) or "url" (HTTP)')
     elif is_local(found) and "command" not in entry:

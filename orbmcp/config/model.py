@@ -29,7 +29,8 @@ from orbmcp.errors import ConfigError
 if TYPE_CHECKING:
     from orbmcp.config.settings import Settings
 
-Transport = Literal["stdio", "streamable-http", "sse"]
+# A transport's name: a key of ``config/transports.py`` ``KINDS`` (a new transport adds its kind there).
+Transport = str
 Lifecycle = Literal["eager", "lazy"]
 # Other MCP clients whose config files orbmcp reads through (config/clients.py).
 # Where the entry in effect came from; "import:<client>" is another client's file (``file``).

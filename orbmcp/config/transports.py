@@ -8,27 +8,59 @@ transport names. How a connection is opened over each lives in ``orbmcp.core.wir
 (one module per transport, each holding its kind from here): the layers keep the connection code,
 which imports the SDK, above the config that must load without it.
 
-Stdlib only: completion and the config commands read it.
+Stdlib only, and no ``dataclasses``: completion, the config commands and the daemon's client read it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
 class TransportKind:
-    name: str  # orbmcp's own spelling, in its files and ``--json``
-    label: str  # for people
-    # What other clients' files and ``orbmcp add --transport`` may call it (lower case).
-    spellings: tuple[str, ...]
-    local: bool  # a process orbmcp spawns (``command``), else a server at a ``url``
-    fields: tuple[str, ...]  # the entry keys that belong to this transport
-    option: str  # the ad-hoc command-line option naming a server of this kind (``--stdio URL``)
-    option_help: str  # that option's help line
-    option_metavar: str  # and its value's placeholder
-    fallback: str | None = None  # the transport a URL that refuses this one is tried over
-    endpoint_event: bool = False  # a GET opens an event stream that names the POST endpoint
+    """One transport's facts. A plain class, not a dataclass: the daemon's client reads the ad-hoc
+    options off the kinds (``fastpath/argv.py``), and ``dataclasses`` costs it ~10 ms of imports."""
+
+    __slots__ = (
+        "endpoint_event",
+        "fallback",
+        "fields",
+        "label",
+        "local",
+        "name",
+        "option",
+        "option_help",
+        "option_metavar",
+        "spellings",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        label: str,
+        spellings: tuple[str, ...],
+        local: bool,
+        fields: tuple[str, ...],
+        option: str,
+        option_help: str,
+        option_metavar: str,
+        fallback: str | None = None,
+        endpoint_event: bool = False,
+    ) -> None:
+        self.name = name  # orbmcp's own spelling, in its files and ``--json``
+        self.label = label  # for people
+        # What other clients' files and ``orbmcp add --transport`` may call it (lower case).
+        self.spellings = spellings
+        self.local = local  # a process orbmcp spawns (``command``), else a server at a ``url``
+        self.fields = fields  # the entry keys that belong to this transport
+        # The ad-hoc command-line option naming a server of this kind (``--stdio CMD``), its help
+        # line and its value's placeholder.
+        self.option = option
+        self.option_help = option_help
+        self.option_metavar = option_metavar
+        self.fallback = fallback  # the transport a URL that refuses this one is tried over
+        self.endpoint_event = endpoint_event  # a GET opens an event stream that names the POST endpoint
+
+    def __repr__(self) -> str:
+        return f"TransportKind({self.name!r})"
 
 
 STDIO = TransportKind(

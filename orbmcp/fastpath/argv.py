@@ -7,15 +7,17 @@ gives them by name, for the session daemon's client and the daemon itself. Stand
 only: the daemon's client runs this on every invocation. Nothing after ``--`` is an option.
 
 The client decides here, from the words alone, whether the daemon runs a line
-(``forwarded_command``): the command table (``commands/table.py``) and the ad-hoc servers' module
-(``commands/adhoc.py``) import the config's models and ``dataclasses`` (~15 ms), so the few facts
-the client needs of them are spelled here, and ``tests/fastpath/test_routes.py`` checks them
-against the table, ``GLOBAL_OPTIONS`` and the transports.
+(``forwarded_command``): the command table (``commands/table.py``) imports the config's models and
+``dataclasses`` (~15 ms), so the few facts the client needs of it are spelled here, and
+``tests/fastpath/test_routes.py`` checks them against the table and ``GLOBAL_OPTIONS``; the ad-hoc
+options come from the transports' kinds (``config/transports.py``, standard library only).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from orbmcp.config.transports import KINDS
 
 HELP_FLAGS = ("--help", "-h")
 # The program's options (``GLOBAL_OPTIONS`` in ``commands/params.py``) that take a value, and its
@@ -47,8 +49,8 @@ DAEMON_COMMANDS = frozenset(
 )
 SERVE = ("serve",)
 # The options that name an ad-hoc server (``--stdio CMD``, ``--http URL``, ``--sse URL``: one per
-# transport, ``config/transports.py``), and those of ``serve`` (``--server-stdio``, ...).
-ADHOC_OPTIONS = ("--stdio", "--http", "--sse")
+# transport, read off the kinds), and those of ``serve`` (``--server-stdio``, ...).
+ADHOC_OPTIONS = tuple(f"--{kind.option}" for kind in KINDS.values())
 SERVE_ADHOC_OPTIONS = ("--server-stdio", "--server-sse")
 
 

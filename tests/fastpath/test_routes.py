@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orbmcp.commands.adhoc import TARGET_OPTIONS
 from orbmcp.commands.params import GLOBAL_OPTIONS
 from orbmcp.commands.table import COMMANDS
 from orbmcp.config.paths import global_files, project_files
@@ -41,7 +40,7 @@ def test_the_program_options_are_those_of_the_table() -> None:
 
 
 def test_the_adhoc_options_are_one_per_transport() -> None:
-    assert argv.ADHOC_OPTIONS == TARGET_OPTIONS
+    assert argv.ADHOC_OPTIONS == ("--stdio", "--http", "--sse")
 
 
 def test_the_client_reads_the_files_the_config_paths_name(tmp_path: Path) -> None:
