@@ -1,6 +1,8 @@
-"""Generate the shell completion scripts and the man page from the command table.
+"""Generate the shell completion scripts, the man page and the daemon client's command list from
+the command table.
 
-    python scripts/gen_docs.py            # write completions/ and man/orbmcp.1
+    python scripts/gen_docs.py            # write completions/, man/orbmcp.1 and a block of
+                                          # orbmcp/fastpath/argv.py (DAEMON_COMMANDS)
     python scripts/gen_docs.py --check    # exit 1 (naming the files) when any is stale
 
 The command table (orbmcp/commands/table.py) is the source of every command, option and slash
@@ -507,7 +509,30 @@ def outputs() -> dict[str, str]:
     """Path (relative to the repository) → generated text."""
     files = {f"completions/{_completion_file(s)}": script(s) for s in SHELLS}
     files["man/orbmcp.1"] = man_page()
+    files[ARGV] = with_daemon_commands((ROOT / ARGV).read_text(encoding="utf-8"))
     return files
+
+
+# The daemon's client decides from a line's first word whether the daemon runs it, without the
+# table (its start-up budget): this block of its module is the table's ``runs_in_daemon``.
+ARGV = "orbmcp/fastpath/argv.py"
+_BEGIN = "# BEGIN DAEMON_COMMANDS, written by scripts/gen_docs.py from the table's runs_in_daemon\n"
+_END = "# END DAEMON_COMMANDS\n"
+
+
+def with_daemon_commands(source: str) -> str:
+    """``source`` (fastpath/argv.py) with its generated ``DAEMON_COMMANDS`` block rewritten."""
+    paths = [spec.path for spec in COMMANDS if spec.runs_in_daemon]
+    if any(len(path) != 1 for path in paths):
+        raise SystemExit(
+            "the daemon runs single-word commands only (fastpath/argv.py routes by the first word)"
+        )
+    head, begin, rest = source.partition(_BEGIN)
+    _, end, tail = rest.partition(_END)
+    if not begin or not end:
+        raise SystemExit(f"{ARGV}: its {_BEGIN.strip()!r} ... {_END.strip()!r} block is missing")
+    words = "".join(f'        "{path[0]}",\n' for path in paths)
+    return f"{head}{_BEGIN}DAEMON_COMMANDS = frozenset(\n    {{\n{words}    }}\n)\n{_END}{tail}"
 
 
 def _completion_file(shell: str) -> str:

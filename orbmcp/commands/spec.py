@@ -64,6 +64,10 @@ class CommandSpec(NamedTuple):
     params: tuple[Param, ...] = ()
     slash: tuple[str, ...] = ()  # slash spellings: "/mcp", "/mcp:start" (space forms are derived)
     connects: bool = False  # needs MCP connections (imports mcp); False keeps it fast
+    # Whether the session daemon runs it when one is up; None: when it connects. The daemon's
+    # client reads this off ``fastpath/argv.py`` ``DAEMON_COMMANDS``, which ``scripts/gen_docs.py``
+    # writes from the table.
+    daemon: bool | None = None
     # One-shot, try it without the event loop first (session/one_shot.py): the handler may find
     # nothing to connect, and does nothing before asking for the session that it could not do twice.
     offline_first: bool = False
@@ -74,6 +78,10 @@ class CommandSpec(NamedTuple):
     @property
     def name(self) -> str:
         return " ".join(self.path)
+
+    @property
+    def runs_in_daemon(self) -> bool:
+        return self.connects if self.daemon is None else self.daemon
 
     @property
     def summary(self) -> str:

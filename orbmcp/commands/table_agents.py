@@ -61,6 +61,7 @@ AGENT_COMMANDS: tuple[CommandSpec, ...] = (
         "Print completion candidates for a partial slash or shell line, one per line.\n\n"
         'With --json: {"items": [{value, description, kind, replace_from}]}.',
         (Param("line", "The partial line.", required=True), JSON),
+        daemon=True,  # it reads the live session's servers and tool names
     ),
     CommandSpec(
         ("completion", "show"),

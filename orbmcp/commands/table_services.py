@@ -52,6 +52,7 @@ SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
             JSON,
         ),
         connects=True,
+        daemon=False,  # through a daemon, serve is a request of its own (daemon/serve_client.py)
         examples=(
             "orbmcp serve",
             "orbmcp serve --http 8765",

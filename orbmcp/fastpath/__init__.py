@@ -13,9 +13,10 @@ top (``tests/test_cli_foundation.py``, ``tests/commands/test_complete.py`` and
 - ``argv``: reads the program's own options off a command line without a parser (which command,
   ``--project``, ``--config``, ``--json``, ``--help``), for the paths above and the daemon; and,
   for the daemon's client, which commands the daemon runs (``DAEMON_COMMANDS``) and whether a line
-  names an ad-hoc server, from the words alone: the command table and the ad-hoc module import
-  the config's models (``typing``, ``dataclasses``; ~15 ms), so the few facts the client needs of
-  them are spelled there, and ``tests/fastpath/test_routes.py`` checks them against their sources.
+  names an ad-hoc server, from the words alone: the command table imports the config's models
+  (``typing``, ``dataclasses``; ~15 ms), so the commands the daemon runs are a block of that module
+  ``scripts/gen_docs.py`` writes from the table, and the program's options a copy
+  ``tests/fastpath/test_routes.py`` checks; the ad-hoc options come from the transports' kinds.
 
 The warm call through the daemon is a Python start (~10 ms), ``re`` (pip's console script imports
 it), this client and the daemon's answer; its budget is 0.10x mcporter's warm daemon call

@@ -8,9 +8,10 @@ only: the daemon's client runs this on every invocation. Nothing after ``--`` is
 
 The client decides here, from the words alone, whether the daemon runs a line
 (``forwarded_command``): the command table (``commands/table.py``) imports the config's models and
-``dataclasses`` (~15 ms), so the few facts the client needs of it are spelled here, and
-``tests/fastpath/test_routes.py`` checks them against the table and ``GLOBAL_OPTIONS``; the ad-hoc
-options come from the transports' kinds (``config/transports.py``, standard library only).
+``dataclasses`` (~15 ms), so the few facts the client needs of it are spelled here: which commands
+the daemon runs, a block ``scripts/gen_docs.py`` writes from the table; the program's options,
+which ``tests/fastpath/test_routes.py`` checks against ``GLOBAL_OPTIONS``. The ad-hoc options come
+from the transports' kinds (``config/transports.py``, standard library only).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ VALUED_OPTIONS = ("--project", "-p", "--config", "-c")
 PROGRAM_FLAGS = ("--no-color", "--no-daemon", "--no-input")
 # The commands the session daemon runs (each connects, or reads the live session: ``slash``,
 # ``complete``); ``daemon ...`` and ``shell`` always run here; ``serve`` has a request of its own.
+# BEGIN DAEMON_COMMANDS, written by scripts/gen_docs.py from the table's runs_in_daemon
 DAEMON_COMMANDS = frozenset(
     {
         "status",
@@ -47,6 +49,7 @@ DAEMON_COMMANDS = frozenset(
         "complete",
     }
 )
+# END DAEMON_COMMANDS
 SERVE = ("serve",)
 # The options that name an ad-hoc server (``--stdio CMD``, ``--http URL``, ``--sse URL``: one per
 # transport, read off the kinds), and those of ``serve`` (``--server-stdio``, ...).

@@ -53,6 +53,16 @@ def test_check_names_stale_and_missing_files(tmp_path: Path) -> None:
     assert "completions/_orbmcp" not in r.stderr
 
 
+def test_the_daemon_clients_command_list_is_the_tables() -> None:
+    docs = gen_docs()
+    source = (ROOT / docs.ARGV).read_text(encoding="utf-8")
+    emptied = source.replace('        "call",\n', "")
+    assert emptied != source
+    assert docs.with_daemon_commands(emptied) == source  # rewritten from the table's runs_in_daemon
+    with pytest.raises(SystemExit, match="block is missing"):
+        docs.with_daemon_commands(source.replace("# END DAEMON_COMMANDS", "# end"))
+
+
 def _man_text() -> str:
     groff = shutil.which("groff")
     if groff is None:
