@@ -9,7 +9,11 @@ terminal, a buffer, a daemon's frame), lives here too: the one protocol every la
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+
+# ``typing`` only for mypy: the daemon's client imports this module (fastpath/__init__.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
 # CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings, and the two-byte and nF escapes, in
 # both 7-bit (ESC ...) and 8-bit (C1) introducers. An unterminated string is left for the
@@ -195,9 +199,12 @@ def _truncate(s: str, max_len: int | None) -> str:
     return f"{s[:keep]}…[+{len(s) - keep} chars]"
 
 
-class TextSink(Protocol):
-    """Where printed text goes: ``sys.stdout``, an ``io.StringIO``, a daemon client's frames."""
+if TYPE_CHECKING:
 
-    def write(self, text: str, /) -> Any: ...
+    class TextSink(Protocol):
+        """Where printed text goes: ``sys.stdout``, an ``io.StringIO``, a daemon client's frames
+        (a type only: import it under ``TYPE_CHECKING``)."""
 
-    def flush(self) -> Any: ...
+        def write(self, text: str, /) -> Any: ...
+
+        def flush(self) -> Any: ...

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from orbmcp.commands.results.base import Result
 from orbmcp.render.json import to_json_text
 from orbmcp.render.plain import render_plain
-from orbmcp.text import TextSink
+
+if TYPE_CHECKING:
+    from orbmcp.text import TextSink
 
 
 class OutputTarget(Protocol):

@@ -15,10 +15,12 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orbmcp import environment
-from orbmcp.text import TextSink
+
+if TYPE_CHECKING:
+    from orbmcp.text import TextSink
 
 # Input helpers are imported where used: --help and --version make a console too.
 

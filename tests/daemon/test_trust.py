@@ -280,7 +280,9 @@ def test_the_verifying_client_stays_a_fast_path(client: Client, tmp_path: Path) 
 
 
 # What the forwarding client never reaches (it runs before every command): the command table's
-# and config's models, and the standard library's slow imports they or a lazy habit pull in.
+# and config's models (of the config package, only the transports' kinds: stdlib, no dataclasses),
+# and the standard library's slow imports they or a lazy habit pull in.
+CONFIG_ON_THE_CLIENT = {"orbmcp.config", "orbmcp.config.transports"}
 NOT_ON_THE_CLIENT = (
     "typing",
     "dataclasses",
@@ -291,7 +293,6 @@ NOT_ON_THE_CLIENT = (
     "_hashlib",
     "orbmcp.commands.table",
     "orbmcp.commands.adhoc",
-    "orbmcp.config",
     "orbmcp.session.requests",
 )
 
@@ -312,6 +313,7 @@ def test_the_forwarding_client_imports_only_what_it_uses(client: Client, tmp_pat
     imported = set(names[names.index("site") + 1 :])  # the program's (site: an editable finder's)
     assert "orbmcp.fastpath.daemon_client" in imported  # the command went through the client
     assert imported & set(NOT_ON_THE_CLIENT) == set()
+    assert {name for name in imported if name.startswith("orbmcp.config")} == CONFIG_ON_THE_CLIENT
     assert [e for e in client.events() if e["event"] == "frame"][1]["frame"]["envDigests"]["OTHER"]
 
 
