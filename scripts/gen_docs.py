@@ -5,9 +5,9 @@ the command table.
                                           # orbmcp/fastpath/argv.py (DAEMON_COMMANDS)
     python scripts/gen_docs.py --check    # exit 1 (naming the files) when any is stale
 
-The command table (orbmcp/commands/table.py) is the source of every command, option and slash
-form; this file adds what the table does not hold: environment variables, files, exit statuses
-and the documented keys of each command's ``--json`` output (tests/frontends pin them).
+The command table (orbmcp/commands/table.py) is the source of every command, option, slash form
+and ``--json`` shape (``CommandSpec.json_output``; tests/frontends hold the output to them); this
+file adds what the table does not hold: environment variables, files, exit statuses.
 Output is deterministic: no dates, no terminal widths.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +27,7 @@ from orbmcp.commands.complete import SHELLS  # noqa: E402
 from orbmcp.commands.handlers.completion import install_path, script, script_filename  # noqa: E402
 from orbmcp.commands.outcome import ExitCode  # noqa: E402
 from orbmcp.commands.params import GLOBAL_OPTIONS  # noqa: E402
-from orbmcp.commands.spec import CommandSpec, Param  # noqa: E402
+from orbmcp.commands.spec import CommandSpec, JsonDoc, Param  # noqa: E402
 from orbmcp.commands.table import COMMANDS  # noqa: E402
 from orbmcp.commands.usage import usage_line, value_metavar  # noqa: E402
 
@@ -117,219 +116,11 @@ EXIT_STATUS: tuple[tuple[ExitCode, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class JsonDoc:
-    """The documented shape of one command's ``--json`` output on stdout."""
-
-    shape: str  # "array", "object", "array of strings", "none", "inner"
-    keys: tuple[str, ...] = ()  # keys of the object, or of each array element
-    note: str = ""
-    open: bool = False  # True: at least these keys (more depend on the options)
-
-
-ROW_KEYS = ("name", "lifecycle", "state", "tools", "auth", "source", "lastError", "hint", "warnings")
-DAEMON_KEYS = (
-    "action",
-    "running",
-    "socket",
-    "pid",
-    "version",
-    "uptimeS",
-    "idleTimeoutS",
-    "scope",
-    "servers",
-    "clientsServed",
-    "activeClients",
-    "refusedClients",
-    "residentMemoryBytes",
-)
-DETAIL_KEYS = (
-    "name",
-    "state",
-    "retries",
-    "maxRetries",
-    "transport",
-    "lifecycle",
-    "source",
-    "file",
-    "tools",
-    "toolNames",
-    "auth",
-    "oauth",
-    "lastError",
-    "errorCode",
-    "errorReason",
-    "hint",
-    "recentOutput",
-    "projectConfig",
-    "protocolVersion",
-    "serverInfo",
-    "warnings",
-    "instructions",
-    "capabilities",
-)
-TOOL_KEYS = ("server", "name", "bridgedName", "description", "inputSchema", "annotations")
-MESSAGE_KEYS = ("ok", "message")
-EDIT_KEYS = ("ok", "message", "action", "server", "file", "scope", "entry", "notes", "state")
 ERROR_KEYS = ("code", "message", "server")
 
-# Keyed by command name; "status SERVER" is the second shape of status.
+# Keyed by command name; "status SERVER" is the second shape of status (its ``variant``).
 JSON_OUTPUT: dict[str, JsonDoc] = {
-    "status": JsonDoc(
-        "array",
-        ROW_KEYS,
-        "one row per configured entry; tools is {discovered, active}; state is ready, starting, "
-        "retrying (with retry: {attempt, maxRetries, inSeconds}), stopped, failed or needs-auth, or for "
-        "an entry that did not load invalid, skipped or untrusted (with file)",
-        open=True,
-    ),
-    "status SERVER": JsonDoc(
-        "object",
-        DETAIL_KEYS,
-        "projectConfig is null or {loaded, path}; command, args, cwd, envNames (stdio) or url, "
-        "headerNames (HTTP), secrets masked; capabilities is {advertised, server} (what orbmcp "
-        "advertised, what the server offered; null until connected)",
-        open=True,
-    ),
-    "start": JsonDoc(
-        "array", DETAIL_KEYS, "the detail of the server, its last error when it failed", open=True
-    ),
-    "stop": JsonDoc("array", DETAIL_KEYS, "the detail of the server", open=True),
-    "reconnect": JsonDoc("array", DETAIL_KEYS, "the detail of each server reconnected", open=True),
-    "auth": JsonDoc(
-        "object", (*MESSAGE_KEYS, "server"), "plus details of the outcome; with --status: auth", open=True
-    ),
-    "logout": JsonDoc(
-        "object",
-        (*MESSAGE_KEYS, "server", "removed", "revocation"),
-        "revocation: revoked, unsupported, failed (with revocationError) or none",
-        open=True,
-    ),
-    "tools": JsonDoc(
-        "array",
-        TOOL_KEYS,
-        "inputSchema exactly as the server sent it; tools --diff A B: {same, before, after, changes}",
-    ),
-    "tools SERVER TOOL": JsonDoc(
-        "object",
-        (*TOOL_KEYS, "title", "parameters", "taskSupport", "outputSchema"),
-        "parameters: {name, type, required, default?, enum?, description}; taskSupport: forbidden, "
-        "optional or required",
-    ),
-    "call": JsonDoc(
-        "object",
-        ("content", "isError"),
-        "the MCP CallToolResult: content, isError, and structuredContent and _meta when present; "
-        "interactions (the server's questions and how they were answered) when it asked any",
-        open=True,
-    ),
-    "resources": JsonDoc(
-        "array",
-        (),
-        "resources and resource templates as the server sent them, each with a server key; "
-        "templates also with parameters (the uriTemplate's variable names)",
-    ),
-    "read": JsonDoc(
-        "object",
-        ("contents",),
-        "the MCP ReadResourceResult contents; saved [{uri, path, bytes}] with --output; with --follow "
-        "one object per line, each with uri and update (0 for the first read)",
-        open=True,
-    ),
-    "prompts": JsonDoc("array", (), "prompts as the server sent them, each with a server key"),
-    "prompt": JsonDoc(
-        "object",
-        ("messages",),
-        "the MCP GetPromptResult (description when present); interactions when the server asked any",
-        open=True,
-    ),
-    "config show": JsonDoc("object", ("servers", "warnings", "project", "settings"), "secrets masked"),
-    "config paths": JsonDoc(
-        "object",
-        (
-            "globalDir",
-            "globalFiles",
-            "projectFiles",
-            "configOverride",
-            "trustStore",
-            "authDir",
-            "debugLog",
-            "cacheDir",
-            "imports",
-        ),
-        "imports: other clients' files orbmcp reads, each {client, path, scope, exists}",
-    ),
-    "config validate": JsonDoc("object", ("ok", "servers", "warnings", "project")),
-    "config import": JsonDoc(
-        "object",
-        ("file", "scope", "dryRun", "written", "servers", "diff", "read", "notes"),
-        "servers are {name, source, file, outcome, reason}; outcome: added, replaced, unchanged, "
-        "conflict, skipped; the diff masks secrets",
-    ),
-    **{
-        name: JsonDoc(
-            "object",
-            EDIT_KEYS,
-            "action: added, replaced, removed, enabled, disabled or unchanged; entry (add) has secrets "
-            "masked; state: the server's state in a running session, else null; add --json with several "
-            "servers: an array of these",
-        )
-        for name in ("add", "remove", "enable", "disable")
-    },
-    "integrate": JsonDoc(
-        "object",
-        ("agent", "scope", "action", "dryRun", "changed", "written", "files", "commands", "notes"),
-        "files are {path, kind, outcome, entry, reason, diff}; kind: file or entry; outcome: created, "
-        "updated, unchanged, removed, absent, kept (not orbmcp's: left alone)",
-    ),
-    "integrate LIST": JsonDoc("object", ("agents",), "agents are {name, label, gets, installed, foundAt}"),
-    "trust": JsonDoc("object", ("ok", "message", "trusted", "review")),
-    "untrust": JsonDoc("object", ("ok", "message", "trusted", "revoked")),
-    "check": JsonDoc(
-        "object",
-        (
-            "ok",
-            "exitCode",
-            "servers",
-            "missingTools",
-            "requiredTools",
-            "calls",
-            "problems",
-            "junit",
-            "lock",
-            "lockChanges",
-        ),
-        "servers: status rows plus ok, verdict (ok, failed, invalid, skipped, untrusted, disabled), "
-        "file, recentOutput; calls: {call, server, tool, ok, error, expect, output}; lockChanges (with "
-        "--lock): {server, tool, change, fields, descriptionDiff, schemaChanges}",
-    ),
-    "lock": JsonDoc(
-        "object",
-        ("ok", "file", "servers", "written", "created", "changes"),
-        "changes: the tools changed since the lock, as check's lockChanges; written is false (exit 1) "
-        "when tools changed and --update was not given",
-    ),
-    "slash": JsonDoc(
-        "object",
-        ("exit", "text", "json", "error", "content"),
-        "the agent protocol's result envelope (README); json: the JSON of the command the line runs; "
-        'with --list: {"commands": [{name, usage, description, args}]}',
-    ),
-    "complete": JsonDoc("object", ("items",), "each item: value, description, kind, replace_from"),
-    "completion show": JsonDoc("object", ("shell", "script")),
-    "completion install": JsonDoc("object", ("ok", "message", "shell", "path")),
-    "shell": JsonDoc("none", (), "interactive; each line takes --json itself"),
-    "serve": JsonDoc(
-        "array of strings", (), "with --print-token: the token; serving writes nothing else on stdout"
-    ),
-    **{
-        f"daemon {verb}": JsonDoc(
-            "object",
-            DAEMON_KEYS,
-            "running is false (and the daemon keys absent) when none runs; servers are {name, state}",
-        )
-        for verb in ("start", "stop", "restart", "status")
-    },
+    " ".join(filter(None, (spec.name, doc.variant))): doc for spec in COMMANDS for doc in spec.json_output
 }
 
 

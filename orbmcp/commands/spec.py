@@ -1,6 +1,7 @@
 """The shape of a command definition.
 
-A command is defined once (``table.py``): its name, help, parameters, completers and slash forms.
+A command is defined once (``table.py``): its name, help, parameters, completers, slash forms and
+the shape of its ``--json`` output.
 The Typer CLI, the slash dispatcher, shell completion scripts and the man page are all generated
 from these definitions. NamedTuples rather than dataclasses: the table is loaded on every
 ``--help`` and Tab, and ``dataclasses`` costs ~8 ms of imports.
@@ -58,6 +59,16 @@ class Param(NamedTuple):
         return self.flags or ("--" + self.name.replace("_", "-"),)
 
 
+class JsonDoc(NamedTuple):
+    """The documented shape of one command's ``--json`` output on stdout (the man page's)."""
+
+    shape: str  # "array", "object", "array of strings", "none", "inner"
+    keys: tuple[str, ...] = ()  # keys of the object, or of each array element
+    note: str = ""
+    open: bool = False  # True: at least these keys (more depend on the options)
+    variant: str = ""  # the arguments of a second shape ("SERVER": ``status SERVER``'s)
+
+
 class CommandSpec(NamedTuple):
     path: tuple[str, ...]  # ("status",) or ("config", "show")
     help: str
@@ -74,6 +85,7 @@ class CommandSpec(NamedTuple):
     hidden: bool = False
     epilog: str | None = None
     examples: tuple[str, ...] = ()
+    json_output: tuple[JsonDoc, ...] = ()  # what --json prints: one shape, or one per variant
 
     @property
     def name(self) -> str:

@@ -1,21 +1,21 @@
 """Every orbmcp command, defined once. Adding a command means adding one entry here.
 
 The one parser (session/command_line.py), the slash dispatcher (session/slash.py), completion
-(commands/complete.py), the shell completion scripts and the man page are built from ``COMMANDS``.
-The options shared by many commands are in ``params``; the commands that wire orbmcp into agents
-and shells in ``table_agents``; serve and the session daemon, the commands that run orbmcp as a
-service, in ``table_services``.
+(commands/complete.py), the shell completion scripts and the man page (its ``--json`` shapes too)
+are built from ``COMMANDS``. The options shared by many commands are in ``params``, the ``--json``
+keys shared by several in ``json_keys``; the commands that read and edit configuration are in
+``table_config``; those that wire orbmcp into agents and shells in ``table_agents``; serve and the
+session daemon, the commands that run orbmcp as a service, in ``table_services``.
 """
 
 from __future__ import annotations
 
-from typing import get_args
-
-from orbmcp.commands.params import ADHOC, JSON, LOCK_FILE, LOG_LEVEL, SCOPE, SERVER, TIMEOUT
-from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.json_keys import DETAIL_KEYS, MESSAGE_KEYS, ROW_KEYS, TOOL_KEYS
+from orbmcp.commands.params import ADHOC, JSON, LOCK_FILE, LOG_LEVEL, SERVER, TIMEOUT
+from orbmcp.commands.spec import CommandSpec, JsonDoc, Param
 from orbmcp.commands.table_agents import AGENT_COMMANDS
+from orbmcp.commands.table_config import CONFIG_COMMANDS
 from orbmcp.commands.table_services import SERVICE_COMMANDS
-from orbmcp.config.model import ClientName
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
@@ -26,6 +26,25 @@ COMMANDS: tuple[CommandSpec, ...] = (
         connects=True,
         offline_first=True,
         examples=("orbmcp status", "orbmcp status everything --json"),
+        json_output=(
+            JsonDoc(
+                "array",
+                ROW_KEYS,
+                "one row per configured entry; tools is {discovered, active}; state is ready, starting, "
+                "retrying (with retry: {attempt, maxRetries, inSeconds}), stopped, failed or needs-auth, "
+                "or for an entry that did not load invalid, skipped or untrusted (with file)",
+                open=True,
+            ),
+            JsonDoc(
+                "object",
+                DETAIL_KEYS,
+                "projectConfig is null or {loaded, path}; command, args, cwd, envNames (stdio) or url, "
+                "headerNames (HTTP), secrets masked; capabilities is {advertised, server} (what orbmcp "
+                "advertised, what the server offered; null until connected)",
+                open=True,
+                variant="SERVER",
+            ),
+        ),
     ),
     CommandSpec(
         ("start",),
@@ -38,6 +57,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ),
         slash=("/mcp:start",),
         connects=True,
+        json_output=(
+            JsonDoc(
+                "array", DETAIL_KEYS, "the detail of the server, its last error when it failed", open=True
+            ),
+        ),
     ),
     CommandSpec(
         ("stop",),
@@ -45,6 +69,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Server to stop.", required=True, completer="servers:running"), JSON),
         slash=("/mcp:stop",),
         connects=True,
+        json_output=(JsonDoc("array", DETAIL_KEYS, "the detail of the server", open=True),),
     ),
     CommandSpec(
         ("reconnect",),
@@ -52,6 +77,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Server to reconnect (default: all).", completer="servers"), JSON),
         slash=("/mcp reconnect",),
         connects=True,
+        json_output=(JsonDoc("array", DETAIL_KEYS, "the detail of each server reconnected", open=True),),
     ),
     CommandSpec(
         ("auth",),
@@ -65,12 +91,28 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ),
         slash=("/mcp:auth",),
         connects=True,
+        json_output=(
+            JsonDoc(
+                "object",
+                (*MESSAGE_KEYS, "server"),
+                "plus details of the outcome; with --status: auth",
+                open=True,
+            ),
+        ),
     ),
     CommandSpec(
         ("logout",),
         "Revoke an OAuth server's tokens at its authorization server (RFC 7009, where offered), then "
         "forget them and the client registration.",
         (Param("server", "OAuth server.", required=True, completer="servers:oauth"), JSON),
+        json_output=(
+            JsonDoc(
+                "object",
+                (*MESSAGE_KEYS, "server", "removed", "revocation"),
+                "revocation: revoked, unsupported, failed (with revocationError) or none",
+                open=True,
+            ),
+        ),
     ),
     CommandSpec(
         ("tools",),
@@ -95,6 +137,20 @@ COMMANDS: tuple[CommandSpec, ...] = (
         connects=True,
         offline_first=True,
         examples=("orbmcp tools everything", "orbmcp tools everything get-sum"),
+        json_output=(
+            JsonDoc(
+                "array",
+                TOOL_KEYS,
+                "inputSchema exactly as the server sent it; tools --diff A B: {same, before, after, changes}",
+            ),
+            JsonDoc(
+                "object",
+                (*TOOL_KEYS, "title", "parameters", "taskSupport", "outputSchema"),
+                "parameters: {name, type, required, default?, enum?, description}; taskSupport: forbidden, "
+                "optional or required",
+                variant="SERVER TOOL",
+            ),
+        ),
     ),
     CommandSpec(
         ("lock",),
@@ -114,6 +170,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ),
         connects=True,
         examples=("orbmcp lock everything",),
+        json_output=(
+            JsonDoc(
+                "object",
+                ("ok", "file", "servers", "written", "created", "changes"),
+                "changes: the tools changed since the lock, as check's lockChanges; written is false "
+                "(exit 1) when tools changed and --update was not given",
+            ),
+        ),
     ),
     CommandSpec(
         ("call",),
@@ -168,6 +232,15 @@ COMMANDS: tuple[CommandSpec, ...] = (
             "orbmcp call everything get-sum a=2 b=3",
             'echo \'{"message": "hi"}\' | orbmcp call everything echo -',
         ),
+        json_output=(
+            JsonDoc(
+                "object",
+                ("content", "isError"),
+                "the MCP CallToolResult: content, isError, and structuredContent and _meta when present; "
+                "interactions (the server's questions and how they were answered) when it asked any",
+                open=True,
+            ),
+        ),
     ),
     CommandSpec(
         ("resources",),
@@ -175,6 +248,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Only this server.", completer="servers"), *ADHOC, JSON),
         connects=True,
         offline_first=True,
+        json_output=(
+            JsonDoc(
+                "array",
+                (),
+                "resources and resource templates as the server sent them, each with a server key; "
+                "templates also with parameters (the uriTemplate's variable names)",
+            ),
+        ),
     ),
     CommandSpec(
         ("read",),
@@ -197,6 +278,15 @@ COMMANDS: tuple[CommandSpec, ...] = (
         ),
         connects=True,
         examples=("orbmcp read everything demo://resource/static/document/architecture.md",),
+        json_output=(
+            JsonDoc(
+                "object",
+                ("contents",),
+                "the MCP ReadResourceResult contents; saved [{uri, path, bytes}] with --output; with "
+                "--follow one object per line, each with uri and update (0 for the first read)",
+                open=True,
+            ),
+        ),
     ),
     CommandSpec(
         ("prompts",),
@@ -204,6 +294,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         (Param("server", "Only this server.", completer="servers"), *ADHOC, JSON),
         connects=True,
         offline_first=True,
+        json_output=(JsonDoc("array", (), "prompts as the server sent them, each with a server key"),),
     ),
     CommandSpec(
         ("prompt",),
@@ -216,127 +307,16 @@ COMMANDS: tuple[CommandSpec, ...] = (
             JSON,
         ),
         connects=True,
-    ),
-    CommandSpec(
-        ("config", "show"),
-        "Show the resolved configuration (secrets masked) with its warnings.",
-        (JSON,),
-    ),
-    CommandSpec(("config", "paths"), "Show where orbmcp reads and writes.", (JSON,)),
-    CommandSpec(
-        ("config", "validate"),
-        "Validate the configuration; exit 3 on any error or invalid entry.",
-        (JSON,),
-    ),
-    CommandSpec(
-        ("config", "import"),
-        "Copy other clients' servers into orbmcp's own mcp.json; shows the diff, skips conflicts.",
-        (
-            Param(
-                "clients",
-                f"Clients to copy from: {', '.join(get_args(ClientName))}.",
-                required=True,
-                multiple=True,
-                completer="clients",
-                metavar="CLIENT",
+        json_output=(
+            JsonDoc(
+                "object",
+                ("messages",),
+                "the MCP GetPromptResult (description when present); interactions when the server asked any",
+                open=True,
             ),
-            SCOPE,
-            Param("dry_run", "Show the diff and what would be copied; write nothing.", kind="flag"),
-            Param(
-                "overwrite",
-                "Replace this server where the file already defines it differently (repeatable).",
-                kind="option",
-                multiple=True,
-                metavar="NAME",
-            ),
-            JSON,
-        ),
-        examples=(
-            "orbmcp config import cursor claude-desktop --dry-run",
-            "orbmcp config import vscode --scope project",
         ),
     ),
-    CommandSpec(
-        ("add",),
-        "Add a server to orbmcp's own config: a command after --, a URL, or --json 'ENTRY' (a server "
-        "README's snippet). The file keeps its comments.",
-        (
-            Param(
-                "name", "Server name (with a --json snippet of several servers: the one to add; none: all)."
-            ),
-            Param(
-                "target",
-                "The command and its arguments (after --), or the server's URL.",
-                multiple=True,
-                metavar="COMMAND|URL",
-            ),
-            Param(
-                "env",
-                "Environment variable of a command, NAME=VALUE (repeatable; a ${VAR} value keeps a secret "
-                "out of the file).",
-                kind="option",
-                multiple=True,
-                metavar="NAME=VALUE",
-            ),
-            Param(
-                "header",
-                "HTTP header of a URL, NAME=VALUE or 'NAME: VALUE' (repeatable).",
-                kind="option",
-                multiple=True,
-                metavar="NAME=VALUE",
-            ),
-            Param(
-                "transport",
-                "stdio, http (streamable-http) or sse; default: from the command or URL.",
-                kind="option",
-                metavar="T",
-            ),
-            Param("lazy", "Connect only when started, not when a session starts.", kind="flag"),
-            SCOPE,
-            Param("overwrite", "Replace an entry of the same name in that file.", kind="flag"),
-            Param(
-                "entry_json",
-                "The entry as JSON, or a README's {\"mcpServers\": {...}} (also spelled --json 'JSON').",
-                kind="option",
-                flags=("--entry",),
-                metavar="JSON",
-            ),
-            JSON,
-        ),
-        examples=(
-            "orbmcp add files --lazy -- npx -y @modelcontextprotocol/server-filesystem /tmp",
-            "orbmcp add docs https://mcp.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'"
-            " --lazy",
-        ),
-    ),
-    CommandSpec(
-        ("remove",),
-        "Remove a server's entry from orbmcp's own config (the entry in effect, or that of --scope).",
-        (Param("name", "Server to remove.", required=True, completer="servers"), SCOPE, JSON),
-        examples=("orbmcp remove docs",),
-    ),
-    CommandSpec(
-        ("enable",),
-        "Turn a server on in its config; in a running session also start it.",
-        (Param("server", "Server to enable.", required=True, completer="servers:disabled"), JSON),
-        slash=("/mcp:enable",),
-        connects=True,
-        examples=("orbmcp enable files",),
-    ),
-    CommandSpec(
-        ("disable",),
-        "Turn a server off in its config (the entry stays); in a running session also stop it.",
-        (Param("server", "Server to disable.", required=True, completer="servers:enabled"), JSON),
-        slash=("/mcp:disable",),
-        connects=True,
-        examples=("orbmcp disable files",),
-    ),
-    CommandSpec(
-        ("trust",),
-        "Review exactly what a project's config would run, and approve it.",
-        (Param("yes", "Approve without asking.", kind="flag", flags=("--yes", "-y")), JSON),
-    ),
-    CommandSpec(("untrust",), "Revoke a project's approval.", (JSON,)),
+    *CONFIG_COMMANDS,
     CommandSpec(
         ("check",),
         "Smoke-test servers for CI: exit 1 unless every configured server is ready and every check passes."
@@ -415,6 +395,26 @@ COMMANDS: tuple[CommandSpec, ...] = (
             "orbmcp check everything --require-tool everything/echo",
             "orbmcp check --call 'everything/get-sum a=2 b=3' --expect 'is 5'",
             "orbmcp check --wait 30s --timeout 20s --junit orbmcp-junit.xml --format github",
+        ),
+        json_output=(
+            JsonDoc(
+                "object",
+                (
+                    "ok",
+                    "exitCode",
+                    "servers",
+                    "missingTools",
+                    "requiredTools",
+                    "calls",
+                    "problems",
+                    "junit",
+                    "lock",
+                    "lockChanges",
+                ),
+                "servers: status rows plus ok, verdict (ok, failed, invalid, skipped, untrusted, disabled), "
+                "file, recentOutput; calls: {call, server, tool, ok, error, expect, output}; lockChanges "
+                "(with --lock): {server, tool, change, fields, descriptionDiff, schemaChanges}",
+            ),
         ),
     ),
 )

@@ -5,7 +5,7 @@ others, before the service commands (``table_services``)."""
 from __future__ import annotations
 
 from orbmcp.commands.params import JSON
-from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.spec import CommandSpec, JsonDoc, Param
 
 AGENT_COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
@@ -27,6 +27,17 @@ AGENT_COMMANDS: tuple[CommandSpec, ...] = (
             JSON,
         ),
         examples=("orbmcp integrate pi", "orbmcp integrate claude-code --dry-run", "orbmcp integrate --list"),
+        json_output=(
+            JsonDoc(
+                "object",
+                ("agent", "scope", "action", "dryRun", "changed", "written", "files", "commands", "notes"),
+                "files are {path, kind, outcome, entry, reason, diff}; kind: file or entry; outcome: "
+                "created, updated, unchanged, removed, absent, kept (not orbmcp's: left alone)",
+            ),
+            JsonDoc(
+                "object", ("agents",), "agents are {name, label, gets, installed, foundAt}", variant="LIST"
+            ),
+        ),
     ),
     CommandSpec(
         ("slash",),
@@ -55,6 +66,14 @@ AGENT_COMMANDS: tuple[CommandSpec, ...] = (
             "orbmcp slash --list --json",
             "orbmcp slash --stdio",
         ),
+        json_output=(
+            JsonDoc(
+                "object",
+                ("exit", "text", "json", "error", "content"),
+                "the agent protocol's result envelope (README); json: the JSON of the command the line runs; "
+                'with --list: {"commands": [{name, usage, description, args}]}',
+            ),
+        ),
     ),
     CommandSpec(
         ("complete",),
@@ -62,16 +81,19 @@ AGENT_COMMANDS: tuple[CommandSpec, ...] = (
         'With --json: {"items": [{value, description, kind, replace_from}]}.',
         (Param("line", "The partial line.", required=True), JSON),
         daemon=True,  # it reads the live session's servers and tool names
+        json_output=(JsonDoc("object", ("items",), "each item: value, description, kind, replace_from"),),
     ),
     CommandSpec(
         ("completion", "show"),
         "Print the completion script of a shell.",
         (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
+        json_output=(JsonDoc("object", ("shell", "script")),),
     ),
     CommandSpec(
         ("completion", "install"),
         "Install the completion script of a shell for the current user.",
         (Param("shell", "bash, zsh or fish.", required=True, completer="shells"), JSON),
+        json_output=(JsonDoc("object", ("ok", "message", "shell", "path")),),
     ),
     CommandSpec(
         ("shell",),
@@ -80,5 +102,6 @@ AGENT_COMMANDS: tuple[CommandSpec, ...] = (
         # False: the REPL runs its own event loop in a thread, since line editing (readline)
         # only works in the main thread; its servers do connect.
         connects=False,
+        json_output=(JsonDoc("none", (), "interactive; each line takes --json itself"),),
     ),
 )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from orbmcp.commands.json_keys import DAEMON_DOC
 from orbmcp.commands.params import JSON, SERVE_ADHOC
-from orbmcp.commands.spec import CommandSpec, Param
+from orbmcp.commands.spec import CommandSpec, JsonDoc, Param
 
 SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
@@ -59,6 +60,11 @@ SERVICE_COMMANDS: tuple[CommandSpec, ...] = (
             "orbmcp serve --server everything --names raw",
             "orbmcp serve --print-token",
         ),
+        json_output=(
+            JsonDoc(
+                "array of strings", (), "with --print-token: the token; serving writes nothing else on stdout"
+            ),
+        ),
     ),
 )
 
@@ -85,21 +91,25 @@ SERVICE_COMMANDS += (
             JSON,
         ),
         examples=("orbmcp daemon start", "orbmcp daemon start --idle-timeout 2h"),
+        json_output=(DAEMON_DOC,),
     ),
     CommandSpec(
         ("daemon", "stop"),
         "Stop the session daemon of this scope and every server it runs.",
         (JSON,),
+        json_output=(DAEMON_DOC,),
     ),
     CommandSpec(
         ("daemon", "restart"),
         "Restart the session daemon (it then uses this shell's environment).",
         (IDLE, JSON),
+        json_output=(DAEMON_DOC,),
     ),
     CommandSpec(
         ("daemon", "status"),
         "Is a session daemon running for this scope: pid, uptime, socket, servers, clients, memory.",
         (JSON,),
         examples=("orbmcp daemon status --json",),
+        json_output=(DAEMON_DOC,),
     ),
 )
