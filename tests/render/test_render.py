@@ -242,6 +242,10 @@ def test_render_to_terminal_picks_json_plain_or_rich(monkeypatch: pytest.MonkeyP
     assert pipe.getvalue() == "done\n"  # not a terminal: plain text, one trailing newline
     pipe = io.StringIO()
     monkeypatch.setattr(sys, "stdout", pipe)
+    assert render_to_terminal(Message("it failed", ok=False), json_output=True, no_color=False) == 1
+    assert json.loads(pipe.getvalue()) == {"ok": False, "message": "it failed"}
+    pipe = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", pipe)
     assert render_to_terminal(Lines(()), json_output=False, no_color=False) == 0
     assert pipe.getvalue() == ""
 

@@ -62,6 +62,11 @@ class Message(Statement):
     def message(self) -> str:
         return self.text
 
+    @property
+    def exit_code(self) -> int:
+        # A message that says it failed must not exit 0: scripts read the status, not the sentence.
+        return int(ExitCode.OK if self.ok else ExitCode.TOOL_ERROR)
+
     def fields(self) -> dict[str, Any]:
         return dict(self.data)
 
