@@ -52,6 +52,7 @@ ALLOWED: dict[str, str] = {
     "orbmcp/config/model.py": "budget: hashlib (~2 ms) is never needed by the config commands",
     "orbmcp/config/names_cache.py": "budget: completion starts the refreshing child only when stale",
     "orbmcp/config/trust.py": "budget: hashlib only for a project with config files",
+    "orbmcp/config/transports.py": "budget: stdlib kinds (daemon client); entry models on first use",
     "orbmcp/environment.py": "budget: the daemon client (every invocation) reads only text",
     # -- the tools/call paths
     "orbmcp/core/tooling/call_paths.py": "budget: the SDK loads once, through core/wire/sdk.py's tuned import",

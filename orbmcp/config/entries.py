@@ -11,7 +11,7 @@ will be used, so an entry nobody approved never reads the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -22,34 +22,15 @@ from orbmcp.config.documents import (
     TRUST_KEYS,
 )
 from orbmcp.config.entry_options import EntryOptions
-from orbmcp.config.http_entry import HttpEntry
 from orbmcp.config.jsonc import type_name
 from orbmcp.config.model import ConfigWarning, ServerConfig, Source, Transport
 from orbmcp.config.problems import Problems, show
 from orbmcp.config.settings import Settings
-from orbmcp.config.sse_entry import SseEntry
-from orbmcp.config.stdio_entry import StdioEntry
-from orbmcp.config.transports import (
-    FOR_COMMAND,
-    FOR_URL,
-    SSE,
-    STDIO,
-    STREAMABLE_HTTP,
-    entry_words,
-    in_entry,
-    is_local,
-)
+from orbmcp.config.transports import FOR_COMMAND, FOR_URL, entry_words, in_entry, is_local, kind_of
 from orbmcp.suggest import close_names
 
-# The model of an entry's transport part, by the transport ``transport_of`` resolved (from
-# ``transport``/``type`` or from which of ``command``/``url`` the entry has). Picked here rather
-# than by a discriminated union: each model builds its validator on first use (``defer_build``),
-# so a config that has no SSE server never builds the SSE one (the config commands' budget).
-TRANSPORT_MODELS: Mapping[Transport, type[StdioEntry | HttpEntry | SseEntry]] = {
-    STDIO.name: StdioEntry,
-    STREAMABLE_HTTP.name: HttpEntry,
-    SSE.name: SseEntry,
-}
+if TYPE_CHECKING:
+    from orbmcp.config.transports import EntryModel
 
 
 def parse_server(
@@ -72,11 +53,17 @@ def parse_server(
     unknown_keys(problems, entry, ENTRY_KEYS)
     transport = transport_of(problems, entry)
     context: dict[str, Any] = {"problems": problems}
-    part: StdioEntry | HttpEntry | SseEntry | None = None
+    part: EntryModel | None = None
     if transport is not None:
+        # The model of the transport ``transport_of`` resolved (from ``transport``/``type`` or from
+        # which of ``command``/``url`` the entry has), rather than a discriminated union: each
+        # model builds its validator on first use (``defer_build``), so a config that has no SSE
+        # server never builds the SSE one (the config commands' budget).
         try:
-            part = TRANSPORT_MODELS[transport].model_validate(
-                {**entry, "transport": transport}, context=context
+            part = (
+                kind_of(transport)
+                .entry_model()
+                .model_validate({**entry, "transport": transport}, context=context)
             )
         except ValidationError as exc:
             problems.add_errors(exc)

@@ -4,14 +4,29 @@ One ``TransportKind`` per transport (stdio, Streamable HTTP, legacy SSE), keyed 
 name in ``KINDS``. Config, auth and the commands ask a kind what they need (``local``: a process
 orbmcp spawns; ``fallback``: the transport a URL that refuses this one is tried over;
 ``endpoint_event``: the server names its POST endpoint in an event stream) instead of comparing
-transport names. How a connection is opened over each lives in ``orbmcp.core.wire.transports``
-(one module per transport, each holding its kind from here): the layers keep the connection code,
-which imports the SDK, above the config that must load without it.
+transport names. Each kind names its entry model (``entry_model``: the pydantic model of its entry
+keys, ``config/<name>_entry.py``, imported when the loader first validates an entry of that kind).
+How a connection is opened over each lives in ``orbmcp.core.wire.transports`` (one module per
+transport, each holding its kind from here): the layers keep the connection code, which imports the
+SDK, above the config that must load without it.
 
-Stdlib only, and no ``dataclasses``: completion, the config commands and the daemon's client read it.
+Stdlib only at import, and no ``dataclasses``: completion, the config commands and the daemon's
+client read it.
 """
 
 from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias
+
+    from orbmcp.config.http_entry import HttpEntry
+    from orbmcp.config.sse_entry import SseEntry
+    from orbmcp.config.stdio_entry import StdioEntry
+
+    # The pydantic model of an entry's transport part, one per transport.
+    EntryModel: TypeAlias = StdioEntry | HttpEntry | SseEntry
 
 
 class TransportKind:
@@ -20,6 +35,7 @@ class TransportKind:
 
     __slots__ = (
         "endpoint_event",
+        "entry_model",
         "fallback",
         "fields",
         "label",
@@ -42,6 +58,7 @@ class TransportKind:
         option: str,
         option_help: str,
         option_metavar: str,
+        entry_model: Callable[[], type[EntryModel]],
         fallback: str | None = None,
         endpoint_event: bool = False,
     ) -> None:
@@ -56,11 +73,32 @@ class TransportKind:
         self.option = option
         self.option_help = option_help
         self.option_metavar = option_metavar
+        # Imports and returns the pydantic model of this transport's entry keys: the config loader
+        # validates an entry of this kind with it (config/entries.py); nothing else loads pydantic.
+        self.entry_model = entry_model
         self.fallback = fallback  # the transport a URL that refuses this one is tried over
         self.endpoint_event = endpoint_event  # a GET opens an event stream that names the POST endpoint
 
     def __repr__(self) -> str:
         return f"TransportKind({self.name!r})"
+
+
+def _stdio_entry() -> type[StdioEntry]:
+    from orbmcp.config.stdio_entry import StdioEntry
+
+    return StdioEntry
+
+
+def _http_entry() -> type[HttpEntry]:
+    from orbmcp.config.http_entry import HttpEntry
+
+    return HttpEntry
+
+
+def _sse_entry() -> type[SseEntry]:
+    from orbmcp.config.sse_entry import SseEntry
+
+    return SseEntry
 
 
 STDIO = TransportKind(
@@ -72,6 +110,7 @@ STDIO = TransportKind(
     option="stdio",
     option_help="Try a server without configuring it: run this command line (quoted) as a stdio server.",
     option_metavar="'COMMAND ARGS'",
+    entry_model=_stdio_entry,
 )
 STREAMABLE_HTTP = TransportKind(
     name="streamable-http",
@@ -82,6 +121,7 @@ STREAMABLE_HTTP = TransportKind(
     option="http",
     option_help="Try a Streamable HTTP server at this URL (a bare URL as SERVER does the same).",
     option_metavar="URL",
+    entry_model=_http_entry,
     fallback="sse",
 )
 SSE = TransportKind(
@@ -93,6 +133,7 @@ SSE = TransportKind(
     option="sse",
     option_help="Try an SSE server at this URL.",
     option_metavar="URL",
+    entry_model=_sse_entry,
     endpoint_event=True,
 )
 

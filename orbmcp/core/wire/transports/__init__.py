@@ -4,9 +4,8 @@ Each module (``stdio``, ``streamable_http``, ``sse``) holds one ``ServerTranspor
 kind from ``orbmcp.config.transports`` (name, label, spellings, entry fields, fallback) and
 ``open``, which builds the SDK ``Transport`` for one connection attempt. ``connect`` looks a
 transport up here by the name an entry (or the era cache's fallback) gives; nothing else compares
-transport names. Adding a transport: its kind in ``config/transports.py``, its entry model in
-``config/<name>_entry.py`` (and its line in ``config/entries.py`` ``TRANSPORT_MODELS``), its module
-here, and its line in ``TRANSPORTS``.
+transport names. Adding a transport: its kind in ``config/transports.py`` (which names its entry
+model, ``config/<name>_entry.py``), its module here, and its line in ``TRANSPORTS``.
 
 Connect-time only: imports ``mcp`` and ``httpx2``.
 """
