@@ -122,7 +122,9 @@ def test_every_command_has_documented_json_keys() -> None:
     docs = gen_docs().JSON_OUTPUT
     for spec in COMMANDS:
         if not spec.hidden:
-            assert spec.name in docs, f"document the --json keys of '{spec.name}': its CommandSpec's json_output"
+            assert spec.name in docs, (
+                f"document the --json keys of '{spec.name}': its CommandSpec's json_output"
+            )
 
 
 def test_global_options_in_the_table_are_the_typer_root_options() -> None:
