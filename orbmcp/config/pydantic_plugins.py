@@ -23,9 +23,11 @@ import importlib
 import sys
 import types
 from collections.abc import Sequence
-from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 LOADER = "pydantic.plugin._loader"
 
@@ -50,9 +52,11 @@ class _NoPlugins(types.ModuleType):
         return getattr(real, attr)
 
 
-class _StandInFinder(MetaPathFinder, Loader):
+class _StandInFinder:
     """Finds the stand-in for the loader's name (and nothing else); steps aside while the stand-in
-    imports the real module."""
+    imports the real module. A finder and loader by protocol (``find_spec``, ``create_module``,
+    ``exec_module``), not by ``importlib.abc``'s classes: importing those costs ~10 ms on Python
+    3.11 (``importlib.resources``, ``tempfile``, the compression modules), more than this trick saves."""
 
     aside = False
 
@@ -61,7 +65,7 @@ class _StandInFinder(MetaPathFinder, Loader):
     ) -> ModuleSpec | None:
         if name != LOADER or self.aside:
             return None
-        return ModuleSpec(name, self)
+        return ModuleSpec(name, cast("Loader", self))
 
     def create_module(self, spec: ModuleSpec) -> types.ModuleType:
         return _NoPlugins(spec.name)
